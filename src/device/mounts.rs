@@ -1,0 +1,150 @@
+//! Who uses a device: mounts (from `/proc/self/mountinfo`, matched by device number as lsblk
+//! does) and active swap areas (`/proc/swaps`).
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::BufReader;
+
+use procfs_core::FromBufRead;
+use procfs_core::process::MountInfos;
+
+use crate::sysroot::SysRoot;
+
+/// Mount points by `major:minor`, in mountinfo order, without repeats.
+#[derive(Debug, Default, Clone)]
+pub struct MountTable {
+    by_devno: HashMap<String, Vec<String>>,
+}
+
+impl MountTable {
+    /// Reads `<root>/proc/self/mountinfo`. A missing file gives an empty table (a fixture tree
+    /// without mounts); a malformed one is an error.
+    pub fn read(root: &SysRoot) -> Result<Self, crate::Error> {
+        let path = root.proc("self/mountinfo");
+        let file = match fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(e) => return Err(crate::Error::io(&path, e)),
+        };
+        let infos =
+            MountInfos::from_buf_read(BufReader::new(file)).map_err(|e| crate::Error::Parse {
+                path: path.clone(),
+                detail: e.to_string(),
+            })?;
+        let mut by_devno: HashMap<String, Vec<String>> = HashMap::new();
+        for mi in infos {
+            let target = unescape_octal(&mi.mount_point.to_string_lossy());
+            let list = by_devno.entry(mi.majmin.clone()).or_default();
+            if !list.contains(&target) {
+                list.push(target);
+            }
+        }
+        Ok(Self { by_devno })
+    }
+
+    pub fn mountpoints(&self, maj_min: &str) -> &[String] {
+        self.by_devno.get(maj_min).map(Vec::as_slice).unwrap_or(&[])
+    }
+}
+
+/// Undoes the kernel's octal escapes in mountinfo paths (`\040` is a space).
+pub fn unescape_octal(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') as u32 * 64
+                + (b[i + 2] - b'0') as u32 * 8
+                + (b[i + 3] - b'0') as u32;
+            out.push(v as u8);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Active swap areas from `/proc/swaps`: the `Filename` column, unescaped.
+#[derive(Debug, Default, Clone)]
+pub struct SwapTable {
+    pub paths: Vec<String>,
+}
+
+impl SwapTable {
+    pub fn read(root: &SysRoot) -> Result<Self, crate::Error> {
+        let path = root.proc("swaps");
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(e) => return Err(crate::Error::io(&path, e)),
+        };
+        Ok(Self::parse(&text))
+    }
+
+    pub fn parse(text: &str) -> Self {
+        let paths = text
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next())
+            .map(unescape_octal)
+            .collect();
+        Self { paths }
+    }
+
+    /// Whether the device named `name` (kernel name, e.g. `dm-1`), or known by `dm_name` under
+    /// /dev/mapper, is an active swap area. On the live system a path that is a symlink (such
+    /// as /dev/disk/by-uuid/...) is resolved too.
+    pub fn contains_device(&self, name: &str, dm_name: Option<&str>, live: bool) -> bool {
+        self.paths.iter().any(|p| {
+            let base = p.rsplit('/').next().unwrap_or(p);
+            if p.starts_with("/dev/") && base == name {
+                return true;
+            }
+            if let Some(dm) = dm_name {
+                if p == &format!("/dev/mapper/{dm}") {
+                    return true;
+                }
+            }
+            if live && p.starts_with("/dev/") {
+                if let Ok(real) = fs::canonicalize(p) {
+                    return real.file_name().is_some_and(|f| f == name);
+                }
+            }
+            false
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unescapes_spaces_and_backslashes() {
+        assert_eq!(unescape_octal(r"/mnt/my\040disk"), "/mnt/my disk");
+        assert_eq!(unescape_octal(r"/a\134b"), r"/a\b");
+        assert_eq!(unescape_octal(r"/plain"), "/plain");
+        assert_eq!(unescape_octal(r"/trail\04"), r"/trail\04");
+    }
+
+    #[test]
+    fn swaps_by_name_and_mapper() {
+        let t = SwapTable::parse(
+            "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n\
+             /dev/loop3                              partition\t1020\t\t0\t\t-2\n\
+             /dev/mapper/vg-swap                     partition\t1020\t\t0\t\t-3\n\
+             /swapfile                               file\t\t1020\t\t0\t\t-4\n",
+        );
+        assert_eq!(t.paths.len(), 3);
+        assert!(t.contains_device("loop3", None, false));
+        assert!(!t.contains_device("loop30", None, false));
+        assert!(t.contains_device("dm-1", Some("vg-swap"), false));
+        assert!(!t.contains_device("swapfile", None, false));
+    }
+}

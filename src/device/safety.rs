@@ -1,0 +1,484 @@
+//! Whether a write test may run on a target, and why not.
+//!
+//! - `blocked`: the device or anything built on it or under it is mounted or active swap; it is
+//!   held (dm, md, LVM, bcache); it is read-only; an `O_EXCL` open fails (EBUSY); or it cannot be
+//!   opened at all.
+//! - `confirm`: nothing uses it, but it carries partitions, a partition table or a signature:
+//!   a write needs the device name typed back.
+//! - `clear`: nothing on it, nothing using it.
+//!
+//! A directory or regular file is a file target and always `clear`. Reads are never blocked.
+//! The engine opens devices through [`open_exclusive`] after [`check`] so no caller can skip it.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{DeviceTree, DiscoverOptions, Usage, discover};
+use crate::Error;
+use crate::sysroot::SysRoot;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteSafety {
+    Clear,
+    Confirm,
+    Blocked,
+}
+
+impl WriteSafety {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WriteSafety::Clear => "clear",
+            WriteSafety::Confirm => "confirm",
+            WriteSafety::Blocked => "blocked",
+        }
+    }
+
+    /// The exit status of `blkscope check`: 0 clear, 3 confirm, 4 blocked.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            WriteSafety::Clear => 0,
+            WriteSafety::Confirm => 3,
+            WriteSafety::Blocked => 4,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasonCode {
+    // blocked
+    Mounted,
+    Swap,
+    Held,
+    ReadOnly,
+    Busy,
+    OpenFailed,
+    Empty,
+    // confirm
+    Partitions,
+    PartitionTable,
+    Signature,
+    // notes (do not change the verdict)
+    FileTarget,
+    ExistingFile,
+    ReadDisturbed,
+}
+
+impl ReasonCode {
+    /// The verdict this reason forces, if any.
+    pub fn severity(self) -> Option<WriteSafety> {
+        use ReasonCode::*;
+        match self {
+            Mounted | Swap | Held | ReadOnly | Busy | OpenFailed | Empty => {
+                Some(WriteSafety::Blocked)
+            }
+            Partitions | PartitionTable | Signature => Some(WriteSafety::Confirm),
+            FileTarget | ExistingFile | ReadDisturbed => None,
+        }
+    }
+
+    /// A short badge for tables and the TUI.
+    pub fn badge(self) -> &'static str {
+        use ReasonCode::*;
+        match self {
+            Mounted => "MOUNTED",
+            Swap => "SWAP",
+            Held => "HELD",
+            ReadOnly => "RO",
+            Busy => "BUSY",
+            OpenFailed => "NOOPEN",
+            Empty => "EMPTY",
+            Partitions | PartitionTable => "PARTS",
+            Signature => "SIG",
+            FileTarget | ExistingFile => "FILE",
+            ReadDisturbed => "INUSE",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reason {
+    pub code: ReasonCode,
+    pub detail: String,
+}
+
+impl Reason {
+    fn new(code: ReasonCode, detail: impl Into<String>) -> Self {
+        Self {
+            code,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// The verdict on one target.
+#[derive(Debug, Clone, Serialize)]
+pub struct SafetyReport {
+    /// The target as given.
+    pub target: String,
+    /// `block` or `file`.
+    pub target_kind: &'static str,
+    /// The kernel name of the block device, for block targets.
+    pub device: Option<String>,
+    pub write_safety: WriteSafety,
+    /// Why, most severe first. Notes that do not change the verdict come last.
+    pub reasons: Vec<Reason>,
+    /// Reads are always allowed; these say what may disturb them.
+    pub read_notes: Vec<Reason>,
+}
+
+fn verdict(reasons: &[Reason]) -> WriteSafety {
+    reasons
+        .iter()
+        .filter_map(|r| r.code.severity())
+        .max()
+        .unwrap_or(WriteSafety::Clear)
+}
+
+fn sort_reasons(reasons: &mut [Reason]) {
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.code.severity()));
+}
+
+/// Fills `write_safety` and `safety_reasons` of every device from what discovery saw (mounts,
+/// swap, holders, read-only, partitions, signatures). Opening with O_EXCL is left to [`check`].
+pub(crate) fn assess_tree(root: &SysRoot, tree: &mut DeviceTree) {
+    let assessed: Vec<Vec<Reason>> = tree
+        .devices
+        .iter()
+        .map(|d| assess_static(root, tree, &d.name))
+        .collect();
+    for (d, mut reasons) in tree.devices.iter_mut().zip(assessed) {
+        sort_reasons(&mut reasons);
+        d.write_safety = verdict(&reasons);
+        d.safety_reasons = reasons;
+    }
+}
+
+fn assess_static(root: &SysRoot, tree: &DeviceTree, name: &str) -> Vec<Reason> {
+    use ReasonCode::*;
+    let mut r = Vec::new();
+    let Some(d) = tree.get(name) else { return r };
+    let above = tree.above(name);
+    let below = tree.below(name);
+
+    let family = std::iter::once(d)
+        .map(|x| (x, "it"))
+        .chain(above.iter().map(|x| (*x, "above")))
+        .chain(below.iter().map(|x| (*x, "below")));
+    for (x, rel) in family {
+        let who = match rel {
+            "it" => format!("{} is", x.path.display()),
+            "above" => format!("{} (built on it) is", x.path.display()),
+            _ => format!("{} (it is built on that) is", x.path.display()),
+        };
+        if !x.mountpoints.is_empty() {
+            r.push(Reason::new(
+                Mounted,
+                format!(
+                    "{who} mounted at {}; unmount it first",
+                    x.mountpoints.join(", ")
+                ),
+            ));
+        }
+        if x.swap {
+            r.push(Reason::new(
+                Swap,
+                format!("{who} active swap; run swapoff {} first", x.path.display()),
+            ));
+        }
+    }
+    if !d.holders.is_empty() {
+        r.push(Reason::new(
+            Held,
+            format!(
+                "held by {} (device-mapper, md or LVM); stop or remove that first",
+                holder_names(tree, &d.holders)
+            ),
+        ));
+    }
+    for p in above
+        .iter()
+        .filter(|p| p.is_partition() && !p.holders.is_empty())
+    {
+        r.push(Reason::new(
+            Held,
+            format!(
+                "its partition {} is held by {}",
+                p.name,
+                holder_names(tree, &p.holders)
+            ),
+        ));
+    }
+    if d.size_bytes == 0 {
+        r.push(Reason::new(
+            Empty,
+            "its size is 0: nothing to test (an unattached loop device, an unconfigured zram, \
+             or no medium)",
+        ));
+    }
+    if d.read_only {
+        r.push(Reason::new(
+            ReadOnly,
+            "the kernel has it read-only (ro=1); see blockdev --setrw",
+        ));
+    }
+    if let Some(e) = &d.signature_error
+        && root.is_live()
+    {
+        r.push(Reason::new(
+            OpenFailed,
+            format!("cannot read it to look for signatures ({e}); run as root"),
+        ));
+    }
+    if !d.partitions.is_empty() {
+        r.push(Reason::new(
+            Partitions,
+            format!("has partitions: {}", d.partitions.join(", ")),
+        ));
+    }
+    for s in &d.signatures {
+        let (code, what) = match s.usage {
+            Usage::PartitionTable => (PartitionTable, "partition table"),
+            Usage::Filesystem => (Signature, "file system"),
+            Usage::Swap => (Signature, "swap area"),
+            Usage::Raid => (Signature, "RAID/LVM member"),
+            Usage::Crypto => (Signature, "encrypted volume"),
+        };
+        r.push(Reason::new(
+            code,
+            format!("{} {what} signature at offset {:#x}", s.kind, s.offset),
+        ));
+    }
+    r
+}
+
+fn holder_names(tree: &DeviceTree, names: &[String]) -> String {
+    names
+        .iter()
+        .map(|h| match tree.get(h).and_then(|d| d.dm_name.as_ref()) {
+            Some(dm) => format!("{h} ({dm})"),
+            None => h.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What a target path turned out to be.
+enum Resolved {
+    Directory(PathBuf),
+    File(PathBuf),
+    Block {
+        path: PathBuf,
+        maj_min: String,
+    },
+    /// In a fixture tree: a device by kernel name.
+    Named(String),
+}
+
+fn resolve(root: &SysRoot, target: &str) -> Result<Resolved, Error> {
+    let p = Path::new(target);
+    if !root.is_live() {
+        let name = target.strip_prefix("/dev/").unwrap_or(target);
+        return Ok(Resolved::Named(name.to_string()));
+    }
+    let meta = match std::fs::metadata(p) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            // `blkscope check sda` means /dev/sda.
+            let dev = Path::new("/dev").join(target);
+            if !target.contains('/') && dev.exists() {
+                return resolve(root, &dev.to_string_lossy());
+            }
+            return Err(Error::TargetNotFound { path: p.into() });
+        }
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(Error::PermissionDenied { path: p.into() });
+        }
+        Err(e) => return Err(Error::io(p, e)),
+    };
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        Ok(Resolved::Directory(p.into()))
+    } else if ft.is_file() {
+        Ok(Resolved::File(p.into()))
+    } else if ft.is_block_device() {
+        let rdev = meta.rdev();
+        let maj_min = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+        Ok(Resolved::Block {
+            path: p.into(),
+            maj_min,
+        })
+    } else if ft.is_char_device() {
+        Err(Error::NotABlockDevice {
+            path: p.into(),
+            what: "a character device",
+        })
+    } else {
+        Err(Error::NotABlockDevice {
+            path: p.into(),
+            what: "neither a block device, a regular file nor a directory",
+        })
+    }
+}
+
+/// Decides whether a write test may run on `target` (a block device path or name, a directory
+/// or a regular file).
+pub fn check(root: &SysRoot, target: &str) -> Result<SafetyReport, Error> {
+    use ReasonCode::*;
+    match resolve(root, target)? {
+        Resolved::Directory(p) => {
+            let reasons = vec![Reason::new(
+                FileTarget,
+                format!(
+                    "a directory: a test creates its own file in {} and removes it afterwards",
+                    p.display()
+                ),
+            )];
+            Ok(file_report(target, reasons))
+        }
+        Resolved::File(p) => {
+            let reasons = vec![Reason::new(
+                ExistingFile,
+                format!(
+                    "an existing file: a write test overwrites {} only when it is named with --force",
+                    p.display()
+                ),
+            )];
+            Ok(file_report(target, reasons))
+        }
+        Resolved::Block { path, maj_min } => {
+            // Test the open first: a user without permission gets one clear line.
+            let excl = try_open_excl(&path);
+            if let Err(e) = &excl
+                && e.kind() == io::ErrorKind::PermissionDenied
+                && !is_root()
+            {
+                return Err(Error::NeedRoot { path });
+            }
+            let tree = discover(root, &DiscoverOptions::default())?;
+            let d = tree
+                .by_maj_min(&maj_min)
+                .ok_or_else(|| Error::UnknownDevice {
+                    path: path.clone(),
+                    detail: format!("no device {maj_min} in {}", root.sys("block").display()),
+                })?;
+            let mut report = block_report(target, d);
+            if let Err(e) = excl {
+                let reason = match e.raw_os_error() {
+                    Some(libc::EBUSY) => Reason::new(
+                        Busy,
+                        "opening it with O_EXCL fails with EBUSY: something holds it (a mount, \
+                         swap, dm/md/LVM, or another program with O_EXCL)",
+                    ),
+                    Some(code) => Reason::new(
+                        OpenFailed,
+                        format!(
+                            "it cannot be opened: {} ({}){}",
+                            e,
+                            errno_name(code),
+                            if is_root() {
+                                "; even root can be refused, e.g. in a sandbox or by a security module"
+                            } else {
+                                ""
+                            }
+                        ),
+                    ),
+                    None => Reason::new(OpenFailed, format!("it cannot be opened: {e}")),
+                };
+                report.reasons.retain(|r| r.code != OpenFailed);
+                report.reasons.push(reason);
+                sort_reasons(&mut report.reasons);
+                report.write_safety = verdict(&report.reasons);
+            }
+            Ok(report)
+        }
+        Resolved::Named(name) => {
+            let tree = discover(root, &DiscoverOptions::default())?;
+            let d = tree.get(&name).ok_or_else(|| Error::UnknownDevice {
+                path: PathBuf::from("/dev").join(&name),
+                detail: format!("no device {name} in {}", root.sys("block").display()),
+            })?;
+            Ok(block_report(target, d))
+        }
+    }
+}
+
+fn file_report(target: &str, reasons: Vec<Reason>) -> SafetyReport {
+    SafetyReport {
+        target: target.to_string(),
+        target_kind: "file",
+        device: None,
+        write_safety: WriteSafety::Clear,
+        reasons,
+        read_notes: Vec::new(),
+    }
+}
+
+fn block_report(target: &str, d: &super::Device) -> SafetyReport {
+    let mut read_notes = Vec::new();
+    if d.safety_reasons.iter().any(|r| {
+        matches!(
+            r.code,
+            ReasonCode::Mounted | ReasonCode::Swap | ReasonCode::Held
+        )
+    }) {
+        read_notes.push(Reason::new(
+            ReasonCode::ReadDisturbed,
+            "reads are allowed, but the device is in use: other I/O to it disturbs the results",
+        ));
+    }
+    SafetyReport {
+        target: target.to_string(),
+        target_kind: "block",
+        device: Some(d.name.clone()),
+        write_safety: d.write_safety,
+        reasons: d.safety_reasons.clone(),
+        read_notes,
+    }
+}
+
+fn try_open_excl(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Opens a block device for a test and keeps it exclusive (`O_EXCL`) for as long as the `File`
+/// lives: the kernel then refuses mounts, swapon, dm/md and other O_EXCL openers.
+pub fn open_exclusive(path: &Path, write: bool, extra_flags: i32) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(libc::O_EXCL | libc::O_CLOEXEC | extra_flags)
+        .open(path)
+}
+
+pub fn is_root() -> bool {
+    crate::sys::geteuid() == 0
+}
+
+/// The symbolic name of an errno value (`EBUSY`), for messages.
+pub fn errno_name(code: i32) -> &'static str {
+    match code {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::EIO => "EIO",
+        libc::ENXIO => "ENXIO",
+        libc::EACCES => "EACCES",
+        libc::EBUSY => "EBUSY",
+        libc::ENODEV => "ENODEV",
+        libc::EINVAL => "EINVAL",
+        libc::EROFS => "EROFS",
+        libc::ENOMEDIUM => "ENOMEDIUM",
+        libc::ETXTBSY => "ETXTBSY",
+        libc::ENOSPC => "ENOSPC",
+        libc::ENOSYS => "ENOSYS",
+        _ => "errno",
+    }
+}

@@ -1,0 +1,396 @@
+//! A small read-only probe for on-disk signatures, so the safety check knows whether a device
+//! carries a partition table, a file system, a swap area or a RAID/LVM/LUKS member.
+//!
+//! Offsets and magics follow util-linux's libblkid (`libblkid/src/superblocks/*.c` and
+//! `partitions/*.c`); the offset reported for each signature is where its magic sits, which is
+//! what `wipefs -n` prints, so the two can be compared (see `tests/signatures.rs`).
+//! We do not link libblkid: it is not a Rust crate, it would make the binary depend on a shared
+//! library that rescue systems may lack, and the handful of magics the safety check needs is small.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+use serde::Serialize;
+
+/// What a signature means for a write test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Usage {
+    PartitionTable,
+    Filesystem,
+    Swap,
+    Raid,
+    Crypto,
+}
+
+/// One signature found on a device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Signature {
+    /// libblkid's name for it: `gpt`, `PMBR`, `dos`, `ext4`, `xfs`, `btrfs`, `swap`,
+    /// `LVM2_member`, `linux_raid_member`, `crypto_LUKS`, `vfat`, `ntfs`, `iso9660`, ...
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Byte offset of the magic from the start of the device.
+    pub offset: u64,
+    pub usage: Usage,
+}
+
+impl Signature {
+    fn new(kind: &str, offset: u64, usage: Usage) -> Self {
+        Self {
+            kind: kind.to_string(),
+            offset,
+            usage,
+        }
+    }
+}
+
+/// How much of the start of a device is read: enough for btrfs (64 KiB + 0x40), swap with
+/// 64 KiB pages (0xfff6) and iso9660 (32 KiB + 1).
+const HEAD_LEN: usize = 0x11000;
+const MD_RESERVED: u64 = 0x10000;
+
+/// Reads `len` bytes at `off`, or fewer at the end of the file.
+fn read_region(f: &File, off: u64, len: usize) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    let mut got = 0;
+    while got < len {
+        match f.read_at(&mut buf[got..], off + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(got);
+    Ok(buf)
+}
+
+fn at<'a>(buf: &'a [u8], off: usize, len: usize) -> Option<&'a [u8]> {
+    buf.get(off..off.checked_add(len)?)
+}
+
+fn le16(buf: &[u8], off: usize) -> Option<u16> {
+    at(buf, off, 2).map(|b| u16::from_le_bytes([b[0], b[1]]))
+}
+
+fn le32(buf: &[u8], off: usize) -> Option<u32> {
+    at(buf, off, 4).map(|b| u32::from_le_bytes(b.try_into().unwrap_or([0; 4])))
+}
+
+fn le64(buf: &[u8], off: usize) -> Option<u64> {
+    at(buf, off, 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+}
+
+fn has(buf: &[u8], off: usize, magic: &[u8]) -> bool {
+    at(buf, off, magic.len()) == Some(magic)
+}
+
+/// Probes an open device or image of `size` bytes whose logical sector is `sector` bytes
+/// (for an image file pass 0: both 512 and 4096 are tried for GPT, as sfdisk writes files
+/// with 512-byte sectors).
+pub fn probe(f: &File, size: u64, sector: u32) -> io::Result<Vec<Signature>> {
+    let head = read_region(f, 0, HEAD_LEN.min(size as usize))?;
+    let mut found = Vec::new();
+
+    probe_filesystems(&head, &mut found);
+    probe_md(f, &head, size, &mut found)?;
+    probe_partition_tables(f, &head, size, sector, &mut found)?;
+
+    found.sort_by_key(|s| s.offset);
+    Ok(found)
+}
+
+fn probe_filesystems(head: &[u8], found: &mut Vec<Signature>) {
+    // ext2/3/4: superblock at 1024, s_magic 0xEF53 at +0x38 (libblkid ext.c).
+    if le16(head, 0x438) == Some(0xEF53) {
+        found.push(Signature::new(ext_flavour(head), 0x438, Usage::Filesystem));
+    }
+    if has(head, 0, b"XFSB") {
+        found.push(Signature::new("xfs", 0, Usage::Filesystem));
+    }
+    // btrfs: kboff 64, sboff 0x40.
+    if has(head, 0x10040, b"_BHRfS_M") {
+        found.push(Signature::new("btrfs", 0x10040, Usage::Filesystem));
+    }
+    // swap: the magic ends the first page, for page sizes 4K to 64K.
+    for off in [0xff6usize, 0x1ff6, 0x3ff6, 0x7ff6, 0xfff6] {
+        if has(head, off, b"SWAPSPACE2") || has(head, off, b"SWAP-SPACE") {
+            found.push(Signature::new("swap", off as u64, Usage::Swap));
+            break;
+        }
+    }
+    // LVM2 PV label: "LABELONE" in one of the first four sectors, type "LVM2 001" at +0x18,
+    // and the label's own sector number recorded in it (libblkid lvm.c).
+    for sector in 0..4u64 {
+        let off = (sector * 512) as usize;
+        if has(head, off, b"LABELONE")
+            && le64(head, off + 8) == Some(sector)
+            && has(head, off + 0x18, b"LVM2 001")
+        {
+            found.push(Signature::new(
+                "LVM2_member",
+                off as u64 + 0x18,
+                Usage::Raid,
+            ));
+            break;
+        }
+    }
+    // LUKS1/LUKS2 primary header at 0; LUKS2 secondary headers at fixed offsets (luks.c).
+    if has(head, 0, b"LUKS\xba\xbe") {
+        found.push(Signature::new("crypto_LUKS", 0, Usage::Crypto));
+    } else {
+        for off in [0x4000usize, 0x8000, 0x10000] {
+            if has(head, off, b"SKUL\xba\xbe") && be64(head, off + 0x100) == Some(off as u64) {
+                found.push(Signature::new("crypto_LUKS", off as u64, Usage::Crypto));
+                break;
+            }
+        }
+    }
+    // NTFS: OEM id at 3.
+    if has(head, 3, b"NTFS    ") {
+        found.push(Signature::new("ntfs", 3, Usage::Filesystem));
+    }
+    // vfat: a jump instruction, a FAT type string and the boot-sector marker (vfat.c magics).
+    if matches!(head.first(), Some(0xEB) | Some(0xE9)) && le16(head, 0x1FE) == Some(0xAA55) {
+        let fat32 = [&b"MSWIN"[..], b"FAT32   "];
+        let fat16 = [&b"MSDOS"[..], b"FAT16   ", b"FAT12   ", b"FAT     "];
+        if fat32.iter().any(|m| has(head, 0x52, m)) {
+            found.push(Signature::new("vfat", 0x52, Usage::Filesystem));
+        } else if fat16.iter().any(|m| has(head, 0x36, m)) {
+            found.push(Signature::new("vfat", 0x36, Usage::Filesystem));
+        }
+    }
+    // iso9660: primary volume descriptor at 32 KiB, "CD001" at +1.
+    if has(head, 0x8001, b"CD001") {
+        found.push(Signature::new("iso9660", 0x8001, Usage::Filesystem));
+    }
+}
+
+fn be64(buf: &[u8], off: usize) -> Option<u64> {
+    at(buf, off, 8).map(|b| u64::from_be_bytes(b.try_into().unwrap_or([0; 8])))
+}
+
+/// ext2, ext3, ext4 or jbd, by feature flags, as libblkid's ext.c tells them apart.
+fn ext_flavour(head: &[u8]) -> &'static str {
+    const SB: usize = 0x400;
+    let fc = le32(head, SB + 0x5C).unwrap_or(0);
+    let fi = le32(head, SB + 0x60).unwrap_or(0);
+    let frc = le32(head, SB + 0x64).unwrap_or(0);
+    const HAS_JOURNAL: u32 = 0x4;
+    const JOURNAL_DEV: u32 = 0x8;
+    const EXT3_RO_SUPP: u32 = 0x1 | 0x2 | 0x4;
+    const EXT3_INCOMPAT_SUPP: u32 = 0x2 | 0x4 | 0x10;
+    if fi & JOURNAL_DEV != 0 {
+        "jbd"
+    } else if frc & !EXT3_RO_SUPP != 0 || fi & !EXT3_INCOMPAT_SUPP != 0 {
+        "ext4"
+    } else if fc & HAS_JOURNAL != 0 {
+        "ext3"
+    } else {
+        "ext2"
+    }
+}
+
+/// md RAID superblocks (linux_raid.c): v0.90 in the last 64 KiB-aligned 64 KiB, v1.0 8 KiB
+/// before the 4 KiB-aligned end, v1.1 at 0, v1.2 at 4 KiB. Magic 0xa92b4efc, little endian.
+fn probe_md(f: &File, head: &[u8], size: u64, found: &mut Vec<Signature>) -> io::Result<()> {
+    const MAGIC: u32 = 0xa92b4efc;
+    if size < MD_RESERVED {
+        return Ok(());
+    }
+    let v1_ok = |buf: &[u8], off: u64| {
+        le32(buf, 0) == Some(MAGIC) && le32(buf, 4) == Some(1) && le64(buf, 144) == Some(off >> 9)
+    };
+    let v090 = (size & !(MD_RESERVED - 1)) - MD_RESERVED;
+    let b = read_region(f, v090, 8)?;
+    if le32(&b, 0) == Some(MAGIC) || b.get(0..4) == Some(&MAGIC.to_be_bytes()[..]) {
+        found.push(Signature::new("linux_raid_member", v090, Usage::Raid));
+        return Ok(());
+    }
+    if size >= 0x2000 {
+        let v10 = (size & !0xfff) - 0x2000;
+        let b = read_region(f, v10, 152)?;
+        if v1_ok(&b, v10) {
+            found.push(Signature::new("linux_raid_member", v10, Usage::Raid));
+            return Ok(());
+        }
+    }
+    for off in [0u64, 0x1000] {
+        if let Some(b) = head.get(off as usize..)
+            && v1_ok(b, off)
+        {
+            found.push(Signature::new("linux_raid_member", off, Usage::Raid));
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+fn probe_partition_tables(
+    f: &File,
+    head: &[u8],
+    size: u64,
+    sector: u32,
+    found: &mut Vec<Signature>,
+) -> io::Result<()> {
+    let sectors: &[u64] = match sector {
+        0 => &[512, 4096],
+        512 => &[512],
+        4096 => &[4096],
+        n => &[n as u64, 512],
+    };
+    let boot_marker = le16(head, 0x1FE) == Some(0xAA55);
+    let mut gpt = false;
+    for &lbs in sectors {
+        if has(head, lbs as usize, b"EFI PART") {
+            found.push(Signature::new("gpt", lbs, Usage::PartitionTable));
+            if size >= 2 * lbs {
+                let last = size - lbs;
+                let b = read_region(f, last, 8)?;
+                if b == b"EFI PART" {
+                    found.push(Signature::new("gpt", last, Usage::PartitionTable));
+                }
+            }
+            gpt = true;
+            break;
+        }
+    }
+    if !boot_marker {
+        return Ok(());
+    }
+    // The four MBR entries at 0x1BE, 16 bytes each: boot flag and type.
+    let entries: Vec<(u8, u8)> = (0..4)
+        .filter_map(|i| {
+            let e = 0x1BE + i * 16;
+            Some((*head.get(e)?, *head.get(e + 4)?))
+        })
+        .collect();
+    let protective = entries.iter().any(|&(_, t)| t == 0xEE);
+    if protective || gpt {
+        found.push(Signature::new("PMBR", 0x1FE, Usage::PartitionTable));
+        return Ok(());
+    }
+    // A FAT or NTFS boot sector also ends in 0x55AA; it is not a partition table.
+    let is_boot_sector_fs = found.iter().any(|s| s.kind == "vfat" || s.kind == "ntfs");
+    let flags_valid = entries.iter().all(|&(flag, _)| flag == 0 || flag == 0x80);
+    let any_entry = entries.iter().any(|&(_, t)| t != 0);
+    if !is_boot_sector_fs && flags_valid && any_entry {
+        found.push(Signature::new("dos", 0x1FE, Usage::PartitionTable));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn image(size: usize, patches: &[(usize, &[u8])]) -> File {
+        let mut buf = vec![0u8; size];
+        for (off, bytes) in patches {
+            buf[*off..*off + bytes.len()].copy_from_slice(bytes);
+        }
+        let mut f = tempfile::tempfile().expect("tempfile");
+        f.write_all(&buf).expect("write");
+        f
+    }
+
+    fn kinds(f: &File, size: u64) -> Vec<(String, u64)> {
+        probe(f, size, 0)
+            .expect("probe")
+            .into_iter()
+            .map(|s| (s.kind, s.offset))
+            .collect()
+    }
+
+    #[test]
+    fn blank_has_nothing() {
+        let f = image(1 << 20, &[]);
+        assert!(kinds(&f, 1 << 20).is_empty());
+    }
+
+    #[test]
+    fn tiny_file_does_not_fail() {
+        let f = image(100, &[]);
+        assert!(kinds(&f, 100).is_empty());
+    }
+
+    #[test]
+    fn lvm2_label_in_sector_one() {
+        // LABELONE, sector_xl = 1, crc, offset, "LVM2 001" at +0x18.
+        let mut label = Vec::new();
+        label.extend_from_slice(b"LABELONE");
+        label.extend_from_slice(&1u64.to_le_bytes());
+        label.extend_from_slice(&[0; 8]);
+        label.extend_from_slice(b"LVM2 001");
+        let f = image(1 << 20, &[(512, &label)]);
+        assert_eq!(kinds(&f, 1 << 20), vec![("LVM2_member".into(), 0x218)]);
+        // A label claiming the wrong sector is not one.
+        let f = image(1 << 20, &[(1024, &label)]);
+        assert!(kinds(&f, 1 << 20).is_empty());
+    }
+
+    #[test]
+    fn md_v1_2_superblock() {
+        let mut sb = vec![0u8; 152];
+        sb[0..4].copy_from_slice(&0xa92b4efcu32.to_le_bytes());
+        sb[4..8].copy_from_slice(&1u32.to_le_bytes());
+        sb[144..152].copy_from_slice(&(0x1000u64 >> 9).to_le_bytes());
+        let f = image(1 << 20, &[(0x1000, &sb)]);
+        assert_eq!(
+            kinds(&f, 1 << 20),
+            vec![("linux_raid_member".into(), 0x1000)]
+        );
+    }
+
+    #[test]
+    fn md_v0_90_superblock_at_end() {
+        let size = (1 << 20) + 5000;
+        let off = ((size as u64) & !0xffff) - 0x10000;
+        let f = image(size, &[(off as usize, &0xa92b4efcu32.to_le_bytes())]);
+        assert_eq!(
+            kinds(&f, size as u64),
+            vec![("linux_raid_member".into(), off)]
+        );
+    }
+
+    #[test]
+    fn luks_primary_header() {
+        let f = image(1 << 20, &[(0, b"LUKS\xba\xbe\x00\x02")]);
+        assert_eq!(kinds(&f, 1 << 20), vec![("crypto_LUKS".into(), 0)]);
+    }
+
+    #[test]
+    fn ext_flavours_by_features() {
+        let mk = |compat: u32, incompat: u32, ro: u32| {
+            let mut v = vec![0u8; 0x500];
+            v[0x438..0x43a].copy_from_slice(&0xEF53u16.to_le_bytes());
+            v[0x45C..0x460].copy_from_slice(&compat.to_le_bytes());
+            v[0x460..0x464].copy_from_slice(&incompat.to_le_bytes());
+            v[0x464..0x468].copy_from_slice(&ro.to_le_bytes());
+            v
+        };
+        assert_eq!(ext_flavour(&mk(0, 0x2, 0x3)), "ext2");
+        assert_eq!(ext_flavour(&mk(0x4, 0x2, 0x3)), "ext3");
+        assert_eq!(ext_flavour(&mk(0x4, 0x2 | 0x40, 0x3)), "ext4");
+        assert_eq!(ext_flavour(&mk(0, 0x8, 0)), "jbd");
+    }
+
+    #[test]
+    fn dos_table_but_not_fat_boot_sector() {
+        // One bootable Linux partition entry and the marker.
+        let mut entry = [0u8; 16];
+        entry[0] = 0x80;
+        entry[4] = 0x83;
+        let f = image(1 << 20, &[(0x1BE, &entry), (0x1FE, &[0x55, 0xAA])]);
+        assert_eq!(kinds(&f, 1 << 20), vec![("dos".into(), 0x1FE)]);
+        // Marker alone with garbage flags: not a table.
+        let mut bad = [0u8; 16];
+        bad[0] = 0x33;
+        bad[4] = 0x83;
+        let f = image(1 << 20, &[(0x1BE, &bad), (0x1FE, &[0x55, 0xAA])]);
+        assert!(kinds(&f, 1 << 20).is_empty());
+    }
+}

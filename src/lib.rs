@@ -1,0 +1,18 @@
+//! blkscope: test and watch Linux block devices honestly.
+//!
+//! - [`device`]: discovery of every block device from sysfs/procfs, on-disk signatures, and the
+//!   safety check that stands before any write.
+//! - [`cli`]: the `blkscope` command line (the binary is a thin shell around it).
+//!
+//! The device code knows nothing of any user interface. `unsafe` lives only in [`sys`].
+#![deny(unsafe_code)]
+
+pub mod cli;
+pub mod device;
+pub mod error;
+pub mod sys;
+pub mod sysroot;
+pub mod units;
+
+pub use error::Error;
+pub use sysroot::SysRoot;

@@ -1,0 +1,167 @@
+//! Where blkscope reads the kernel's view of the machine from.
+//!
+//! Everything that discovery and the samplers read from sysfs and procfs goes through a
+//! [`SysRoot`], so tests can point it at a fixture tree (`tests/fixtures/...`) that holds
+//! `sys/block/...`, `proc/self/mountinfo`, `proc/swaps` and `proc/diskstats` for layouts that
+//! cannot be built on a test machine (LVM, md RAID, NVMe namespaces, dm-crypt).
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// A root directory under which `sys/`, `proc/` and (optionally) `dev/` are read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SysRoot {
+    root: PathBuf,
+}
+
+impl Default for SysRoot {
+    fn default() -> Self {
+        Self::live()
+    }
+}
+
+impl SysRoot {
+    /// The running system (`/`).
+    pub fn live() -> Self {
+        Self {
+            root: PathBuf::from("/"),
+        }
+    }
+
+    /// A fixture tree or a chroot.
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// True when this is the running system, so device nodes may be opened for real.
+    pub fn is_live(&self) -> bool {
+        self.root == Path::new("/")
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `<root>/sys/<rel>`
+    pub fn sys(&self, rel: impl AsRef<Path>) -> PathBuf {
+        self.root.join("sys").join(rel)
+    }
+
+    /// `<root>/proc/<rel>`
+    pub fn proc(&self, rel: impl AsRef<Path>) -> PathBuf {
+        self.root.join("proc").join(rel)
+    }
+
+    /// Where the node of a device named `name` is read for signature probing: `/dev/NAME` on the
+    /// live system, `<root>/dev/NAME` (an image file, if the fixture has one) otherwise.
+    pub fn dev_node(&self, name: &str) -> PathBuf {
+        self.root.join("dev").join(name)
+    }
+}
+
+/// Reads a sysfs attribute as a trimmed string; `None` when it does not exist or cannot be read.
+pub fn read_attr(path: &Path) -> Option<String> {
+    fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim_end_matches(['\n', '\0']).trim().to_string())
+}
+
+/// Reads a sysfs attribute as an unsigned number.
+pub fn read_u64(path: &Path) -> Option<u64> {
+    read_attr(path).and_then(|s| s.parse().ok())
+}
+
+/// Names of the entries of a directory, sorted naturally (`loop2` before `loop10`); empty when
+/// the directory does not exist.
+pub fn dir_names(path: &Path) -> io::Result<Vec<String>> {
+    let rd = match fs::read_dir(path) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut names: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort_by(|a, b| natural_cmp(a, b));
+    Ok(names)
+}
+
+/// Compares names so that embedded numbers sort by value: `sda2 < sda10`, `loop9 < loop10`.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (a.first(), b.first()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let na = a.iter().take_while(|c| c.is_ascii_digit()).count();
+                let nb = b.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (da, db) = (&a[..na], &b[..nb]);
+                let ta = trim_zeros(da);
+                let tb = trim_zeros(db);
+                let ord = ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb));
+                if ord != std::cmp::Ordering::Equal {
+                    return ord;
+                }
+                a = &a[na..];
+                b = &b[nb..];
+            }
+            (Some(x), Some(y)) => {
+                if x != y {
+                    return x.cmp(y);
+                }
+                a = &a[1..];
+                b = &b[1..];
+            }
+        }
+    }
+}
+
+fn trim_zeros(d: &[u8]) -> &[u8] {
+    let n = d.iter().take_while(|&&c| c == b'0').count();
+    &d[n.min(d.len().saturating_sub(1))..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order() {
+        let mut v = vec![
+            "sda10",
+            "sda2",
+            "loop10",
+            "loop9",
+            "nvme0n1p1",
+            "nvme0n1",
+            "sda",
+        ];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(
+            v,
+            [
+                "loop9",
+                "loop10",
+                "nvme0n1",
+                "nvme0n1p1",
+                "sda",
+                "sda2",
+                "sda10"
+            ]
+        );
+    }
+
+    #[test]
+    fn live_root_paths() {
+        let r = SysRoot::live();
+        assert!(r.is_live());
+        assert_eq!(r.sys("block"), PathBuf::from("/sys/block"));
+        let f = SysRoot::at("/tmp/x");
+        assert!(!f.is_live());
+        assert_eq!(f.proc("swaps"), PathBuf::from("/tmp/x/proc/swaps"));
+    }
+}
