@@ -148,7 +148,7 @@ fn tree_prefixes(devices: &[Device], ascii: bool) -> Vec<String> {
         }
         open.truncate(d.depth - 1);
         let mut s = String::new();
-        for &o in open.iter().skip(0) {
+        for &o in open.iter() {
             s.push_str(if o { bar } else { "  " });
         }
         let last = is_last(i);
@@ -156,8 +156,6 @@ fn tree_prefixes(devices: &[Device], ascii: bool) -> Vec<String> {
         open.push(!last);
         out.push(s);
     }
-    // The first level's own bar is not drawn by lsblk for depth-1 ancestors' column 0;
-    // `open` starts at depth 1, so the column count equals depth - 1, as wanted.
     out
 }
 

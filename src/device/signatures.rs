@@ -67,7 +67,7 @@ fn read_region(f: &File, off: u64, len: usize) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-fn at<'a>(buf: &'a [u8], off: usize, len: usize) -> Option<&'a [u8]> {
+fn at(buf: &[u8], off: usize, len: usize) -> Option<&[u8]> {
     buf.get(off..off.checked_add(len)?)
 }
 
@@ -137,15 +137,15 @@ fn probe_filesystems(head: &[u8], found: &mut Vec<Signature>) {
             break;
         }
     }
-    // LUKS1/LUKS2 primary header at 0; LUKS2 secondary headers at fixed offsets (luks.c).
+    // LUKS1/LUKS2 primary header at 0; a LUKS2 secondary header at one of fixed offsets, its
+    // own offset recorded (big endian) at +0x100 (luks.c). wipefs lists both.
     if has(head, 0, b"LUKS\xba\xbe") {
         found.push(Signature::new("crypto_LUKS", 0, Usage::Crypto));
-    } else {
-        for off in [0x4000usize, 0x8000, 0x10000] {
-            if has(head, off, b"SKUL\xba\xbe") && be64(head, off + 0x100) == Some(off as u64) {
-                found.push(Signature::new("crypto_LUKS", off as u64, Usage::Crypto));
-                break;
-            }
+    }
+    for off in [0x4000usize, 0x8000, 0x10000] {
+        if has(head, off, b"SKUL\xba\xbe") && be64(head, off + 0x100) == Some(off as u64) {
+            found.push(Signature::new("crypto_LUKS", off as u64, Usage::Crypto));
+            break;
         }
     }
     // NTFS: OEM id at 3.
@@ -153,13 +153,21 @@ fn probe_filesystems(head: &[u8], found: &mut Vec<Signature>) {
         found.push(Signature::new("ntfs", 3, Usage::Filesystem));
     }
     // vfat: a jump instruction, a FAT type string and the boot-sector marker (vfat.c magics).
+    // libblkid (and so wipefs) records both the jump byte at 0 and the type string.
     if matches!(head.first(), Some(0xEB) | Some(0xE9)) && le16(head, 0x1FE) == Some(0xAA55) {
         let fat32 = [&b"MSWIN"[..], b"FAT32   "];
         let fat16 = [&b"MSDOS"[..], b"FAT16   ", b"FAT12   ", b"FAT     "];
-        if fat32.iter().any(|m| has(head, 0x52, m)) {
-            found.push(Signature::new("vfat", 0x52, Usage::Filesystem));
+        let at = if fat32.iter().any(|m| has(head, 0x52, m)) {
+            Some(0x52)
         } else if fat16.iter().any(|m| has(head, 0x36, m)) {
-            found.push(Signature::new("vfat", 0x36, Usage::Filesystem));
+            Some(0x36)
+        } else {
+            None
+        };
+        if let Some(off) = at {
+            found.push(Signature::new("vfat", 0, Usage::Filesystem));
+            found.push(Signature::new("vfat", off, Usage::Filesystem));
+            found.push(Signature::new("vfat", 0x1FE, Usage::Filesystem));
         }
     }
     // iso9660: primary volume descriptor at 32 KiB, "CD001" at +1.
@@ -272,11 +280,13 @@ fn probe_partition_tables(
         found.push(Signature::new("PMBR", 0x1FE, Usage::PartitionTable));
         return Ok(());
     }
-    // A FAT or NTFS boot sector also ends in 0x55AA; it is not a partition table.
+    // As libblkid's partitions/dos.c: boot flags must be 0 or 0x80; a FAT or NTFS boot sector
+    // also ends in 0x55AA and is not a partition table; nor is an empty MBR on an LVM PV.
     let is_boot_sector_fs = found.iter().any(|s| s.kind == "vfat" || s.kind == "ntfs");
     let flags_valid = entries.iter().all(|&(flag, _)| flag == 0 || flag == 0x80);
-    let any_entry = entries.iter().any(|&(_, t)| t != 0);
-    if !is_boot_sector_fs && flags_valid && any_entry {
+    let empty = entries.iter().all(|&(_, t)| t == 0);
+    let lvm = found.iter().any(|s| s.kind == "LVM2_member");
+    if !is_boot_sector_fs && flags_valid && !(lvm && empty) {
         found.push(Signature::new("dos", 0x1FE, Usage::PartitionTable));
     }
     Ok(())

@@ -1,0 +1,116 @@
+//! Targets a user can get wrong: each gives one line on stderr naming the problem and the fix,
+//! a non-zero exit, nothing on stdout, and no panic. File targets are always clear.
+
+mod common;
+
+use common::*;
+
+fn one_line_error(args: &[&str], code: i32, needle: &str) {
+    let out = blkscope(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?} wrote to stdout");
+    assert_eq!(err.lines().count(), 1, "{args:?}: one line, got: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn nonexistent_path() {
+    one_line_error(&["check", "/nonexistent/blkscope-disk"], 2, "no such file");
+}
+
+#[test]
+fn dev_null_is_a_character_device() {
+    one_line_error(&["check", "/dev/null"], 2, "character device");
+    one_line_error(&["check", "/dev/null", "--json"], 2, "block device");
+}
+
+#[test]
+fn a_fifo_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    sh("mkfifo", &[fifo.to_str().unwrap()]);
+    one_line_error(
+        &["check", fifo.to_str().unwrap()],
+        2,
+        "neither a block device",
+    );
+}
+
+#[test]
+fn usage_errors_keep_clap_status_2() {
+    let out = blkscope(&["check"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = blkscope(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn directory_is_a_clear_file_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r, code) = blkscope_json(&["check", dir.path().to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(r["write_safety"], "clear");
+    assert_eq!(r["target_kind"], "file");
+    assert_eq!(reason_codes(&r), ["file_target"]);
+}
+
+#[test]
+fn existing_file_is_clear_but_protected() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("data.bin");
+    std::fs::write(&f, b"keep me").unwrap();
+    let (r, code) = blkscope_json(&["check", f.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(r["write_safety"], "clear");
+    assert_eq!(reason_codes(&r), ["existing_file"]);
+    assert!(
+        r["reasons"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("--force")
+    );
+    // check never writes.
+    assert_eq!(std::fs::read(&f).unwrap(), b"keep me");
+}
+
+#[test]
+fn unreadable_directory_as_non_root() {
+    if !require(true, &["setpriv"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            env!("CARGO_BIN_EXE_blkscope"),
+            "check",
+            locked.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("permission denied"), "{err}");
+}
+
+#[test]
+fn no_subcommand_prints_the_list_and_how_to_go_on() {
+    let root = format!("{}/tests/fixtures/md-raid1", env!("CARGO_MANIFEST_DIR"));
+    let out = blkscope(&["--root", &root]);
+    assert!(out.status.success());
+    let text = stdout_of(&out);
+    assert!(text.contains("md0"));
+    assert!(text.contains("blkscope list --json"));
+}

@@ -1,0 +1,254 @@
+//! Shared helpers for the integration tests: running the binary, and guards for the loop
+//! devices, mounts, swap areas and device-mapper targets a test creates. Every guard undoes
+//! exactly what it made when it is dropped, also when the test fails.
+//!
+//! Tests that need root, loop devices or an external tool call [`require`]: outside CI they skip
+//! with a printed reason; with `BLKSCOPE_REQUIRE_PRIVILEGED_TESTS=1` a missing privilege, device
+//! or tool is a failure.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_blkscope"))
+}
+
+pub fn required() -> bool {
+    std::env::var("BLKSCOPE_REQUIRE_PRIVILEGED_TESTS").as_deref() == Ok("1")
+}
+
+/// Returns true when the test may go on. Otherwise skips (prints why) or, in CI, panics.
+#[must_use]
+pub fn require(root: bool, tools: &[&str]) -> bool {
+    let mut missing = Vec::new();
+    if root {
+        // SAFETY: geteuid has no preconditions.
+        let euid = unsafe { libc::geteuid() };
+        if euid != 0 {
+            missing.push("root".to_string());
+        } else if !Path::new("/dev/loop-control").exists() {
+            missing.push("/dev/loop-control (loop devices)".to_string());
+        }
+    }
+    for t in tools {
+        if !tool_exists(t) {
+            missing.push(format!("the `{t}` command"));
+        }
+    }
+    if missing.is_empty() {
+        return true;
+    }
+    let msg = format!("needs {}", missing.join(", "));
+    if required() {
+        panic!("BLKSCOPE_REQUIRE_PRIVILEGED_TESTS=1 but this test {msg}");
+    }
+    eprintln!("SKIPPED: this test {msg}");
+    false
+}
+
+pub fn tool_exists(t: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .chain(["/usr/sbin".into(), "/sbin".into()])
+                .any(|d| d.join(t).is_file())
+        })
+        .unwrap_or(false)
+}
+
+/// Runs a command and panics with its output when it fails.
+pub fn sh(cmd: &str, args: &[&str]) -> Output {
+    let out = Command::new(cmd)
+        .args(args)
+        .env("PATH", path_with_sbin())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+pub fn path_with_sbin() -> String {
+    let p = std::env::var("PATH").unwrap_or_default();
+    format!("{p}:/usr/sbin:/sbin")
+}
+
+pub fn stdout_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn blkscope(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run blkscope")
+}
+
+pub fn blkscope_json(args: &[&str]) -> (serde_json::Value, i32) {
+    let out = blkscope(args);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "blkscope {args:?} printed no JSON ({e}): {}{}",
+            stdout_of(&out),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (v, out.status.code().unwrap_or(-1))
+}
+
+/// A sparse file of `size` bytes in its own temporary directory.
+pub struct Image {
+    pub dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+impl Image {
+    pub fn new(size: u64) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("disk.img");
+        let f = std::fs::File::create(&path).expect("create image");
+        f.set_len(size).expect("size image");
+        Self { dir, path }
+    }
+
+    pub fn path_str(&self) -> &str {
+        self.path.to_str().expect("utf-8 path")
+    }
+}
+
+/// A loop device over an image; detached on drop.
+pub struct Loop {
+    pub path: PathBuf,
+    pub name: String,
+    pub image: Image,
+}
+
+impl Loop {
+    /// `losetup --find --show [-b SECTOR] [-P] FILE` over a new sparse image.
+    pub fn new(size: u64, sector: Option<u32>, partscan: bool) -> Self {
+        Self::over(Image::new(size), sector, partscan)
+    }
+
+    pub fn over(image: Image, sector: Option<u32>, partscan: bool) -> Self {
+        let mut args: Vec<String> = vec!["--find".into(), "--show".into()];
+        if let Some(s) = sector {
+            args.push("-b".into());
+            args.push(s.to_string());
+        }
+        if partscan {
+            args.push("-P".into());
+        }
+        args.push(image.path_str().into());
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = sh("losetup", &a);
+        let path = PathBuf::from(stdout_of(&out).trim());
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        Self { path, name, image }
+    }
+
+    pub fn dev(&self) -> &str {
+        self.path.to_str().unwrap()
+    }
+
+    /// `/dev/loopNpK`
+    pub fn part(&self, k: u32) -> String {
+        format!("{}p{k}", self.dev())
+    }
+
+    /// Waits until the kernel shows partition `k`. Kernels built without partition-table
+    /// parsers (this project's CI machine has none) do not scan on `losetup -P`; then the
+    /// partitions are added from user space with `partx -a` (the BLKPG ioctl), as util-linux does.
+    pub fn wait_part(&self, k: u32) -> String {
+        let p = self.part(k);
+        for i in 0..100 {
+            if Path::new(&p).exists() {
+                return p;
+            }
+            if i == 10 {
+                let _ = Command::new("partx")
+                    .env("PATH", path_with_sbin())
+                    .args(["-a", self.dev()])
+                    .status();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("{p} did not appear");
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup")
+            .env("PATH", path_with_sbin())
+            .args(["-d", self.dev()])
+            .status();
+    }
+}
+
+/// A mount in a temporary directory; unmounted on drop.
+pub struct Mount {
+    pub dir: tempfile::TempDir,
+}
+
+impl Mount {
+    pub fn new(dev: &str) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        sh("mount", &[dev, dir.path().to_str().unwrap()]);
+        Self { dir }
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .env("PATH", path_with_sbin())
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// An active swap area; swapoff on drop.
+pub struct Swap {
+    pub dev: String,
+}
+
+impl Swap {
+    pub fn new(dev: &str) -> Self {
+        sh("mkswap", &[dev]);
+        sh("swapon", &[dev]);
+        Self {
+            dev: dev.to_string(),
+        }
+    }
+}
+
+impl Drop for Swap {
+    fn drop(&mut self) {
+        let _ = Command::new("swapoff")
+            .env("PATH", path_with_sbin())
+            .arg(&self.dev)
+            .status();
+    }
+}
+
+/// The device object named `name` in `list --json` output.
+pub fn device<'a>(list: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    list["devices"]
+        .as_array()
+        .expect("devices array")
+        .iter()
+        .find(|d| d["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not in list --json"))
+}
+
+pub fn reason_codes(report: &serde_json::Value) -> Vec<String> {
+    report["reasons"]
+        .as_array()
+        .or_else(|| report["safety_reasons"].as_array())
+        .expect("reasons")
+        .iter()
+        .map(|r| r["code"].as_str().unwrap().to_string())
+        .collect()
+}
