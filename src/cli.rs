@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::device::{self, Device, DeviceTree, DiscoverOptions, SafetyReport, WriteSafety};
+use crate::engine::job::{SizeSpec, parse_duration, parse_size, parse_size_or_percent};
+use crate::engine::{self, Data, EngineKind, Job, Mode, Op, RunResult, TargetSpec};
 use crate::sysroot::SysRoot;
 use crate::units::fmt_size;
 
@@ -54,6 +56,121 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a test on TARGET (a block device, a directory for a scratch file, or a file).
+    ///
+    /// Exit status: 0 done, 1 failed at run time, 2 invalid job, 3 confirmation missing,
+    /// 4 blocked.
+    Run(RunArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// A block device (/dev/sdb), a directory (a scratch file is created there and removed), or
+    /// an existing file (writes need --force).
+    pub target: String,
+    /// read, write, randread, randwrite or randrw.
+    #[arg(long, default_value = "write", value_parser = parse_op)]
+    pub op: Op,
+    /// Block size: 512, 4k, 1M, 1G (K/M/G powers of 1024; KB/MB/GB powers of 1000).
+    #[arg(long, default_value = "1M", value_parser = parse_size)]
+    pub bs: u64,
+    /// Bytes over all jobs, or a percentage of the device (default 1G, or the whole target if
+    /// smaller; with --runtime, the whole target).
+    #[arg(long, value_parser = parse_size_or_percent)]
+    pub size: Option<crate::engine::job::Sized>,
+    /// Run for this long (e.g. 10s) instead of once over the size.
+    #[arg(long, value_parser = parse_duration)]
+    pub runtime: Option<std::time::Duration>,
+    /// Run this long first without counting it (e.g. 2s).
+    #[arg(long, value_parser = parse_duration)]
+    pub ramp: Option<std::time::Duration>,
+    /// I/Os in flight per job (io_uring).
+    #[arg(long, default_value_t = 1)]
+    pub iodepth: u32,
+    /// Concurrent jobs (threads), each in its own region: job j starts at offset + j x region.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: u32,
+    /// Where the first region starts.
+    #[arg(long, default_value = "0", value_parser = parse_size)]
+    pub offset: u64,
+    /// direct (O_DIRECT), dsync (O_DSYNC), sync (O_SYNC), fdatasync (buffered + fdatasync at the
+    /// end, timed), buffered (no sync: measures RAM), nocache (reads after dropping the cache).
+    #[arg(long, default_value = "direct", value_parser = parse_mode)]
+    pub mode: Mode,
+    /// random (incompressible, unique per block) or zero (compresses: flatters some storage).
+    #[arg(long, default_value = "random", value_parser = parse_data)]
+    pub data: Data,
+    /// uring (io_uring) or psync (pread/pwrite).
+    #[arg(long, default_value = "uring", value_parser = parse_engine)]
+    pub engine: EngineKind,
+    /// For randrw: percent of I/Os that read.
+    #[arg(long, default_value_t = 50)]
+    pub rwmixread: u8,
+    /// Use io_uring SQPOLL (a kernel thread polls the queue; costs a core).
+    #[arg(long)]
+    pub sqpoll: bool,
+    /// Interval between live samples (--ndjson).
+    #[arg(long, default_value = "100ms", value_parser = parse_duration)]
+    pub interval: std::time::Duration,
+    /// Run the test N times and report min/median/max.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// The device name, typed back, to allow a write on a device that carries data.
+    #[arg(long, value_name = "NAME")]
+    pub confirm: Option<String>,
+    /// Allow a write test to overwrite an existing regular file named as TARGET.
+    #[arg(long)]
+    pub force: bool,
+    /// Print {"version": 1, "target": {...}, "results": [...]} at the end.
+    #[arg(long, conflicts_with = "ndjson")]
+    pub json: bool,
+    /// Stream one JSON object per interval sample, then the result object.
+    #[arg(long)]
+    pub ndjson: bool,
+}
+
+fn parse_op(s: &str) -> Result<Op, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_ascii_lowercase()))
+        .map_err(|_| format!("'{s}': use read, write, randread, randwrite or randrw"))
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_ascii_lowercase()))
+        .map_err(|_| format!("'{s}': use direct, dsync, sync, fdatasync, buffered or nocache"))
+}
+
+fn parse_data(s: &str) -> Result<Data, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_ascii_lowercase()))
+        .map_err(|_| format!("'{s}': use random or zero"))
+}
+
+fn parse_engine(s: &str) -> Result<EngineKind, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "uring" | "io_uring" => Ok(EngineKind::Uring),
+        "psync" | "sync" | "pread" => Ok(EngineKind::Psync),
+        _ => Err(format!("'{s}': use uring or psync")),
+    }
+}
+
+impl RunArgs {
+    pub fn job(&self) -> Job {
+        Job {
+            op: self.op,
+            bs: self.bs,
+            iodepth: self.iodepth,
+            jobs: self.jobs,
+            offset: self.offset,
+            size: self.size.map(SizeSpec::Text),
+            runtime: self.runtime,
+            ramp: self.ramp,
+            mode: self.mode,
+            data: self.data,
+            engine: self.engine,
+            rwmixread: self.rwmixread,
+            sqpoll: self.sqpoll,
+            interval: Some(self.interval),
+        }
+    }
 }
 
 /// Runs the command line; returns the process exit status.
@@ -98,7 +215,251 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             }
             Ok(report.write_safety.exit_code())
         }
+        Some(Command::Run(args)) => run_cmd(&root, &args, &mut out),
     }
+}
+
+/// Cancels on Ctrl-C, SIGTERM and SIGHUP; a second Ctrl-C exits at once.
+fn cancel_on_signals() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, cancel.clone());
+        let _ = signal_hook::flag::register(sig, cancel.clone());
+    }
+    cancel
+}
+
+fn run_cmd(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, crate::Error> {
+    use std::io::IsTerminal;
+    let job = args.job();
+    let spec = TargetSpec {
+        path: args.target.clone(),
+        confirm: args.confirm.clone(),
+        force: args.force,
+    };
+    let cancel = cancel_on_signals();
+    let show_bar = io::stderr().is_terminal() && !args.ndjson;
+    let mut results = Vec::new();
+    let mut target_info = None;
+    for i in 0..args.repeat.max(1) {
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let bar = show_bar.then(|| {
+            let b = indicatif::ProgressBar::new(1000);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{prefix} [{bar:30}] {percent:>3}% {msg} ETA {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            b.set_prefix(format!("run {}/{}", i + 1, args.repeat.max(1)));
+            b
+        });
+        let mut ndjson_err = None;
+        let r = engine::run(root, &spec, &job, cancel.clone(), |s| {
+            if let Some(b) = &bar {
+                b.set_position((s.progress.unwrap_or(0.0) * 1000.0) as u64);
+                b.set_message(format!(
+                    "{}/s {:.0} IOPS",
+                    fmt_size(s.bytes_per_sec as u64),
+                    s.iops
+                ));
+            }
+            if args.ndjson && ndjson_err.is_none() {
+                let mut v = serde_json::to_value(s).unwrap_or_default();
+                v["type"] = "sample".into();
+                v["run"] = (i + 1).into();
+                if let Err(e) = writeln!(out, "{v}").and_then(|_| out.flush()) {
+                    ndjson_err = Some(e);
+                }
+            }
+        });
+        if let Some(b) = &bar {
+            b.finish_and_clear();
+        }
+        if let Some(e) = ndjson_err {
+            return Err(stdout_err(e));
+        }
+        let (info, result) = match r {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("blkscope: {e}");
+                return Ok(e.exit_code());
+            }
+        };
+        if !args.json && !args.ndjson {
+            write_result_human(out, &info, &result, i + 1, args.repeat)?;
+        }
+        target_info = Some(info);
+        results.push(result);
+    }
+    let failed = results.iter().any(|r| r.error.is_some() || r.cancelled);
+    let result = if results.len() > 1 {
+        engine::report::with_repeats(results)
+    } else if let Some(r) = results.pop() {
+        r
+    } else {
+        return Ok(1);
+    };
+    if args.repeat > 1 && !args.json && !args.ndjson {
+        write_spread_human(out, &result)?;
+    }
+    let doc = serde_json::json!({
+        "version": 1,
+        "target": target_info,
+        "results": [result],
+    });
+    if args.json {
+        write_json(out, &doc)?;
+    } else if args.ndjson {
+        let mut d = doc;
+        d["type"] = "result".into();
+        writeln_io(out, &d.to_string())?;
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
+fn fmt_ns(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.2} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.1} us", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+fn fmt_rate(bps: f64) -> String {
+    format!(
+        "{:.1} MiB/s ({:.1} MB/s)",
+        bps / (1 << 20) as f64,
+        bps / 1e6
+    )
+}
+
+fn write_result_human(
+    out: &mut impl Write,
+    info: &engine::TargetInfo,
+    r: &RunResult,
+    run: u32,
+    of: u32,
+) -> Result<(), crate::Error> {
+    let which = if of > 1 {
+        format!(" (run {run}/{of})")
+    } else {
+        String::new()
+    };
+    writeln_io(
+        out,
+        &format!(
+            "{} {} QD{} x{} {} {} data on {} via {}{which}",
+            r.op,
+            fmt_size(r.bs),
+            r.iodepth,
+            r.jobs,
+            r.mode,
+            r.data,
+            info.test_file.as_deref().unwrap_or(&info.path),
+            r.engine
+        ),
+    )?;
+    writeln_io(
+        out,
+        &format!(
+            "  {} in {:.3} s: {}, {:.0} IOPS",
+            fmt_size(r.bytes),
+            r.seconds,
+            fmt_rate(r.bytes_per_sec),
+            r.iops
+        ),
+    )?;
+    let l = &r.latency_ns;
+    writeln_io(
+        out,
+        &format!(
+            "  latency: min {}  mean {}  p50 {}  p99 {}  p99.9 {}  max {}",
+            fmt_ns(l.min as f64),
+            fmt_ns(l.mean),
+            fmt_ns(l.p50 as f64),
+            fmt_ns(l.p99 as f64),
+            fmt_ns(l.p99_9 as f64),
+            fmt_ns(l.max as f64)
+        ),
+    )?;
+    writeln_io(
+        out,
+        &format!(
+            "  cpu: {:.2} s user, {:.2} s system ({:.2} us per I/O)",
+            r.cpu.user_s, r.cpu.system_s, r.cpu.per_io_us
+        ),
+    )?;
+    if r.streams.len() > 1 {
+        for s in &r.streams {
+            writeln_io(
+                out,
+                &format!(
+                    "  job {} at offset {}: {} in {:.3} s, {}",
+                    s.job,
+                    fmt_size(s.offset),
+                    fmt_size(s.bytes),
+                    s.seconds,
+                    fmt_rate(s.bytes_per_sec)
+                ),
+            )?;
+        }
+    }
+    if let Some(n) = &r.engine_note {
+        writeln_io(out, &format!("  note: {n}"))?;
+    }
+    for w in &r.warnings {
+        writeln_io(out, &format!("  warning [{}]: {}", w.kind, w.message))?;
+    }
+    if let Some(e) = &r.error {
+        writeln_io(
+            out,
+            &format!(
+                "  error: {} {}{}",
+                e.op,
+                e.message,
+                e.offset
+                    .map(|o| format!(" at offset {o}"))
+                    .unwrap_or_default()
+            ),
+        )?;
+    }
+    if r.cancelled {
+        writeln_io(out, "  cancelled: the figures above are partial")?;
+    }
+    Ok(())
+}
+
+fn write_spread_human(out: &mut impl Write, r: &RunResult) -> Result<(), crate::Error> {
+    if let Some(s) = &r.spread {
+        writeln_io(
+            out,
+            &format!(
+                "{} runs: min {}  median {}  max {}  (spread {:.1}% of the median)",
+                s.runs,
+                fmt_rate(s.bytes_per_sec.min),
+                fmt_rate(s.bytes_per_sec.median),
+                fmt_rate(s.bytes_per_sec.max),
+                s.relative_spread * 100.0
+            ),
+        )?;
+        writeln_io(
+            out,
+            &format!(
+                "         IOPS min {:.0}  median {:.0}  max {:.0}",
+                s.iops.min, s.iops.median, s.iops.max
+            ),
+        )?;
+    }
+    Ok(())
 }
 
 fn stdout_err(e: io::Error) -> crate::Error {

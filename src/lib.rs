@@ -2,13 +2,16 @@
 //!
 //! - [`device`]: discovery of every block device from sysfs/procfs, on-disk signatures, and the
 //!   safety check that stands before any write.
+//! - [`engine`]: the I/O engine (io_uring, or pread/pwrite) that runs a job on a target and
+//!   streams live samples.
 //! - [`cli`]: the `blkscope` command line (the binary is a thin shell around it).
 //!
-//! The device code knows nothing of any user interface. `unsafe` lives only in [`sys`].
+//! The device and engine code know nothing of any user interface. `unsafe` lives only in [`sys`].
 #![deny(unsafe_code)]
 
 pub mod cli;
 pub mod device;
+pub mod engine;
 pub mod error;
 pub mod sys;
 pub mod sysroot;

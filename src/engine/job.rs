@@ -1,0 +1,584 @@
+//! What a test does: the job description (serde, so it reads from TOML and JSON too), size and
+//! duration parsing, and validation that runs before anything is opened.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    Randrw,
+}
+
+impl Op {
+    pub fn is_random(self) -> bool {
+        matches!(self, Op::Randread | Op::Randwrite | Op::Randrw)
+    }
+    pub fn writes(self) -> bool {
+        matches!(self, Op::Write | Op::Randwrite | Op::Randrw)
+    }
+    pub fn reads(self) -> bool {
+        matches!(self, Op::Read | Op::Randread | Op::Randrw)
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Randread => "randread",
+            Op::Randwrite => "randwrite",
+            Op::Randrw => "randrw",
+        }
+    }
+}
+
+/// How the target is opened and synced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// O_DIRECT: around the page cache.
+    Direct,
+    /// O_DSYNC: every write waits for the data to be stable.
+    Dsync,
+    /// O_SYNC: every write waits for data and metadata.
+    Sync,
+    /// Buffered, with fdatasync at the end inside the timed region (dd conv=fdatasync).
+    Fdatasync,
+    /// Buffered without any sync: measures the page cache (reported as a trap).
+    Buffered,
+    /// Buffered reads after the target's cached pages are dropped.
+    Nocache,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Direct => "direct",
+            Mode::Dsync => "dsync",
+            Mode::Sync => "sync",
+            Mode::Fdatasync => "fdatasync",
+            Mode::Buffered => "buffered",
+            Mode::Nocache => "nocache",
+        }
+    }
+
+    /// Extra open(2) flags.
+    pub fn open_flags(self) -> i32 {
+        match self {
+            Mode::Direct => libc::O_DIRECT,
+            Mode::Dsync => libc::O_DSYNC,
+            Mode::Sync => libc::O_SYNC,
+            Mode::Fdatasync | Mode::Buffered | Mode::Nocache => 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Data {
+    /// Incompressible, and different in every block so deduplication cannot fold it.
+    Random,
+    /// Zeros: compressing storage flatters them.
+    Zero,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    Uring,
+    Psync,
+}
+
+impl EngineKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineKind::Uring => "uring",
+            EngineKind::Psync => "psync",
+        }
+    }
+}
+
+/// One test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Job {
+    pub op: Op,
+    /// Block size in bytes.
+    pub bs: u64,
+    pub iodepth: u32,
+    /// Threads; job j works in its own region starting at offset + j * region.
+    pub jobs: u32,
+    /// Where the first region starts, in bytes.
+    pub offset: u64,
+    /// Total bytes over all jobs (or a percentage). With `runtime`, the region size.
+    pub size: Option<SizeSpec>,
+    /// Run for this long instead of once over the size (wrapping around in the regions).
+    #[serde(with = "opt_duration")]
+    pub runtime: Option<Duration>,
+    /// Excluded from results.
+    #[serde(with = "opt_duration")]
+    pub ramp: Option<Duration>,
+    pub mode: Mode,
+    pub data: Data,
+    pub engine: EngineKind,
+    /// For randrw: percent of I/Os that read.
+    pub rwmixread: u8,
+    /// io_uring SQPOLL (costs a core).
+    pub sqpoll: bool,
+    /// Interval between live samples.
+    #[serde(with = "opt_duration")]
+    pub interval: Option<Duration>,
+}
+
+impl Default for Job {
+    fn default() -> Self {
+        Self {
+            op: Op::Write,
+            bs: 1 << 20,
+            iodepth: 1,
+            jobs: 1,
+            offset: 0,
+            size: None,
+            runtime: None,
+            ramp: None,
+            mode: Mode::Direct,
+            data: Data::Random,
+            engine: EngineKind::Uring,
+            rwmixread: 50,
+            sqpoll: false,
+            interval: None,
+        }
+    }
+}
+
+/// A size as written by a user: bytes or a percentage.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SizeSpec {
+    Bytes(u64),
+    Text(#[serde(with = "size_text")] Sized),
+}
+
+/// A parsed size string (`4k`, `1G`, `50%`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sized {
+    Bytes(u64),
+    Percent(f64),
+}
+
+impl SizeSpec {
+    pub fn resolve(self, whole: u64) -> u64 {
+        match self {
+            SizeSpec::Bytes(b) | SizeSpec::Text(Sized::Bytes(b)) => b,
+            SizeSpec::Text(Sized::Percent(p)) => ((whole as f64) * p / 100.0) as u64,
+        }
+    }
+}
+
+mod size_text {
+    use super::{Sized, parse_size_or_percent};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Sized, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Sized::Bytes(b) => s.serialize_str(&b.to_string()),
+            Sized::Percent(p) => s.serialize_str(&format!("{p}%")),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Sized, D::Error> {
+        let t = String::deserialize(d)?;
+        parse_size_or_percent(&t).map_err(serde::de::Error::custom)
+    }
+}
+
+mod opt_duration {
+    use super::parse_duration;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(v: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(d) => s.serialize_str(&format!("{}ms", d.as_millis())),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        let t: Option<String> = Option::deserialize(d)?;
+        t.map(|t| parse_duration(&t).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
+
+/// Parses a size the way dd and fio read them: a number with an optional suffix. `K`, `M`, `G`,
+/// `T` (and `KiB`, `MiB`, ...) are powers of 1024; `KB`, `MB`, `GB`, `TB` are powers of 1000
+/// (as in dd); `b` alone is 512-byte blocks is *not* supported, to avoid surprises; a bare
+/// number is bytes.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!(
+            "'{s}' is not a size: write a number with an optional unit, like 4k, 1M or 1G"
+        ));
+    }
+    let mult: u64 = match unit.trim() {
+        "" | "B" | "c" => 1,
+        "k" | "K" | "KiB" | "kiB" | "Ki" => 1 << 10,
+        "m" | "M" | "MiB" | "Mi" => 1 << 20,
+        "g" | "G" | "GiB" | "Gi" => 1 << 30,
+        "t" | "T" | "TiB" | "Ti" => 1 << 40,
+        "kB" | "KB" => 1000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        u => {
+            return Err(format!(
+                "'{s}': unknown unit '{u}'; use K, M, G, T (powers of 1024) or KB, MB, GB, TB (powers of 1000)"
+            ));
+        }
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size: '{num}' is not a number"))?;
+    let bytes = v * mult as f64;
+    if !bytes.is_finite() || bytes > u64::MAX as f64 {
+        return Err(format!("'{s}' is too large"));
+    }
+    if bytes.fract() != 0.0 {
+        return Err(format!("'{s}' is not a whole number of bytes"));
+    }
+    Ok(bytes as u64)
+}
+
+/// A size, or a percentage such as `50%`.
+pub fn parse_size_or_percent(s: &str) -> Result<Sized, String> {
+    if let Some(p) = s.trim().strip_suffix('%') {
+        let v: f64 = p
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{s}' is not a percentage"))?;
+        if !(v > 0.0 && v <= 100.0) {
+            return Err(format!(
+                "'{s}': a percentage must be above 0 and at most 100"
+            ));
+        }
+        return Ok(Sized::Percent(v));
+    }
+    parse_size(s).map(Sized::Bytes)
+}
+
+/// Parses `10s`, `500ms`, `2m`, `1h`, or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration: write e.g. 10s, 500ms or 2m"))?;
+    let secs = match unit {
+        "" | "s" | "sec" => v,
+        "ms" => v / 1000.0,
+        "us" => v / 1e6,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        u => {
+            return Err(format!("'{s}': unknown unit '{u}'; use ms, s, m or h"));
+        }
+    };
+    if !(secs.is_finite() && secs >= 0.0) {
+        return Err(format!("'{s}' is not a duration"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Without --size or --runtime a job covers this much (or the whole target if smaller).
+pub const DEFAULT_SIZE: u64 = 1 << 30;
+
+/// Facts about the target that validation needs.
+#[derive(Debug, Clone)]
+pub struct TargetFacts {
+    /// Bytes available to the job (device size, or the file size to create).
+    pub size: u64,
+    /// Required alignment of O_DIRECT offsets and lengths.
+    pub direct_align: u64,
+    pub is_block: bool,
+}
+
+/// One thing wrong with a job, with the fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid(pub String);
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The resolved geometry of a valid job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// Bytes each job thread covers.
+    pub region: u64,
+    /// Total bytes over all regions.
+    pub total: u64,
+}
+
+impl Job {
+    /// Checks the job against the target before anything is opened. Returns every problem.
+    pub fn validate(&self, t: &TargetFacts) -> Result<Plan, Vec<Invalid>> {
+        let mut errs = Vec::new();
+        let mut bad = |s: String| errs.push(Invalid(s));
+        if self.bs == 0 {
+            bad("bs must be at least 1 byte; try --bs 4k".into());
+        }
+        if self.bs > u32::MAX as u64 / 2 {
+            bad(format!(
+                "bs {} is too large: one I/O can move at most 1 GiB; use --bs 1G or less",
+                self.bs
+            ));
+        }
+        if !(1..=4096).contains(&self.iodepth) {
+            bad(format!(
+                "iodepth {} is out of range: use 1 to 4096",
+                self.iodepth
+            ));
+        }
+        if self.jobs == 0 || self.jobs > 256 {
+            bad(format!("jobs {} is out of range: use 1 to 256", self.jobs));
+        }
+        if self.rwmixread > 100 {
+            bad(format!(
+                "rwmixread {} is not a percentage: use 0 to 100",
+                self.rwmixread
+            ));
+        }
+        if self.mode == Mode::Nocache && self.op.writes() {
+            bad(
+                "mode nocache is for reads; for writes use direct, dsync, sync or fdatasync".into(),
+            );
+        }
+        if self.mode == Mode::Direct && self.bs > 0 && t.direct_align > 1 {
+            let a = t.direct_align;
+            if self.bs % a != 0 {
+                let up = self.bs.div_ceil(a) * a;
+                bad(format!(
+                    "with direct I/O, bs must be a multiple of the logical block size {a}: {} is not; use --bs {up} (or a buffered mode)",
+                    self.bs
+                ));
+            }
+            if self.offset % a != 0 {
+                bad(format!(
+                    "with direct I/O, offset must be a multiple of {a}: {} is not",
+                    self.offset
+                ));
+            }
+        }
+        if self.offset >= t.size && t.size > 0 {
+            bad(format!(
+                "offset {} is past the end of the target ({} bytes)",
+                self.offset, t.size
+            ));
+        }
+        let avail = t.size.saturating_sub(self.offset);
+        let total = match (self.size, self.runtime) {
+            (Some(s), _) => s.resolve(t.size),
+            (None, Some(_)) => avail,
+            (None, None) => avail.min(DEFAULT_SIZE),
+        };
+        if total == 0 {
+            bad("size is 0: give --size (e.g. 1G or 10%)".into());
+        } else if total > avail {
+            bad(format!(
+                "size {total} does not fit: the target has {avail} bytes from offset {}; use --size {avail} or less",
+                self.offset
+            ));
+        }
+        let jobs = self.jobs.max(1) as u64;
+        let bs = self.bs.max(1);
+        let region = (total / jobs) / bs * bs;
+        if total > 0 && region == 0 {
+            bad(format!(
+                "{} jobs do not fit in {total} bytes at bs {bs}: each job needs at least one block; use fewer --jobs or a larger --size",
+                self.jobs
+            ));
+        }
+        if errs.is_empty() {
+            Ok(Plan {
+                region,
+                total: region * jobs,
+            })
+        } else {
+            Err(errs)
+        }
+    }
+
+    /// A short name such as `seq write 1M QD1 x1 direct`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} {} QD{} x{} {}",
+            self.op.as_str(),
+            crate::units::fmt_size(self.bs),
+            self.iodepth,
+            self.jobs,
+            self.mode.as_str()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_like_dd_and_fio() {
+        assert_eq!(parse_size("512"), Ok(512));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("4K"), Ok(4096));
+        assert_eq!(parse_size("1M"), Ok(1 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("1KB"), Ok(1000));
+        assert_eq!(parse_size("1MB"), Ok(1_000_000));
+        assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
+        assert_eq!(parse_size("1.5M"), Ok(1572864));
+        assert!(parse_size("1X").unwrap_err().contains("unknown unit"));
+        assert!(parse_size("k").is_err());
+        assert!(parse_size("0.3").is_err());
+        assert_eq!(parse_size_or_percent("50%"), Ok(Sized::Percent(50.0)));
+        assert!(parse_size_or_percent("150%").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert!(parse_duration("3 fortnights").is_err());
+    }
+
+    fn facts(size: u64, align: u64) -> TargetFacts {
+        TargetFacts {
+            size,
+            direct_align: align,
+            is_block: true,
+        }
+    }
+
+    #[test]
+    fn direct_needs_aligned_block_size() {
+        let j = Job {
+            bs: 512,
+            ..Job::default()
+        };
+        let e = j.validate(&facts(1 << 30, 4096)).unwrap_err();
+        assert_eq!(e.len(), 1);
+        assert!(
+            e[0].0.contains("multiple of the logical block size 4096"),
+            "{}",
+            e[0]
+        );
+        assert!(e[0].0.contains("--bs 4096"));
+        // Buffered may use it.
+        let j = Job {
+            bs: 512,
+            mode: Mode::Buffered,
+            ..Job::default()
+        };
+        assert!(j.validate(&facts(1 << 30, 4096)).is_ok());
+    }
+
+    #[test]
+    fn size_must_fit_and_jobs_split_it() {
+        let j = Job {
+            size: Some(SizeSpec::Bytes(2 << 30)),
+            ..Job::default()
+        };
+        let e = j.validate(&facts(1 << 30, 512)).unwrap_err();
+        assert!(e[0].0.contains("does not fit"), "{}", e[0]);
+        let j = Job {
+            jobs: 2,
+            size: Some(SizeSpec::Bytes(200 << 20)),
+            ..Job::default()
+        };
+        assert_eq!(
+            j.validate(&facts(1 << 30, 512)),
+            Ok(Plan {
+                region: 100 << 20,
+                total: 200 << 20
+            })
+        );
+        let j = Job {
+            jobs: 4,
+            bs: 1 << 20,
+            size: Some(SizeSpec::Bytes(2 << 20)),
+            ..Job::default()
+        };
+        assert!(j.validate(&facts(1 << 30, 512)).is_err());
+        let j = Job {
+            size: Some(SizeSpec::Text(Sized::Percent(10.0))),
+            ..Job::default()
+        };
+        assert_eq!(
+            j.validate(&facts(1000 << 20, 512)).unwrap().total,
+            100 << 20
+        );
+    }
+
+    #[test]
+    fn ranges_and_modes() {
+        let j = Job {
+            iodepth: 0,
+            ..Job::default()
+        };
+        assert!(j.validate(&facts(1 << 30, 512)).is_err());
+        let j = Job {
+            iodepth: 5000,
+            ..Job::default()
+        };
+        assert!(
+            j.validate(&facts(1 << 30, 512)).unwrap_err()[0]
+                .0
+                .contains("1 to 4096")
+        );
+        let j = Job {
+            mode: Mode::Nocache,
+            op: Op::Write,
+            ..Job::default()
+        };
+        assert!(j.validate(&facts(1 << 30, 512)).is_err());
+    }
+
+    #[test]
+    fn jobs_read_from_toml() {
+        let j: Job = toml::from_str(
+            r#"
+            op = "randread"
+            bs = 4096
+            iodepth = 32
+            size = "10%"
+            runtime = "5s"
+            mode = "direct"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(j.op, Op::Randread);
+        assert_eq!(j.iodepth, 32);
+        assert_eq!(j.runtime, Some(Duration::from_secs(5)));
+        assert_eq!(j.size, Some(SizeSpec::Text(Sized::Percent(10.0))));
+        let e = toml::from_str::<Job>("op = \"read\"\nbogus = 1\n").unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+    }
+}

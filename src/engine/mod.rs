@@ -1,0 +1,368 @@
+//! The I/O engine: runs a [`Job`] on a target with io_uring (or pread/pwrite), streams
+//! [`Sample`]s while it runs and returns a [`RunResult`]. It knows nothing of any UI: callers
+//! pass a closure for samples and an `AtomicBool` to cancel.
+//!
+//! Threads: one named OS thread per job (`blkscope-job-N`), each with its own ring; the calling
+//! thread samples their interval figures and calls back.
+
+pub mod job;
+pub mod report;
+pub mod target;
+pub mod worker;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub use job::{Data, EngineKind, Job, Mode, Op};
+pub use report::{RunResult, Sample, Warning};
+pub use target::{TargetInfo, TargetSpec};
+
+use crate::device::safety::SafetyReport;
+use crate::sysroot::SysRoot;
+use worker::{IntervalAcc, WorkerSpec, new_histogram, run_worker};
+
+/// Why a run did not start (or could not go on).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{}", .0.join("; "))]
+    Invalid(Vec<String>),
+    #[error("write test refused: {} is blocked: {}", .0.target, reasons(.0))]
+    Blocked(Box<SafetyReport>),
+    #[error("{} carries data ({}): a write test destroys it; add --confirm {} to go on", .0.target, reasons(.0), .0.device.as_deref().unwrap_or("NAME"))]
+    ConfirmationNeeded(Box<SafetyReport>),
+    #[error("cannot open {}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Device(#[from] crate::Error),
+}
+
+fn reasons(r: &SafetyReport) -> String {
+    r.reasons
+        .iter()
+        .filter(|x| x.code.severity().is_some())
+        .map(|x| x.detail.clone())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl RunError {
+    /// 2 invalid job, 3 confirmation missing, 4 blocked, 1 anything else.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunError::Invalid(_) => 2,
+            RunError::ConfirmationNeeded(_) => 3,
+            RunError::Blocked(_) => 4,
+            RunError::Open { .. } => 1,
+            RunError::Device(e) => e.exit_code(),
+        }
+    }
+}
+
+/// Says why io_uring could not be set up, reading kernel.io_uring_disabled where it matters.
+pub fn uring_unavailable_note(e: &std::io::Error) -> String {
+    let sysctl = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+        .ok()
+        .map(|s| s.trim().to_string());
+    let why = match (e.raw_os_error(), sysctl.as_deref()) {
+        (Some(libc::ENOSYS), _) => {
+            "the kernel has no io_uring, or a seccomp filter (e.g. a container's) blocks it"
+                .to_string()
+        }
+        (Some(libc::EPERM), Some("2")) => "kernel.io_uring_disabled = 2 turns it off".to_string(),
+        (Some(libc::EPERM), Some("1")) => {
+            "kernel.io_uring_disabled = 1 allows it only to the io_uring_group or CAP_SYS_ADMIN"
+                .to_string()
+        }
+        _ => format!("io_uring_setup failed: {e}"),
+    };
+    format!("io_uring unavailable ({why}); fell back to pread/pwrite")
+}
+
+/// Set `BLKSCOPE_DISABLE_URING=1` to behave as if io_uring_setup failed with ENOSYS (to test or
+/// demonstrate the fallback).
+fn uring_disabled_by_env() -> bool {
+    std::env::var("BLKSCOPE_DISABLE_URING").as_deref() == Ok("1")
+}
+
+/// Runs `job` on the target once.
+pub fn run(
+    root: &SysRoot,
+    spec: &TargetSpec,
+    job: &Job,
+    cancel: Arc<AtomicBool>,
+    mut on_sample: impl FnMut(&Sample),
+) -> Result<(TargetInfo, RunResult), RunError> {
+    let target = target::open(root, spec, job)?;
+    if job.mode == Mode::Nocache {
+        let _ = crate::sys::drop_cache(&target.file);
+    }
+    let plan = target.plan;
+    let mut engine = job.engine;
+    let mut engine_note = None;
+    if engine == EngineKind::Uring && uring_disabled_by_env() {
+        engine = EngineKind::Psync;
+        engine_note = Some(uring_unavailable_note(&std::io::Error::from_raw_os_error(
+            libc::ENOSYS,
+        )));
+    }
+
+    let start = Instant::now();
+    let ramp = job.ramp.unwrap_or_default();
+    let ramp_end = start + ramp;
+    let deadline = job.runtime.map(|r| ramp_end + r);
+    let interval = job.interval.unwrap_or(Duration::from_millis(100));
+    let cpu0 = crate::sys::cpu_times();
+    let run_seed = fastrand::u64(..);
+
+    let mut accs = Vec::new();
+    let mut handles = Vec::new();
+    for j in 0..job.jobs {
+        let file = target.file.try_clone().map_err(|e| RunError::Open {
+            path: PathBuf::from(&spec.path),
+            source: e,
+        })?;
+        let acc = Arc::new(Mutex::new(IntervalAcc::new()));
+        accs.push(acc.clone());
+        let ws = WorkerSpec {
+            op: job.op,
+            bs: job.bs,
+            iodepth: if engine == EngineKind::Uring {
+                job.iodepth
+            } else {
+                1
+            },
+            region_start: job.offset + j as u64 * plan.region,
+            region_len: plan.region,
+            deadline,
+            ramp_end,
+            data: job.data,
+            rwmixread: job.rwmixread,
+            fdatasync_at_end: job.mode == Mode::Fdatasync && job.op.writes(),
+            sqpoll: job.sqpoll,
+            engine,
+            seed: run_seed.wrapping_add(j as u64 * 0x9E37_79B9_7F4A_7C15),
+        };
+        let cancel = cancel.clone();
+        let h = std::thread::Builder::new()
+            .name(format!("blkscope-job-{j}"))
+            .spawn(move || run_worker(ws, file, cancel, acc))
+            .map_err(|e| RunError::Open {
+                path: PathBuf::from(&spec.path),
+                source: e,
+            })?;
+        handles.push(h);
+    }
+
+    // Sample until every worker is done.
+    let mut last = start;
+    let mut next_tick = start + interval;
+    let mut total_bytes = 0u64;
+    let mut interval_hist = new_histogram();
+    loop {
+        let all_done = handles.iter().all(|h| h.is_finished());
+        let now = Instant::now();
+        if now < next_tick && !all_done {
+            std::thread::sleep((next_tick - now).min(Duration::from_millis(5)));
+            continue;
+        }
+        let (mut bytes, mut ios) = (0u64, 0u64);
+        interval_hist.reset();
+        for a in &accs {
+            if let Ok(mut a) = a.lock() {
+                bytes += a.bytes;
+                ios += a.ios;
+                total_bytes += a.total_bytes;
+                let _ = interval_hist.add(&a.hist);
+                a.bytes = 0;
+                a.ios = 0;
+                a.total_bytes = 0;
+                a.hist.reset();
+            }
+        }
+        let dt = now.duration_since(last).as_secs_f64().max(1e-9);
+        if ios > 0 || !all_done {
+            let progress = (deadline.is_none() && plan.total > 0)
+                .then(|| (total_bytes as f64 / plan.total as f64).min(1.0))
+                .or_else(|| {
+                    deadline.map(|d| {
+                        (now.duration_since(start).as_secs_f64()
+                            / d.duration_since(start).as_secs_f64().max(1e-9))
+                        .min(1.0)
+                    })
+                });
+            on_sample(&Sample {
+                elapsed_s: now.duration_since(start).as_secs_f64(),
+                interval_s: dt,
+                bytes,
+                ios,
+                bytes_per_sec: bytes as f64 / dt,
+                iops: ios as f64 / dt,
+                p50_ns: if ios > 0 {
+                    interval_hist.value_at_quantile(0.5)
+                } else {
+                    0
+                },
+                p99_ns: if ios > 0 {
+                    interval_hist.value_at_quantile(0.99)
+                } else {
+                    0
+                },
+                total_bytes,
+                progress,
+                ramp: now < ramp_end,
+            });
+        }
+        last = now;
+        next_tick = now + interval;
+        if all_done {
+            break;
+        }
+    }
+
+    let outcomes: Vec<_> = handles
+        .into_iter()
+        .map(|h| h.join().expect("worker thread panicked"))
+        .collect();
+    let cpu1 = crate::sys::cpu_times();
+    let cancelled = cancel.load(Ordering::Relaxed);
+
+    let mut hist = new_histogram();
+    let (mut read_bytes, mut write_bytes, mut ios) = (0u64, 0u64, 0u64);
+    let mut from: Option<Instant> = None;
+    let mut to: Option<Instant> = None;
+    let mut error = None;
+    let mut streams = Vec::new();
+    for (j, o) in outcomes.iter().enumerate() {
+        let _ = hist.add(&o.hist);
+        read_bytes += o.read_bytes;
+        write_bytes += o.write_bytes;
+        ios += o.ios;
+        from = match (from, o.counted_from) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        to = match (to, o.counted_to) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        if error.is_none() {
+            error = o.error.clone();
+        }
+        if engine_note.is_none() {
+            engine_note = o.engine_note.clone();
+        }
+        let secs = match (o.counted_from, o.counted_to) {
+            (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
+            _ => 0.0,
+        };
+        let b = o.read_bytes + o.write_bytes;
+        streams.push(report::Stream {
+            job: j as u32,
+            offset: job.offset + j as u64 * plan.region,
+            bytes: b,
+            seconds: secs,
+            bytes_per_sec: if secs > 0.0 { b as f64 / secs } else { 0.0 },
+        });
+    }
+    let engine_used = outcomes.first().map(|o| o.engine_used).unwrap_or(engine);
+    let seconds = match (from, to) {
+        (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
+        _ => 0.0,
+    };
+    let bytes = read_bytes + write_bytes;
+    let user = (cpu1.0 - cpu0.0).as_secs_f64();
+    let system = (cpu1.1 - cpu0.1).as_secs_f64();
+    let expected = plan.total;
+    let partial =
+        cancelled || error.is_some() || (deadline.is_none() && bytes < expected && ramp.is_zero());
+
+    let result = RunResult {
+        op: job.op.as_str(),
+        bs: job.bs,
+        iodepth: job.iodepth,
+        jobs: job.jobs,
+        mode: job.mode.as_str(),
+        data: match job.data {
+            Data::Random => "random",
+            Data::Zero => "zero",
+        },
+        engine: engine_used.as_str(),
+        engine_note,
+        bytes,
+        ios,
+        read_bytes,
+        write_bytes,
+        seconds,
+        bytes_per_sec: if seconds > 0.0 {
+            bytes as f64 / seconds
+        } else {
+            0.0
+        },
+        iops: if seconds > 0.0 {
+            ios as f64 / seconds
+        } else {
+            0.0
+        },
+        latency_ns: report::Latency::from_histogram(&hist),
+        cpu: report::Cpu {
+            user_s: user,
+            system_s: system,
+            per_io_us: if ios > 0 {
+                (user + system) * 1e6 / ios as f64
+            } else {
+                0.0
+            },
+        },
+        streams,
+        partial,
+        cancelled,
+        error,
+        warnings: job_warnings(job, engine_used),
+        repeats: None,
+        spread: None,
+    };
+    let info = target.info.clone();
+    drop(target);
+    Ok((info, result))
+}
+
+/// What the job's own settings make a reader of its result need to know.
+pub fn job_warnings(job: &Job, engine: EngineKind) -> Vec<Warning> {
+    let mut w = Vec::new();
+    if job.mode == Mode::Buffered && job.op.writes() {
+        w.push(Warning::new(
+            "page_cache",
+            "buffered writes without a sync measure the page cache (RAM), not the device; \
+             use mode fdatasync (dd conv=fdatasync) or direct",
+        ));
+    }
+    if matches!(job.mode, Mode::Buffered | Mode::Fdatasync) && job.op.reads() {
+        w.push(Warning::new(
+            "page_cache",
+            "buffered reads may come from the page cache; use mode nocache or direct",
+        ));
+    }
+    if job.data == Data::Zero && job.op.writes() {
+        w.push(Warning::new(
+            "zeros",
+            "zeros compress: a compressing file system (ZFS, btrfs) or SSD controller will \
+             flatter this result; use data random",
+        ));
+    }
+    if engine == EngineKind::Psync && job.iodepth > 1 {
+        w.push(Warning::new(
+            "psync_iodepth",
+            format!(
+                "pread/pwrite are synchronous: iodepth {} ran as 1 per job",
+                job.iodepth
+            ),
+        ));
+    }
+    w
+}

@@ -1,0 +1,240 @@
+//! What a run reports: live interval samples and the final result (serde, for `--json` and
+//! `--ndjson`).
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// One live sample, every `interval` (default 100 ms).
+#[derive(Debug, Clone, Serialize)]
+pub struct Sample {
+    /// Seconds since the run started (ramp included).
+    pub elapsed_s: f64,
+    /// Length of this interval in seconds.
+    pub interval_s: f64,
+    pub bytes: u64,
+    pub ios: u64,
+    pub bytes_per_sec: f64,
+    pub iops: f64,
+    /// Completion latency percentiles of the I/Os that finished in this interval.
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    /// Bytes done so far (ramp included).
+    pub total_bytes: u64,
+    /// Fraction done, when the run is bounded by size.
+    pub progress: Option<f64>,
+    /// Still in the ramp (excluded from the result).
+    pub ramp: bool,
+}
+
+/// Completion latency summary, nanoseconds.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Latency {
+    pub min: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p99_9: u64,
+    pub p99_99: u64,
+    pub max: u64,
+}
+
+impl Latency {
+    pub fn from_histogram(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Self::default();
+        }
+        Self {
+            min: h.min(),
+            mean: h.mean(),
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            p99_9: h.value_at_quantile(0.999),
+            p99_99: h.value_at_quantile(0.9999),
+            max: h.max(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Cpu {
+    pub user_s: f64,
+    pub system_s: f64,
+    /// (user + system) / I/Os, microseconds.
+    pub per_io_us: f64,
+}
+
+/// The I/O error that stopped a run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct IoFailure {
+    pub message: String,
+    /// errno, when the kernel gave one.
+    pub errno: Option<i32>,
+    /// Byte offset of the failed I/O.
+    pub offset: Option<u64>,
+    pub op: &'static str,
+}
+
+/// Something the user should know about a result.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Warning {
+    pub kind: String,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(kind: &str, message: impl Into<String>) -> Self {
+        Self {
+            kind: kind.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The result of one run of a job.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub op: &'static str,
+    pub bs: u64,
+    pub iodepth: u32,
+    pub jobs: u32,
+    pub mode: &'static str,
+    pub data: &'static str,
+    /// The engine that ran (`uring` or `psync`).
+    pub engine: &'static str,
+    /// Why io_uring was not used, when the job asked for it.
+    pub engine_note: Option<String>,
+    /// Bytes moved after the ramp.
+    pub bytes: u64,
+    pub ios: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub seconds: f64,
+    pub bytes_per_sec: f64,
+    pub iops: f64,
+    pub latency_ns: Latency,
+    pub cpu: Cpu,
+    /// Per job thread: bytes and throughput, for concurrent-stream tests.
+    pub streams: Vec<Stream>,
+    /// Stopped before the end (cancelled or failed).
+    pub partial: bool,
+    pub cancelled: bool,
+    pub error: Option<IoFailure>,
+    pub warnings: Vec<Warning>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Vec<RunResult>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Stream {
+    pub job: u32,
+    pub offset: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub bytes_per_sec: f64,
+}
+
+/// Min, median and max over repeats.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Spread {
+    pub runs: usize,
+    pub bytes_per_sec: MinMedMax,
+    pub iops: MinMedMax,
+    pub p99_ns: MinMedMax,
+    /// (max - min) / median of throughput.
+    pub relative_spread: f64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MinMedMax {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+impl MinMedMax {
+    pub fn of(mut v: Vec<f64>) -> Self {
+        v.sort_by(|a, b| a.total_cmp(b));
+        let n = v.len();
+        if n == 0 {
+            return Self {
+                min: 0.0,
+                median: 0.0,
+                max: 0.0,
+            };
+        }
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Self {
+            min: v[0],
+            median,
+            max: v[n - 1],
+        }
+    }
+}
+
+/// Folds repeats into one record: the run with the median throughput, with `repeats` and
+/// `spread` attached.
+pub fn with_repeats(runs: Vec<RunResult>) -> RunResult {
+    assert!(!runs.is_empty());
+    let spread = Spread {
+        runs: runs.len(),
+        bytes_per_sec: MinMedMax::of(runs.iter().map(|r| r.bytes_per_sec).collect()),
+        iops: MinMedMax::of(runs.iter().map(|r| r.iops).collect()),
+        p99_ns: MinMedMax::of(runs.iter().map(|r| r.latency_ns.p99 as f64).collect()),
+        relative_spread: 0.0,
+    };
+    let med = spread.bytes_per_sec.median;
+    let relative_spread = if med > 0.0 {
+        (spread.bytes_per_sec.max - spread.bytes_per_sec.min) / med
+    } else {
+        0.0
+    };
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by(|&a, &b| runs[a].bytes_per_sec.total_cmp(&runs[b].bytes_per_sec));
+    let mid = order[(runs.len() - 1) / 2];
+    let mut head = runs[mid].clone();
+    head.partial = runs.iter().any(|r| r.partial);
+    head.cancelled = runs.iter().any(|r| r.cancelled);
+    if head.error.is_none() {
+        head.error = runs.iter().find_map(|r| r.error.clone());
+    }
+    head.spread = Some(Spread {
+        relative_spread,
+        ..spread
+    });
+    head.repeats = Some(runs);
+    head
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn min_median_max() {
+        let m = MinMedMax::of(vec![3.0, 1.0, 2.0]);
+        assert_eq!((m.min, m.median, m.max), (1.0, 2.0, 3.0));
+        let m = MinMedMax::of(vec![4.0, 1.0, 2.0, 3.0]);
+        assert_eq!(m.median, 2.5);
+    }
+
+    #[test]
+    fn latency_from_histogram() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        for v in 1..=1000u64 {
+            h.record(v * 1000).unwrap();
+        }
+        let l = Latency::from_histogram(&h);
+        assert_eq!(l.min, 1000);
+        assert!((l.p50 as i64 - 500_000).abs() < 1000, "{l:?}");
+        assert!((l.p99 as i64 - 990_000).abs() < 2000, "{l:?}");
+        assert!(l.max >= 1_000_000 && l.max < 1_001_000);
+    }
+}

@@ -1,0 +1,450 @@
+//! One job thread: issues I/O over its region with io_uring (or pread/pwrite), times every
+//! completion into a histogram, and hands interval figures to the sampler at most every 10 ms
+//! (one uncontended lock per flush, none per I/O).
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use super::job::{Data, EngineKind, Op};
+use super::report::IoFailure;
+use crate::sys::{AlignedBuf, Completion, Dir, UringQueue};
+
+pub(crate) fn new_histogram() -> Histogram<u64> {
+    // 1 ns to 1 hour at 3 significant digits: no resizing, so recording never allocates.
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("histogram bounds")
+}
+
+/// Figures accumulated since the sampler last took them.
+pub(crate) struct IntervalAcc {
+    pub bytes: u64,
+    pub ios: u64,
+    pub hist: Histogram<u64>,
+    pub total_bytes: u64,
+}
+
+impl IntervalAcc {
+    pub fn new() -> Self {
+        Self {
+            bytes: 0,
+            ios: 0,
+            hist: new_histogram(),
+            total_bytes: 0,
+        }
+    }
+}
+
+pub(crate) struct WorkerSpec {
+    pub op: Op,
+    pub bs: u64,
+    pub iodepth: u32,
+    pub region_start: u64,
+    pub region_len: u64,
+    /// Run until this instant instead of once over the region.
+    pub deadline: Option<Instant>,
+    pub ramp_end: Instant,
+    pub data: Data,
+    pub rwmixread: u8,
+    pub fdatasync_at_end: bool,
+    pub sqpoll: bool,
+    pub engine: EngineKind,
+    pub seed: u64,
+}
+
+pub(crate) struct WorkerOutcome {
+    pub hist: Histogram<u64>,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub ios: u64,
+    /// First and last moments that count (after the ramp).
+    pub counted_from: Option<Instant>,
+    pub counted_to: Option<Instant>,
+    pub error: Option<IoFailure>,
+    pub engine_note: Option<String>,
+    pub engine_used: EngineKind,
+}
+
+/// Chooses offsets and directions.
+struct Pattern {
+    op: Op,
+    bs: u64,
+    start: u64,
+    blocks: u64,
+    next: u64,
+    remaining: Option<u64>,
+    rng: fastrand::Rng,
+    rwmixread: u8,
+}
+
+impl Pattern {
+    fn next(&mut self) -> Option<(u64, Dir)> {
+        if let Some(r) = self.remaining.as_mut() {
+            if *r == 0 {
+                return None;
+            }
+            *r -= 1;
+        }
+        let block = if self.op.is_random() {
+            self.rng.u64(0..self.blocks)
+        } else {
+            let b = self.next;
+            self.next = (self.next + 1) % self.blocks;
+            b
+        };
+        let dir = match self.op {
+            Op::Read | Op::Randread => Dir::Read,
+            Op::Write | Op::Randwrite => Dir::Write,
+            Op::Randrw => {
+                if self.rng.u8(0..100) < self.rwmixread {
+                    Dir::Read
+                } else {
+                    Dir::Write
+                }
+            }
+        };
+        Some((self.start + block * self.bs, dir))
+    }
+}
+
+/// Makes every 512-byte sector of a write unique, so deduplicating storage cannot fold blocks:
+/// its first 8 bytes become the sector's own byte offset on the target and the next 8 a run
+/// stamp. The rest stays the random fill. (With zero data, buffers stay all zeros.)
+pub fn stamp(buf: &mut [u8], offset: u64, run: u64) {
+    for (i, sector) in buf.chunks_mut(512).enumerate() {
+        if sector.len() >= 16 {
+            sector[..8].copy_from_slice(&(offset + (i as u64) * 512).to_le_bytes());
+            sector[8..16].copy_from_slice(&run.to_le_bytes());
+        }
+    }
+}
+
+struct Recorder<'a> {
+    acc: &'a Mutex<IntervalAcc>,
+    local: IntervalAcc,
+    last_flush: Instant,
+    out: WorkerOutcome,
+    ramp_end: Instant,
+}
+
+impl Recorder<'_> {
+    fn record(&mut self, dir: Dir, bytes: u64, lat: Duration, now: Instant) {
+        let ns = (lat.as_nanos() as u64).max(1);
+        self.local.bytes += bytes;
+        self.local.ios += 1;
+        self.local.total_bytes += bytes;
+        let _ = self.local.hist.record(ns);
+        if now >= self.ramp_end {
+            self.out
+                .counted_from
+                .get_or_insert(now - lat.min(now - self.ramp_end));
+            self.out.counted_to = Some(now);
+            let _ = self.out.hist.record(ns);
+            self.out.ios += 1;
+            match dir {
+                Dir::Read => self.out.read_bytes += bytes,
+                Dir::Write => self.out.write_bytes += bytes,
+            }
+        }
+        if now.duration_since(self.last_flush) >= Duration::from_millis(10) {
+            self.flush(now);
+        }
+    }
+
+    fn flush(&mut self, now: Instant) {
+        if let Ok(mut a) = self.acc.lock() {
+            a.bytes += self.local.bytes;
+            a.ios += self.local.ios;
+            a.total_bytes += self.local.total_bytes;
+            let _ = a.hist.add(&self.local.hist);
+        }
+        self.local.bytes = 0;
+        self.local.ios = 0;
+        self.local.total_bytes = 0;
+        self.local.hist.reset();
+        self.last_flush = now;
+    }
+}
+
+fn failure(op: Dir, offset: u64, errno: Option<i32>, message: String) -> IoFailure {
+    IoFailure {
+        message,
+        errno,
+        offset: Some(offset),
+        op: match op {
+            Dir::Read => "read",
+            Dir::Write => "write",
+        },
+    }
+}
+
+fn errno_message(code: i32) -> String {
+    format!(
+        "{} ({})",
+        std::io::Error::from_raw_os_error(code),
+        crate::device::safety::errno_name(code)
+    )
+}
+
+/// Runs one job thread to the end, a cancel request, or the first I/O error.
+pub(crate) fn run_worker(
+    spec: WorkerSpec,
+    file: File,
+    cancel: Arc<AtomicBool>,
+    acc: Arc<Mutex<IntervalAcc>>,
+) -> WorkerOutcome {
+    let blocks = (spec.region_len / spec.bs).max(1);
+    let mut pattern = Pattern {
+        op: spec.op,
+        bs: spec.bs,
+        start: spec.region_start,
+        blocks,
+        next: 0,
+        remaining: if spec.deadline.is_some() {
+            None
+        } else {
+            Some(blocks)
+        },
+        rng: fastrand::Rng::with_seed(spec.seed),
+        rwmixread: spec.rwmixread,
+    };
+    let mut rec = Recorder {
+        acc: &acc,
+        local: IntervalAcc::new(),
+        last_flush: Instant::now(),
+        out: WorkerOutcome {
+            hist: new_histogram(),
+            read_bytes: 0,
+            write_bytes: 0,
+            ios: 0,
+            counted_from: None,
+            counted_to: None,
+            error: None,
+            engine_note: None,
+            engine_used: spec.engine,
+        },
+        ramp_end: spec.ramp_end,
+    };
+
+    let mut engine = spec.engine;
+    let mut queue = None;
+    if engine == EngineKind::Uring {
+        match UringQueue::new(&file, spec.iodepth, spec.bs as usize, spec.sqpoll) {
+            Ok(q) => queue = Some(q),
+            Err(e) => {
+                rec.out.engine_note = Some(super::uring_unavailable_note(&e));
+                engine = EngineKind::Psync;
+            }
+        }
+    }
+    rec.out.engine_used = engine;
+    let stop = |cancel: &AtomicBool| cancel.load(Ordering::Relaxed);
+    let past_deadline = |now: Instant| spec.deadline.is_some_and(|d| now >= d);
+
+    match queue.as_mut() {
+        Some(q) => {
+            let depth = spec.iodepth as usize;
+            if spec.data == Data::Random {
+                let mut rng = fastrand::Rng::with_seed(spec.seed ^ 0xda7a);
+                for s in 0..depth {
+                    rng.fill(q.buf_mut(s));
+                }
+            }
+            let mut free: Vec<usize> = (0..depth).rev().collect();
+            let mut started = vec![Instant::now(); depth];
+            let mut dirs = vec![Dir::Read; depth];
+            let mut offsets = vec![0u64; depth];
+            let mut done: Vec<Completion> = Vec::with_capacity(depth);
+            let mut issuing = true;
+            loop {
+                let now = Instant::now();
+                if stop(&cancel) || past_deadline(now) || rec.out.error.is_some() {
+                    issuing = false;
+                }
+                while issuing {
+                    let Some(slot) = free.pop() else { break };
+                    let Some((off, dir)) = pattern.next() else {
+                        free.push(slot);
+                        issuing = false;
+                        break;
+                    };
+                    if dir == Dir::Write && spec.data == Data::Random {
+                        stamp(q.buf_mut(slot), off, spec.seed);
+                    }
+                    started[slot] = Instant::now();
+                    dirs[slot] = dir;
+                    offsets[slot] = off;
+                    q.push(slot, dir, off, spec.bs as u32);
+                }
+                if q.in_flight() == 0 {
+                    break;
+                }
+                if let Err(e) = q.submit_and_wait(1, Duration::from_millis(50)) {
+                    rec.out.error = Some(IoFailure {
+                        message: format!("io_uring submit failed: {e}"),
+                        errno: e.raw_os_error(),
+                        offset: None,
+                        op: "submit",
+                    });
+                    issuing = false;
+                    continue;
+                }
+                done.clear();
+                q.reap(&mut done);
+                let now = Instant::now();
+                for c in &done {
+                    let s = c.slot;
+                    free.push(s);
+                    if c.result < 0 {
+                        if rec.out.error.is_none() {
+                            rec.out.error = Some(failure(
+                                dirs[s],
+                                offsets[s],
+                                Some(-c.result),
+                                errno_message(-c.result),
+                            ));
+                        }
+                        continue;
+                    }
+                    if c.result as u64 != spec.bs {
+                        if rec.out.error.is_none() {
+                            rec.out.error = Some(failure(
+                                dirs[s],
+                                offsets[s],
+                                None,
+                                format!("short I/O: {} of {} bytes", c.result, spec.bs),
+                            ));
+                        }
+                        continue;
+                    }
+                    rec.record(dirs[s], spec.bs, now - started[s], now);
+                }
+            }
+        }
+        None => {
+            let mut buf = AlignedBuf::new(spec.bs as usize, 4096);
+            if spec.data == Data::Random {
+                fastrand::Rng::with_seed(spec.seed ^ 0xda7a).fill(buf.as_mut_slice());
+            }
+            loop {
+                if stop(&cancel) || past_deadline(Instant::now()) {
+                    break;
+                }
+                let Some((off, dir)) = pattern.next() else {
+                    break;
+                };
+                if dir == Dir::Write && spec.data == Data::Random {
+                    stamp(buf.as_mut_slice(), off, spec.seed);
+                }
+                let t0 = Instant::now();
+                let r = match dir {
+                    Dir::Read => file.read_at(buf.as_mut_slice(), off),
+                    Dir::Write => file.write_at(buf.as_slice(), off),
+                };
+                let now = Instant::now();
+                match r {
+                    Ok(n) if n as u64 == spec.bs => rec.record(dir, spec.bs, now - t0, now),
+                    Ok(n) => {
+                        rec.out.error = Some(failure(
+                            dir,
+                            off,
+                            None,
+                            format!("short I/O: {n} of {} bytes", spec.bs),
+                        ));
+                        break;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        let code = e.raw_os_error();
+                        rec.out.error = Some(failure(
+                            dir,
+                            off,
+                            code,
+                            code.map(errno_message).unwrap_or_else(|| e.to_string()),
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    drop(queue);
+
+    if spec.fdatasync_at_end && rec.out.error.is_none() && !stop(&cancel) {
+        // dd conv=fdatasync: the flush is part of the timed region.
+        if let Err(e) = file.sync_data() {
+            rec.out.error = Some(IoFailure {
+                message: format!("fdatasync failed: {e}"),
+                errno: e.raw_os_error(),
+                offset: None,
+                op: "fdatasync",
+            });
+        } else if rec.out.counted_to.is_some() {
+            rec.out.counted_to = Some(Instant::now());
+        }
+    }
+    let now = Instant::now();
+    rec.flush(now);
+    rec.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_every_sector_with_its_offset() {
+        let mut b = vec![0xAAu8; 4096];
+        stamp(&mut b, 1 << 20, 7);
+        for i in 0..8 {
+            let s = &b[i * 512..];
+            assert_eq!(
+                u64::from_le_bytes(s[..8].try_into().unwrap()),
+                (1 << 20) + i as u64 * 512
+            );
+            assert_eq!(u64::from_le_bytes(s[8..16].try_into().unwrap()), 7);
+            assert_eq!(s[16], 0xAA);
+        }
+    }
+
+    #[test]
+    fn sequential_pattern_covers_the_region_once() {
+        let mut p = Pattern {
+            op: Op::Write,
+            bs: 4096,
+            start: 8192,
+            blocks: 4,
+            next: 0,
+            remaining: Some(4),
+            rng: fastrand::Rng::with_seed(1),
+            rwmixread: 50,
+        };
+        let offs: Vec<u64> = std::iter::from_fn(|| p.next().map(|x| x.0)).collect();
+        assert_eq!(offs, [8192, 12288, 16384, 20480]);
+    }
+
+    #[test]
+    fn random_pattern_stays_in_region_and_mixes() {
+        let mut p = Pattern {
+            op: Op::Randrw,
+            bs: 4096,
+            start: 1 << 20,
+            blocks: 256,
+            next: 0,
+            remaining: Some(10_000),
+            rng: fastrand::Rng::with_seed(1),
+            rwmixread: 70,
+        };
+        let mut reads = 0;
+        while let Some((off, dir)) = p.next() {
+            assert!((1 << 20..(1 << 20) + 256 * 4096).contains(&off) && off % 4096 == 0);
+            if dir == Dir::Read {
+                reads += 1;
+            }
+        }
+        assert!((6500..7500).contains(&reads), "{reads}");
+    }
+}
