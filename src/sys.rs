@@ -289,6 +289,13 @@ impl Drop for UringQueue {
             sink.clear();
             self.reap(&mut sink);
         }
+        // The kernel tears a ring down asynchronously after its fd is closed, and until then
+        // the registered file keeps the target open, and with it the O_EXCL claim on a block
+        // device: the next opener would see EBUSY. Unregistering is synchronous.
+        let _ = self.ring.submitter().unregister_files();
+        if self.fixed_buffers {
+            let _ = self.ring.submitter().unregister_buffers();
+        }
     }
 }
 

@@ -202,11 +202,30 @@ impl Mount {
 
 impl Drop for Mount {
     fn drop(&mut self) {
-        let _ = Command::new("umount")
-            .env("PATH", path_with_sbin())
-            .arg(self.dir.path())
-            .status();
+        umount(self.dir.path());
     }
+}
+
+/// Unmounts, retrying while the kernel still releases what used the mount (a loop device
+/// detaches asynchronously), then lazily as a last resort so nothing stays mounted.
+pub fn umount(path: &Path) {
+    for _ in 0..50 {
+        let ok = Command::new("umount")
+            .env("PATH", path_with_sbin())
+            .arg(path)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(40));
+    }
+    let _ = Command::new("umount")
+        .env("PATH", path_with_sbin())
+        .args(["-l"])
+        .arg(path)
+        .status();
 }
 
 /// An active swap area; swapoff on drop.
