@@ -56,6 +56,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show /proc/diskstats in `iostat -x` terms, every interval (like `iostat -x -d -y`).
+    Stat {
+        /// Devices by name (sda) or path (/dev/sda); none means every whole device.
+        devices: Vec<String>,
+        /// Time between reports (e.g. 1s, 500ms).
+        #[arg(long, default_value = "1s", value_parser = parse_duration)]
+        interval: std::time::Duration,
+        /// Stop after N reports (default: until Ctrl-C).
+        #[arg(long)]
+        count: Option<u64>,
+        /// One JSON object per report: {"timestamp", "devices": [...]}, with sysstat's keys.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run a test on TARGET (a block device, a directory for a scratch file, or a file).
     ///
     /// Exit status: 0 done, 1 failed at run time, 2 invalid job, 3 confirmation missing,
@@ -216,6 +230,12 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             Ok(report.write_safety.exit_code())
         }
         Some(Command::Run(args)) => run_cmd(&root, &args, &mut out),
+        Some(Command::Stat {
+            devices,
+            interval,
+            count,
+            json,
+        }) => stat_cmd(&root, &devices, interval, count, json, &mut out),
     }
 }
 
@@ -320,6 +340,160 @@ fn run_cmd(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, 
         writeln_io(out, &d.to_string())?;
     }
     Ok(if failed { 1 } else { 0 })
+}
+
+/// The devices `stat` reports on, in order; an unknown name is an error.
+fn stat_devices(root: &SysRoot, names: &[String]) -> Result<Vec<String>, crate::Error> {
+    let snap = crate::stats::Snapshot::read(root)?;
+    if names.is_empty() {
+        let tree = device::discover(
+            root,
+            &DiscoverOptions {
+                skip_signatures: true,
+            },
+        )?;
+        return Ok(tree
+            .listed(false)
+            .devices
+            .iter()
+            .filter(|d| !d.is_partition() && snap.devices.contains_key(&d.name))
+            .map(|d| d.name.clone())
+            .collect());
+    }
+    names
+        .iter()
+        .map(|n| {
+            let name = n.strip_prefix("/dev/").unwrap_or(n);
+            let name = std::fs::canonicalize(n)
+                .ok()
+                .filter(|_| root.is_live() && n.starts_with('/'))
+                .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| name.to_string());
+            if snap.devices.contains_key(&name) {
+                Ok(name)
+            } else {
+                Err(crate::Error::UnknownDevice {
+                    path: PathBuf::from(n),
+                    detail: format!(
+                        "it is not in {}; `blkscope list` shows the devices",
+                        root.proc("diskstats").display()
+                    ),
+                })
+            }
+        })
+        .collect()
+}
+
+fn stat_cmd(
+    root: &SysRoot,
+    names: &[String],
+    interval: std::time::Duration,
+    count: Option<u64>,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<i32, crate::Error> {
+    let wanted = stat_devices(root, names)?;
+    let cancel = cancel_on_signals();
+    let mut sampler = crate::stats::Sampler::new(root.clone());
+    sampler.prime()?;
+    let mut n = 0u64;
+    while count.is_none_or(|c| n < c) {
+        // Sleep in short steps so Ctrl-C ends it promptly.
+        let until = std::time::Instant::now() + interval;
+        while std::time::Instant::now() < until {
+            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(0);
+            }
+            std::thread::sleep(
+                until
+                    .saturating_duration_since(std::time::Instant::now())
+                    .min(std::time::Duration::from_millis(50)),
+            );
+        }
+        let all = sampler.sample()?;
+        let rows: Vec<&crate::stats::IostatX> = wanted
+            .iter()
+            .filter_map(|w| all.iter().find(|x| &x.disk_device == w))
+            .collect();
+        if json {
+            let doc = serde_json::json!({
+                "timestamp": rfc3339_now(),
+                "devices": rows,
+            });
+            writeln_io(out, &doc.to_string())?;
+        } else {
+            write_iostat_table(out, &rows)?;
+        }
+        out.flush().map_err(stdout_err)?;
+        n += 1;
+    }
+    Ok(0)
+}
+
+/// The current time as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+fn rfc3339_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// An `iostat -x -d` table.
+fn write_iostat_table(
+    out: &mut impl Write,
+    rows: &[&crate::stats::IostatX],
+) -> Result<(), crate::Error> {
+    let cols = [
+        "r/s", "rkB/s", "rrqm/s", "%rrqm", "r_await", "rareq-sz", "w/s", "wkB/s", "wrqm/s",
+        "%wrqm", "w_await", "wareq-sz", "d/s", "dkB/s", "drqm/s", "%drqm", "d_await", "dareq-sz",
+        "f/s", "f_await", "aqu-sz", "%util",
+    ];
+    let mut header = format!("{:<16}", "Device");
+    for c in cols {
+        header.push_str(&format!(" {c:>8}"));
+    }
+    writeln_io(out, &header)?;
+    for x in rows {
+        if x.stats_off {
+            writeln_io(
+                out,
+                &format!(
+                    "{:<16} statistics off (queue/iostats = 0): no figures",
+                    x.disk_device
+                ),
+            )?;
+            continue;
+        }
+        let v = [
+            x.r_s, x.rkb_s, x.rrqm_s, x.rrqm, x.r_await, x.rareq_sz, x.w_s, x.wkb_s, x.wrqm_s,
+            x.wrqm, x.w_await, x.wareq_sz, x.d_s, x.dkb_s, x.drqm_s, x.drqm, x.d_await, x.dareq_sz,
+            x.f_s, x.f_await, x.aqu_sz, x.util,
+        ];
+        let mut line = format!("{:<16}", x.disk_device);
+        for n in v {
+            line.push_str(&format!(" {n:>8.2}"));
+        }
+        writeln_io(out, &line)?;
+    }
+    writeln_io(out, "")
 }
 
 fn fmt_ns(ns: f64) -> String {

@@ -4,6 +4,7 @@
 //!   safety check that stands before any write.
 //! - [`engine`]: the I/O engine (io_uring, or pread/pwrite) that runs a job on a target and
 //!   streams live samples.
+//! - [`stats`]: /proc/diskstats in `iostat -x` terms, and findings that explain them.
 //! - [`cli`]: the `blkscope` command line (the binary is a thin shell around it).
 //!
 //! The device and engine code know nothing of any user interface. `unsafe` lives only in [`sys`].
@@ -13,6 +14,7 @@ pub mod cli;
 pub mod device;
 pub mod engine;
 pub mod error;
+pub mod stats;
 pub mod sys;
 pub mod sysroot;
 pub mod units;

@@ -21,6 +21,13 @@ pub fn geteuid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// The page size (the page cache's block size on Linux 6.x for buffered block-device I/O).
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf only reads its integer argument.
+    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if v > 0 { v as u64 } else { 4096 }
+}
+
 /// A zeroed heap buffer whose address is a multiple of `align` (O_DIRECT needs this).
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
@@ -136,6 +143,33 @@ pub fn dio_alignment(path: &Path) -> Option<(u32, u32)> {
     Some((st.stx_dio_mem_align, st.stx_dio_offset_align))
 }
 
+/// Sets up a ring for one thread that submits and reaps itself: SINGLE_ISSUER with
+/// DEFER_TASKRUN (completion work runs when we wait, not through wake-ups and IPIs) and
+/// COOP_TASKRUN, as fio does, dropping each where the kernel refuses it (EINVAL).
+fn build_ring(entries: u32, sqpoll: bool) -> io::Result<IoUring> {
+    let attempts: [(bool, bool); 3] = [(true, true), (false, true), (false, false)];
+    let mut last = None;
+    for (defer, coop) in attempts {
+        let mut b = IoUring::builder();
+        if sqpoll {
+            b.setup_sqpoll(50);
+        } else {
+            if defer {
+                b.setup_single_issuer().setup_defer_taskrun();
+            }
+            if coop {
+                b.setup_coop_taskrun();
+            }
+        }
+        match b.build(entries) {
+            Ok(r) => return Ok(r),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::from_raw_os_error(libc::EINVAL)))
+}
+
 /// Whether an I/O reads or writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dir {
@@ -167,11 +201,7 @@ impl UringQueue {
     /// Sets up a ring of `depth` entries over `file` with `depth` buffers of `buf_len` bytes.
     /// Fails like io_uring_setup(2) (ENOSYS, EPERM, ...) so the caller can fall back.
     pub fn new(file: &File, depth: u32, buf_len: usize, sqpoll: bool) -> io::Result<Self> {
-        let mut b = IoUring::builder();
-        if sqpoll {
-            b.setup_sqpoll(50);
-        }
-        let ring = b.build(depth.next_power_of_two().max(1))?;
+        let ring = build_ring(depth.next_power_of_two().max(1), sqpoll)?;
         let file = file.try_clone()?;
         let mut bufs: Vec<AlignedBuf> =
             (0..depth).map(|_| AlignedBuf::new(buf_len, 4096)).collect();

@@ -112,6 +112,10 @@ pub fn run(
         )));
     }
 
+    // diskstats of the devices under the test, from just before the first I/O.
+    let snap0 = (!target.watch.is_empty())
+        .then(|| crate::stats::Snapshot::read(root).ok())
+        .flatten();
     let start = Instant::now();
     let ramp = job.ramp.unwrap_or_default();
     let ramp_end = start + ramp;
@@ -168,7 +172,7 @@ pub fn run(
         let all_done = handles.iter().all(|h| h.is_finished());
         let now = Instant::now();
         if now < next_tick && !all_done {
-            std::thread::sleep((next_tick - now).min(Duration::from_millis(5)));
+            std::thread::sleep((next_tick - now).min(Duration::from_millis(20)));
             continue;
         }
         let (mut bytes, mut ios) = (0u64, 0u64);
@@ -230,6 +234,11 @@ pub fn run(
         .map(|h| h.join().expect("worker thread panicked"))
         .collect();
     let cpu1 = crate::sys::cpu_times();
+    // Before the target is closed: closing a block device flushes its page cache, which would
+    // hide what buffered writes left in memory.
+    let snap1 = snap0
+        .as_ref()
+        .and_then(|_| crate::stats::Snapshot::read(root).ok());
     let cancelled = cancel.load(Ordering::Relaxed);
 
     let mut hist = new_histogram();
@@ -324,12 +333,66 @@ pub fn run(
         cancelled,
         error,
         warnings: job_warnings(job, engine_used),
+        findings: Vec::new(),
+        diskstats: Vec::new(),
         repeats: None,
         spread: None,
     };
+    let mut result = result;
+    if let (Some(a), Some(b)) = (&snap0, &snap1) {
+        explain(root, job, &target, a, b, &mut result);
+    }
     let info = target.info.clone();
     drop(target);
     Ok((info, result))
+}
+
+/// Adds the diskstats summary and findings of the devices under the test to `result`.
+fn explain(
+    root: &SysRoot,
+    job: &Job,
+    target: &target::OpenTarget,
+    a: &crate::stats::Snapshot,
+    b: &crate::stats::Snapshot,
+    result: &mut RunResult,
+) {
+    use crate::stats::findings::{Activity, Moved, analyze};
+    let seconds = b.at.saturating_duration_since(a.at).as_secs_f64();
+    let mut devices = Vec::new();
+    let mut stats_off = Vec::new();
+    for name in &target.watch {
+        if let (Some(p), Some(c)) = (a.devices.get(name), b.devices.get(name)) {
+            let d = c.delta(p);
+            let mut x = crate::stats::compute(name, &d, seconds);
+            x.stats_off = crate::stats::iostats_disabled(root, name);
+            if x.stats_off {
+                stats_off.push(name.clone());
+            }
+            result.diskstats.push(x);
+            devices.push((name.clone(), d));
+        }
+    }
+    let activity = Activity {
+        devices,
+        seconds,
+        stats_off,
+        logical_block_size: target.info.logical_block_size.unwrap_or(512),
+        write_cache: target.info.write_cache.clone(),
+        below_count: target.below_count,
+    };
+    let moved = Moved {
+        read_bytes: result.read_bytes,
+        write_bytes: result.write_bytes,
+    };
+    let findings = analyze(job, moved, &activity, crate::sys::page_size());
+    for f in &findings {
+        // A measured finding replaces the a-priori warning of the same kind.
+        result.warnings.retain(|w| w.kind != f.kind);
+        result
+            .warnings
+            .push(Warning::new(f.kind, f.message.clone()));
+    }
+    result.findings = findings;
 }
 
 /// What the job's own settings make a reader of its result need to know.

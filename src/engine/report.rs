@@ -122,6 +122,10 @@ pub struct RunResult {
     pub cancelled: bool,
     pub error: Option<IoFailure>,
     pub warnings: Vec<Warning>,
+    /// What the diskstats of the devices under the test showed, explained.
+    pub findings: Vec<crate::stats::findings::Finding>,
+    /// The target's device and its related devices over the run, in `iostat -x` terms.
+    pub diskstats: Vec<crate::stats::IostatX>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repeats: Option<Vec<RunResult>>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -36,8 +36,7 @@ pub struct TargetInfo {
     pub path: String,
     /// `block` or `file`.
     pub kind: &'static str,
-    /// Kernel name of the block device (of the target, or of the file's file system's device
-    /// is not looked up).
+    /// Kernel name of the block device: the target, or the one holding a file target.
     pub device: Option<String>,
     pub size_bytes: u64,
     pub logical_block_size: Option<u64>,
@@ -55,7 +54,40 @@ pub struct OpenTarget {
     pub file: File,
     pub info: TargetInfo,
     pub plan: Plan,
+    /// Devices whose diskstats explain the test: the target's device (for a file, the device
+    /// holding it), what it is built on, then what is built on it.
+    pub watch: Vec<String>,
+    /// How many of `watch` (from the start) are the device and what it is built on.
+    pub below_count: usize,
     remove_on_drop: Option<PathBuf>,
+}
+
+/// The watch list for the device named `name`.
+fn watch_list(tree: &crate::device::DeviceTree, name: &str) -> (Vec<String>, usize) {
+    let below = 1 + tree.below(name).len();
+    (crate::stats::related(tree, name), below)
+}
+
+/// The block device that holds a file, and its watch list (empty for tmpfs, overlay, ...).
+fn watch_for_file(root: &SysRoot, path: &Path) -> (Vec<String>, usize, Option<String>) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return (Vec::new(), 0, None);
+    };
+    let devno = format!("{}:{}", libc::major(meta.dev()), libc::minor(meta.dev()));
+    let opts = DiscoverOptions {
+        skip_signatures: true,
+    };
+    let Ok(tree) = discover(root, &opts) else {
+        return (Vec::new(), 0, None);
+    };
+    match tree.by_maj_min(&devno) {
+        Some(d) => {
+            let (w, b) = watch_list(&tree, &d.name);
+            (w, b, Some(d.name.clone()))
+        }
+        None => (Vec::new(), 0, None),
+    }
 }
 
 impl Drop for OpenTarget {
@@ -85,9 +117,9 @@ pub fn open(root: &SysRoot, spec: &TargetSpec, job: &Job) -> Result<OpenTarget, 
     }
     let path = Path::new(&spec.path);
     if path.is_dir() {
-        open_dir_file(path, job, writes, flags, report.write_safety)
+        open_dir_file(root, path, job, writes, flags, report.write_safety)
     } else {
-        open_named_file(path, spec, job, writes, flags, report.write_safety)
+        open_named_file(root, path, spec, job, writes, flags, report.write_safety)
     }
 }
 
@@ -125,6 +157,7 @@ fn open_block(
         is_block: true,
     };
     let plan = job.validate(&facts).map_err(invalid)?;
+    let (watch, below_count) = watch_list(&tree, &name);
     let path = dev.path.clone();
     let file = if writes {
         open_exclusive(&path, true, flags).map_err(|e| open_err(&path, e))?
@@ -151,6 +184,8 @@ fn open_block(
             write_safety: report.write_safety,
         },
         plan,
+        watch,
+        below_count,
         remove_on_drop: None,
     })
 }
@@ -167,6 +202,7 @@ fn file_direct_align(path: &Path) -> u64 {
 }
 
 fn open_dir_file(
+    root: &SysRoot,
     dir: &Path,
     job: &Job,
     writes: bool,
@@ -207,6 +243,8 @@ fn open_dir_file(
             region: 0,
             total: 0,
         },
+        watch: Vec::new(),
+        below_count: 0,
         remove_on_drop: Some(path.clone()),
     };
     let facts = TargetFacts {
@@ -229,6 +267,10 @@ fn open_dir_file(
         .custom_flags(flags | libc::O_CLOEXEC)
         .open(&path)
         .map_err(|e| open_err(&path, e))?;
+    let (watch, below, dev) = watch_for_file(root, &path);
+    guard.watch = watch;
+    guard.below_count = below;
+    guard.info.device = dev;
     Ok(guard)
 }
 
@@ -249,6 +291,7 @@ fn lay_out(f: &File, size: u64, data: Data) -> std::io::Result<()> {
 }
 
 fn open_named_file(
+    root: &SysRoot,
     path: &Path,
     spec: &TargetSpec,
     job: &Job,
@@ -277,12 +320,13 @@ fn open_named_file(
         .custom_flags(flags | libc::O_CLOEXEC)
         .open(path)
         .map_err(|e| open_err(path, e))?;
+    let (watch, below_count, dev) = watch_for_file(root, path);
     Ok(OpenTarget {
         file,
         info: TargetInfo {
             path: spec.path.clone(),
             kind: "file",
-            device: None,
+            device: dev,
             size_bytes: len,
             logical_block_size: None,
             physical_block_size: None,
@@ -293,6 +337,8 @@ fn open_named_file(
             write_safety: safety,
         },
         plan,
+        watch,
+        below_count,
         remove_on_drop: None,
     })
 }

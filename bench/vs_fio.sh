@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Benchmark: blkscope's engine against fio (--ioengine=io_uring --fixedbufs --registerfiles),
+# the same job alternately, PAIRS pairs, on a zram device and on a loop device with direct I/O.
+# Prints the median IOPS of each and the ratios blkscope/fio for IOPS and for CPU per I/O
+# (whole-process user+system time over I/Os, measured alike for both: see vs_fio.py).
+# Goal: IOPS ratio >= 1.0, CPU ratio <= 1.0. Needs root, fio and python3. Creates its own zram device (hot_add) and loop device over a file
+# in a temporary directory, and removes exactly those on exit.
+#
+#   sudo bash bench/vs_fio.sh                 # RUNTIME=3 PAIRS=3 by default
+#   RUNTIME=5 PAIRS=5 sudo -E bash bench/vs_fio.sh
+set -euo pipefail
+RUNTIME=${RUNTIME:-3}
+PAIRS=${PAIRS:-3}
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+BIN=$PWD/target/release/blkscope
+command -v fio >/dev/null || { echo "fio is needed: apt-get install fio" >&2; exit 1; }
+
+work=$(mktemp -d)
+zdev="" ; ldev=""
+cleanup() {
+  [ -n "$ldev" ] && losetup -d "$ldev" 2>/dev/null || true
+  if [ -n "$zdev" ]; then
+    # The device may still be closing (a run was interrupted): retry for a few seconds.
+    for _ in $(seq 1 25); do
+      echo 1 > "/sys/block/$zdev/reset" 2>/dev/null &&
+        echo "${zdev#zram}" > /sys/class/zram-control/hot_remove 2>/dev/null && break
+      sleep 0.2
+    done
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+# A zram device of our own.
+if [ -e /sys/class/zram-control/hot_add ]; then
+  zdev=zram$(cat /sys/class/zram-control/hot_add)
+  echo 1G > "/sys/block/$zdev/disksize"
+fi
+# A loop device with direct I/O over a preallocated file.
+fallocate -l 1G "$work/loop.img"
+ldev=$(losetup --find --show --direct-io=on "$work/loop.img")
+# Write every block once so reads hit real data.
+for d in ${zdev:+/dev/$zdev} "$ldev"; do
+  fio --name=fill --filename="$d" --rw=write --bs=1M --direct=1 --ioengine=io_uring --iodepth=8 \
+      --size=1G --output=/dev/null
+done
+
+python3 bench/vs_fio.py "$BIN" "$RUNTIME" "$PAIRS" ${zdev:+/dev/$zdev} "$ldev"

@@ -1,0 +1,366 @@
+//! Findings: what the diskstats figures of a test mean, as data (a kind, the numbers behind it
+//! and a short explanation), so the command line and the TUI show the same thing.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::iostat::{Counters, compute};
+use crate::engine::job::{Job, Mode, Op};
+use crate::units::fmt_size;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    /// `read_modify_write`, `flushes`, `util_saturation`, `stats_off`, `page_cache`.
+    pub kind: &'static str,
+    /// The device the figures come from.
+    pub device: String,
+    pub message: String,
+    pub numbers: BTreeMap<&'static str, f64>,
+}
+
+/// What the devices under a test did while it ran.
+#[derive(Debug, Clone)]
+pub struct Activity {
+    /// The target's device first (for a file target: the device holding the file), then the
+    /// devices it is built on, then those built on it. Each with its counter deltas.
+    pub devices: Vec<(String, Counters)>,
+    /// Seconds between the two readings.
+    pub seconds: f64,
+    /// Devices whose `queue/iostats` is 0.
+    pub stats_off: Vec<String>,
+    /// The target's logical block size.
+    pub logical_block_size: u64,
+    /// `write back` or `write through`, where known.
+    pub write_cache: Option<String>,
+    /// How many of `devices` (from the start) are the target and what it is built on.
+    pub below_count: usize,
+}
+
+/// Bytes a test moved, as the engine counted them.
+#[derive(Debug, Clone, Copy)]
+pub struct Moved {
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+fn mib(b: f64) -> String {
+    fmt_size(b as u64)
+}
+
+/// Explains the diskstats of a test run.
+pub fn analyze(job: &Job, moved: Moved, act: &Activity, page_size: u64) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Some((target, td)) = act.devices.first() else {
+        return out;
+    };
+    if act.stats_off.iter().any(|d| d == target) {
+        out.push(Finding {
+            kind: "stats_off",
+            device: target.clone(),
+            message: format!(
+                "the kernel keeps no I/O statistics for {target} (queue/iostats = 0): its diskstats \
+                 are zeros, not idleness; turn them on with: echo 1 > /sys/block/{target}/queue/iostats"
+            ),
+            numbers: BTreeMap::new(),
+        });
+        return out;
+    }
+    let write_only = matches!(job.op, Op::Write | Op::Randwrite);
+
+    // Reads during a write-only test, on the target or a device under it.
+    if write_only {
+        let written = moved.write_bytes as f64;
+        if let Some((dev, d)) = act.devices[..act.below_count.max(1)]
+            .iter()
+            .filter(|(_, d)| {
+                let r = d.sectors_read as f64 * 512.0;
+                r >= 65536.0 && r >= written * 0.01
+            })
+            .max_by_key(|(_, d)| d.sectors_read)
+        {
+            let read = d.sectors_read as f64 * 512.0;
+            let buffered = job.mode != Mode::Direct;
+            let partial_page = job.bs % page_size != 0;
+            let message = if buffered && partial_page {
+                format!(
+                    "read-modify-write: {} was read from {dev} while the test wrote {}. Buffered \
+                     writes of {} bytes cover only part of a {page_size}-byte page-cache block, so \
+                     the kernel reads the block first, whatever the sector size. Use a block size \
+                     that is a multiple of {page_size} (--bs {}), or direct I/O with a multiple of \
+                     the logical block size ({}).",
+                    mib(read),
+                    mib(written),
+                    job.bs,
+                    fmt_size(page_size),
+                    act.logical_block_size
+                )
+            } else {
+                format!(
+                    "read-modify-write: {} was read from {dev} during a write-only test ({} \
+                     written). Something below the test rewrites partial blocks: a device \
+                     underneath with a larger block size, RAID parity, or unaligned offsets.",
+                    mib(read),
+                    mib(written)
+                )
+            };
+            out.push(Finding {
+                kind: "read_modify_write",
+                device: dev.clone(),
+                message,
+                numbers: BTreeMap::from([
+                    ("device_read_bytes", read),
+                    ("device_reads", d.reads as f64),
+                    ("test_write_bytes", written),
+                    ("bs", job.bs as f64),
+                    ("page_size", page_size as f64),
+                ]),
+            });
+        }
+    }
+
+    // Flushes during the test. fdatasync mode ends with one flush per job by design.
+    let x = compute(target, td, act.seconds);
+    let expected_flushes = if job.mode == Mode::Fdatasync {
+        2 * job.jobs as u64
+    } else {
+        0
+    };
+    if td.flushes > expected_flushes && job.op.writes() {
+        let cache = act.write_cache.as_deref().unwrap_or("unknown");
+        let why = match job.mode {
+            Mode::Dsync | Mode::Sync => format!(
+                "with {} every write waits until the drive has written its volatile cache \
+                 (write cache: {cache}); that wait, not the transfer, is what sync writes cost. \
+                 A drive with power-loss protection, or with its cache in write through mode, \
+                 pays less per write.",
+                if job.mode == Mode::Dsync {
+                    "O_DSYNC"
+                } else {
+                    "O_SYNC"
+                }
+            ),
+            _ => format!(
+                "each makes the drive write its volatile cache (write cache: {cache}) before \
+                 going on; something other than this test asked for them."
+            ),
+        };
+        out.push(Finding {
+            kind: "flushes",
+            device: target.clone(),
+            message: format!(
+                "{} cache flushes reached {target} ({:.0}/s, {:.2} ms each on average): {why}",
+                td.flushes, x.f_s, x.f_await
+            ),
+            numbers: BTreeMap::from([
+                ("flushes", td.flushes as f64),
+                ("f/s", x.f_s),
+                ("f_await", x.f_await),
+                ("w/s", x.w_s),
+            ]),
+        });
+    }
+
+    // %util next to the queue depth.
+    let ios = td.reads + td.writes;
+    if ios > 0 && act.seconds >= 0.5 {
+        let numbers = BTreeMap::from([
+            ("util", x.util),
+            ("aqu-sz", x.aqu_sz),
+            ("r/s", x.r_s),
+            ("w/s", x.w_s),
+            ("r_await", x.r_await),
+            ("w_await", x.w_await),
+        ]);
+        if x.util >= 95.0 && x.aqu_sz < 1.5 {
+            out.push(Finding {
+                kind: "util_saturation",
+                device: target.clone(),
+                message: format!(
+                    "%util is {:.0}% with {:.1} requests in flight on average: %util is the share \
+                     of time with at least one request in flight, not capacity. A device that \
+                     serves requests in parallel (SSD, NVMe, RAID) can often do more with a \
+                     deeper queue (--iodepth 32 or --jobs 4).",
+                    x.util, x.aqu_sz
+                ),
+                numbers,
+            });
+        } else if x.util < 90.0 && x.aqu_sz >= 4.0 {
+            out.push(Finding {
+                kind: "util_saturation",
+                device: target.clone(),
+                message: format!(
+                    "%util is {:.0}% although {:.1} requests were queued on average: %util counts \
+                     busy time, so it says little about how close a parallel device is to its \
+                     limit; read it next to aqu-sz, IOPS and latency.",
+                    x.util, x.aqu_sz
+                ),
+                numbers,
+            });
+        }
+    }
+
+    // Buffered writes that never reached the device.
+    if job.op.writes() && job.mode == Mode::Buffered && moved.write_bytes > 0 {
+        let reached = td.sectors_written as f64 * 512.0;
+        let written = moved.write_bytes as f64;
+        if reached < written * 0.5 {
+            out.push(Finding {
+                kind: "page_cache",
+                device: target.clone(),
+                message: format!(
+                    "only {} of the {} written reached {target} while the test ran: the rest waited \
+                     in the page cache, so the result measured memory, not the device. Use mode \
+                     fdatasync (dd conv=fdatasync) or direct.",
+                    mib(reached),
+                    mib(written)
+                ),
+                numbers: BTreeMap::from([
+                    ("device_write_bytes", reached),
+                    ("test_write_bytes", written),
+                ]),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn act(d: Counters, seconds: f64) -> Activity {
+        Activity {
+            devices: vec![("loop0".into(), d)],
+            seconds,
+            stats_off: vec![],
+            logical_block_size: 4096,
+            write_cache: Some("write back".into()),
+            below_count: 1,
+        }
+    }
+
+    fn job(op: Op, bs: u64, mode: Mode) -> Job {
+        Job {
+            op,
+            bs,
+            mode,
+            ..Job::default()
+        }
+    }
+
+    #[test]
+    fn rmw_for_small_buffered_writes() {
+        // 100 MB written in 512-byte buffered writes; the device read 100 MB in 4 KiB reads.
+        let d = Counters {
+            reads: 25_000,
+            sectors_read: 200_000,
+            writes: 1000,
+            sectors_written: 200_000,
+            ..Default::default()
+        };
+        let moved = Moved {
+            read_bytes: 0,
+            write_bytes: 102_400_000,
+        };
+        let f = analyze(
+            &job(Op::Write, 512, Mode::Fdatasync),
+            moved,
+            &act(d, 2.0),
+            4096,
+        );
+        let rmw = f
+            .iter()
+            .find(|f| f.kind == "read_modify_write")
+            .expect("rmw");
+        assert_eq!(rmw.numbers["device_read_bytes"], 102_400_000.0);
+        assert!(rmw.message.contains("--bs 4K"), "{}", rmw.message);
+        // No reads at 4 KiB: no finding.
+        let d = Counters {
+            writes: 1000,
+            sectors_written: 200_000,
+            ..Default::default()
+        };
+        let f = analyze(
+            &job(Op::Write, 4096, Mode::Fdatasync),
+            moved,
+            &act(d, 2.0),
+            4096,
+        );
+        assert!(f.iter().all(|f| f.kind != "read_modify_write"));
+        // Reads during a read test are not read-modify-write.
+        let d = Counters {
+            reads: 25_000,
+            sectors_read: 200_000,
+            ..Default::default()
+        };
+        let f = analyze(
+            &job(Op::Read, 512, Mode::Buffered),
+            moved,
+            &act(d, 2.0),
+            4096,
+        );
+        assert!(f.iter().all(|f| f.kind != "read_modify_write"));
+    }
+
+    #[test]
+    fn flushes_and_util() {
+        let d = Counters {
+            writes: 512,
+            sectors_written: 4096,
+            flushes: 256,
+            ms_flushing: 128,
+            io_ticks: 1990,
+            weighted_ms: 2000,
+            ..Default::default()
+        };
+        let moved = Moved {
+            read_bytes: 0,
+            write_bytes: 131_072,
+        };
+        let f = analyze(&job(Op::Write, 512, Mode::Dsync), moved, &act(d, 2.0), 4096);
+        let fl = f.iter().find(|f| f.kind == "flushes").expect("flushes");
+        assert_eq!(fl.numbers["flushes"], 256.0);
+        assert_eq!(fl.numbers["f/s"], 128.0);
+        assert_eq!(fl.numbers["f_await"], 0.5);
+        assert!(fl.message.contains("O_DSYNC"));
+        let u = f
+            .iter()
+            .find(|f| f.kind == "util_saturation")
+            .expect("util");
+        assert!(u.message.contains("not capacity"), "{}", u.message);
+        assert_eq!(u.numbers["util"], 99.5);
+    }
+
+    #[test]
+    fn page_cache_and_stats_off() {
+        let d = Counters {
+            writes: 10,
+            sectors_written: 2048,
+            ..Default::default()
+        };
+        let moved = Moved {
+            read_bytes: 0,
+            write_bytes: 64 << 20,
+        };
+        let f = analyze(
+            &job(Op::Write, 1 << 20, Mode::Buffered),
+            moved,
+            &act(d, 1.0),
+            4096,
+        );
+        assert!(f.iter().any(|f| f.kind == "page_cache"));
+        let f = analyze(
+            &job(Op::Write, 1 << 20, Mode::Fdatasync),
+            moved,
+            &act(d, 1.0),
+            4096,
+        );
+        assert!(f.iter().all(|f| f.kind != "page_cache"));
+        let mut a = act(d, 1.0);
+        a.stats_off = vec!["loop0".into()];
+        let f = analyze(&job(Op::Write, 1 << 20, Mode::Buffered), moved, &a, 4096);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].kind, "stats_off");
+    }
+}

@@ -1,0 +1,331 @@
+//! diskstats in iostat -x terms on real loop devices: `blkscope stat --json` against
+//! `iostat -x -o JSON` under the same load, and the findings a test run raises (or must not).
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+
+const MIB: u64 = 1 << 20;
+
+fn findings(doc: &serde_json::Value) -> Vec<String> {
+    doc["results"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn finding<'a>(doc: &'a serde_json::Value, kind: &str) -> &'a serde_json::Value {
+    doc["results"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} finding in {}", doc["results"][0]["findings"]))
+}
+
+fn close(a: f64, b: f64, rel: f64, abs: f64) -> bool {
+    (a - b).abs() <= abs || (a - b).abs() <= rel * a.abs().max(b.abs())
+}
+
+#[test]
+fn stat_json_agrees_with_iostat() {
+    if !require(true, &["losetup", "iostat"]) {
+        return;
+    }
+    let lo = Loop::new(512 * MIB, None, false);
+    // A steady load: 4 KiB random reads at QD4 for long enough to cover both samplers.
+    let mut load = bin()
+        .args([
+            "run",
+            lo.dev(),
+            "--op",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "4",
+            "--runtime",
+            "7s",
+            "--json",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let iostat = Command::new("iostat")
+        .args(["-x", "-d", "-y", "-o", "JSON", &lo.name, "1", "4"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ours = blkscope(&[
+        "stat",
+        &lo.name,
+        "--json",
+        "--interval",
+        "1s",
+        "--count",
+        "4",
+    ]);
+    let theirs = iostat.wait_with_output().unwrap();
+    let _ = load.wait();
+    assert!(ours.status.success());
+    let theirs: serde_json::Value = serde_json::from_slice(&theirs.stdout).unwrap();
+    let theirs = theirs["sysstat"]["hosts"][0]["statistics"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let ours: Vec<serde_json::Value> = stdout_of(&ours)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(ours.len(), 4);
+    assert_eq!(theirs.len(), 4);
+    let mut compared = 0;
+    for (t, o) in theirs.iter().zip(&ours) {
+        let t = &t["disk"][0];
+        let o = &o["devices"][0];
+        assert_eq!(o["disk_device"], lo.name.as_str());
+        // The same keys as sysstat.
+        let tk: std::collections::BTreeSet<&String> = t.as_object().unwrap().keys().collect();
+        let ok: std::collections::BTreeSet<&String> = o.as_object().unwrap().keys().collect();
+        assert_eq!(ok, tk, "key sets differ");
+        let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap();
+        if f(t, "r/s") < 1000.0 {
+            continue; // the load had not started or already ended in this interval
+        }
+        for k in ["r/s", "rkB/s", "rareq-sz"] {
+            assert!(
+                close(f(t, k), f(o, k), 0.02, 0.01),
+                "{k}: iostat {} blkscope {}",
+                f(t, k),
+                f(o, k)
+            );
+        }
+        // iostat prints 2 decimals: a small value may differ by its rounding.
+        for k in ["aqu-sz", "util", "r_await"] {
+            assert!(
+                close(f(t, k), f(o, k), 0.02, 0.02),
+                "{k}: iostat {} blkscope {}",
+                f(t, k),
+                f(o, k)
+            );
+        }
+        compared += 1;
+    }
+    assert!(compared >= 2, "the load covered at least two intervals");
+}
+
+#[test]
+fn small_buffered_writes_cause_read_modify_write_and_aligned_ones_do_not() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    // A cold 4096-byte-sector device: nothing of it is cached yet.
+    let lo = Loop::new(128 * MIB, Some(4096), false);
+    let (doc, code) = blkscope_json(&[
+        "run",
+        lo.dev(),
+        "--op",
+        "write",
+        "--bs",
+        "512",
+        "--mode",
+        "fdatasync",
+        "--engine",
+        "psync",
+        "--size",
+        "16M",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{doc}");
+    let rmw = finding(&doc, "read_modify_write");
+    let read = rmw["numbers"]["device_read_bytes"].as_f64().unwrap();
+    // Measured: as many bytes read as written.
+    assert!(read >= 0.9 * (16 * MIB) as f64, "read {read}");
+    assert!(rmw["message"].as_str().unwrap().contains("4096"));
+    assert!(
+        doc["results"][0]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["kind"] == "read_modify_write")
+    );
+
+    // 4096-byte buffered writes on a fresh region: no reads.
+    let (doc, _) = blkscope_json(&[
+        "run",
+        lo.dev(),
+        "--op",
+        "write",
+        "--bs",
+        "4k",
+        "--mode",
+        "fdatasync",
+        "--engine",
+        "psync",
+        "--offset",
+        "32M",
+        "--size",
+        "16M",
+        "--json",
+    ]);
+    assert!(
+        !findings(&doc).contains(&"read_modify_write".into()),
+        "{doc}"
+    );
+    // Aligned 4096-byte direct writes: no reads either.
+    let (doc, _) = blkscope_json(&[
+        "run",
+        lo.dev(),
+        "--op",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "8",
+        "--offset",
+        "64M",
+        "--size",
+        "16M",
+        "--json",
+    ]);
+    assert!(
+        !findings(&doc).contains(&"read_modify_write".into()),
+        "{doc}"
+    );
+    let ds = &doc["results"][0]["diskstats"][0];
+    assert_eq!(ds["disk_device"], lo.name.as_str());
+    assert_eq!(ds["r/s"], 0.0);
+}
+
+#[test]
+fn dsync_writes_raise_flushes() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::new(64 * MIB, None, false);
+    let (doc, code) = blkscope_json(&[
+        "run",
+        lo.dev(),
+        "--op",
+        "write",
+        "--bs",
+        "4k",
+        "--mode",
+        "dsync",
+        "--size",
+        "2M",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{doc}");
+    let f = finding(&doc, "flushes");
+    // One flush per O_DSYNC write (512 writes).
+    assert!(f["numbers"]["flushes"].as_f64().unwrap() >= 512.0, "{f}");
+    assert!(f["message"].as_str().unwrap().contains("O_DSYNC"));
+    // Direct writes without sync flags: no flushes.
+    let (doc, _) = blkscope_json(&[
+        "run",
+        lo.dev(),
+        "--op",
+        "write",
+        "--bs",
+        "64k",
+        "--size",
+        "8M",
+        "--json",
+    ]);
+    assert!(!findings(&doc).contains(&"flushes".into()), "{doc}");
+}
+
+#[test]
+fn buffered_writes_without_sync_measure_memory() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::new(128 * MIB, None, false);
+    let (doc, code) = blkscope_json(&[
+        "run",
+        lo.dev(),
+        "--op",
+        "write",
+        "--bs",
+        "1M",
+        "--mode",
+        "buffered",
+        "--size",
+        "64M",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{doc}");
+    let f = finding(&doc, "page_cache");
+    let reached = f["numbers"]["device_write_bytes"].as_f64().unwrap();
+    assert!(reached < 0.5 * (64 * MIB) as f64, "{f}");
+    // The same write with fdatasync reaches the device: no finding.
+    let (doc, _) = blkscope_json(&[
+        "run",
+        lo.dev(),
+        "--op",
+        "write",
+        "--bs",
+        "1M",
+        "--mode",
+        "fdatasync",
+        "--size",
+        "64M",
+        "--json",
+    ]);
+    assert!(!findings(&doc).contains(&"page_cache".into()), "{doc}");
+}
+
+#[test]
+fn statistics_off_is_said_not_shown_as_idle() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::new(64 * MIB, None, false);
+    struct Knob(String);
+    impl Drop for Knob {
+        fn drop(&mut self) {
+            let _ = std::fs::write(&self.0, "1");
+        }
+    }
+    let knob = Knob(format!("/sys/block/{}/queue/iostats", lo.name));
+    std::fs::write(&knob.0, "0").unwrap();
+    let (doc, _) = blkscope_json(&["run", lo.dev(), "--size", "8M", "--json"]);
+    assert_eq!(findings(&doc), ["stats_off"], "{doc}");
+    assert_eq!(doc["results"][0]["diskstats"][0]["stats_off"], true);
+    let out = blkscope(&["stat", &lo.name, "--count", "1", "--interval", "100ms"]);
+    assert!(
+        stdout_of(&out).contains("statistics off"),
+        "{}",
+        stdout_of(&out)
+    );
+}
+
+#[test]
+fn stat_table_and_errors() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::new(16 * MIB, None, false);
+    let out = blkscope(&["stat", lo.dev(), "--count", "2", "--interval", "100ms"]);
+    assert!(out.status.success());
+    let t = stdout_of(&out);
+    assert_eq!(
+        t.matches("Device ").count(),
+        2,
+        "one table per interval: {t}"
+    );
+    assert!(t.contains("%util") && t.contains("aqu-sz") && t.contains("f_await"));
+    assert!(t.lines().any(|l| l.starts_with(&lo.name)));
+    let out = blkscope(&["stat", "/dev/nosuchdisk", "--count", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1);
+    assert!(err.contains("blkscope list"), "{err}");
+}
