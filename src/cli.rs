@@ -25,6 +25,19 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
 
+    /// Where the TUI's scratch file goes (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Draw the TUI with ASCII and dot markers instead of line drawing and braille (automatic
+    /// on TERM=linux, vt100 and dumb).
+    #[arg(long)]
+    pub ascii: bool,
+
+    /// Redraw the TUI at most this many times a second.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=60))]
+    pub fps: u32,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -194,12 +207,32 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
     let mut out = stdout.lock();
     match cli.command {
         None => {
+            use std::io::IsTerminal;
+            if io::stdout().is_terminal() && io::stdin().is_terminal() {
+                drop(out);
+                let dir = match cli.dir {
+                    Some(d) => d,
+                    None => std::env::current_dir()
+                        .map_err(|e| crate::Error::io(std::path::Path::new("."), e))?,
+                };
+                if !dir.is_dir() {
+                    return Err(crate::Error::TargetNotFound { path: dir });
+                }
+                crate::ui::run(crate::ui::UiOptions {
+                    root,
+                    dir,
+                    fps: cli.fps,
+                    look: crate::ui::look_from_env(cli.ascii),
+                })?;
+                return Ok(0);
+            }
             let tree = device::discover(&root, &DiscoverOptions::default())?.listed(false);
             write_table(&mut out, &tree, !utf8_locale())?;
             writeln_io(
                 &mut out,
-                "\nblkscope's interactive view is not built yet; headless commands: \
-                 `blkscope list --json`, `blkscope check TARGET` (see `blkscope --help`).",
+                "\nstdout is not a terminal, so the interactive view did not start. Headless: \
+                 `blkscope list --json`, `blkscope check TARGET`, `blkscope run TARGET --json`, \
+                 `blkscope stat --json` (see `blkscope --help`).",
             )?;
             Ok(0)
         }

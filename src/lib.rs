@@ -5,6 +5,7 @@
 //! - [`engine`]: the I/O engine (io_uring, or pread/pwrite) that runs a job on a target and
 //!   streams live samples.
 //! - [`stats`]: /proc/diskstats in `iostat -x` terms, and findings that explain them.
+//! - [`ui`]: the terminal UI, a view over state that the engine and the sampler feed.
 //! - [`cli`]: the `blkscope` command line (the binary is a thin shell around it).
 //!
 //! The device and engine code know nothing of any user interface. `unsafe` lives only in [`sys`].
@@ -17,6 +18,7 @@ pub mod error;
 pub mod stats;
 pub mod sys;
 pub mod sysroot;
+pub mod ui;
 pub mod units;
 
 pub use error::Error;

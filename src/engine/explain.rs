@@ -85,7 +85,9 @@ pub fn fio_command(job: &Job, filename: &str, total: u64) -> String {
 /// The dd command line(s) for `job`, or why dd cannot express it.
 pub fn dd_command(job: &Job, target: &str, total: u64) -> Result<String, String> {
     if job.op.is_random() {
-        return Err("dd only reads and writes sequentially; random I/O needs fio or blkscope".into());
+        return Err(
+            "dd only reads and writes sequentially; random I/O needs fio or blkscope".into(),
+        );
     }
     if job.iodepth > 1 && job.engine == EngineKind::Uring {
         return Err(format!(
@@ -97,7 +99,9 @@ pub fn dd_command(job: &Job, target: &str, total: u64) -> Result<String, String>
         return Err("dd runs over a size, not for a time; set a size instead of a runtime".into());
     }
     if job.offset % job.bs != 0 {
-        return Err("dd's seek=/skip= count whole blocks; the offset is not a multiple of bs".into());
+        return Err(
+            "dd's seek=/skip= count whole blocks; the offset is not a multiple of bs".into(),
+        );
     }
     let jobs = job.jobs.max(1) as u64;
     let region = (bytes_of(job).unwrap_or(total) / jobs) / job.bs * job.bs;

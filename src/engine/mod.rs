@@ -5,7 +5,9 @@
 //! Threads: one named OS thread per job (`blkscope-job-N`), each with its own ring; the calling
 //! thread samples their interval figures and calls back.
 
+pub mod explain;
 pub mod job;
+pub mod presets;
 pub mod report;
 pub mod target;
 pub mod worker;

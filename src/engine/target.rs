@@ -21,7 +21,7 @@ use crate::sysroot::SysRoot;
 pub const DEFAULT_FILE_SIZE: u64 = 256 << 20;
 
 /// What the user named, and what they confirmed.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TargetSpec {
     pub path: String,
     /// The device name typed back for a `confirm` device.

@@ -1,0 +1,754 @@
+//! The TUI's state and what each key does to it. No terminal here: the event loop
+//! (`ui::run`) feeds keys, engine samples and diskstats in, and carries out the [`Action`]s that
+//! come back; `render` draws the state. So every key can be tested on the state alone.
+
+use std::path::PathBuf;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::device::{DeviceTree, WriteSafety};
+use crate::engine::job::{Data, EngineKind, Job, Mode, Op, SizeSpec, TargetFacts};
+use crate::engine::presets::{self, Preset};
+use crate::engine::report::{RunResult, Sample};
+use crate::engine::{TargetInfo, TargetSpec, explain};
+use crate::stats::IostatX;
+use crate::units::fmt_size;
+
+/// Something the test could run on.
+#[derive(Debug, Clone)]
+pub struct TargetEntry {
+    /// Device kernel name, or None for the scratch file.
+    pub device: Option<String>,
+    pub label: String,
+    pub depth: usize,
+    pub size: u64,
+    pub safety: WriteSafety,
+    pub badges: Vec<&'static str>,
+    pub reasons: Vec<String>,
+    pub lbs: u64,
+    pub model: Option<String>,
+}
+
+impl TargetEntry {
+    pub fn is_scratch(&self) -> bool {
+        self.device.is_none()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Devices,
+    Tests,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    Main,
+    Run,
+    Results,
+}
+
+/// The fields of the test form.
+pub const FORM_FIELDS: [&str; 8] = [
+    "bs", "size", "runtime", "iodepth", "jobs", "mode", "data", "engine",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Form {
+    pub field: usize,
+    /// Text being typed into the field, when editing.
+    pub editing: Option<String>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Overlay {
+    None,
+    Help,
+    Form(Form),
+    /// Typing the device name back before a write on a `confirm` device.
+    Confirm {
+        device: String,
+        typed: String,
+        error: Option<String>,
+    },
+    /// A write refused on a `blocked` device.
+    Refused {
+        device: String,
+        reasons: Vec<String>,
+    },
+}
+
+/// What the event loop must do after a key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    None,
+    Start {
+        spec: TargetSpec,
+        job: Job,
+    },
+    Cancel,
+    /// Cancel what runs (if anything), then quit.
+    Quit,
+    /// Ctrl-C: quit at once.
+    QuitNow,
+}
+
+/// A test that runs or ran.
+#[derive(Debug, Clone)]
+pub struct RunView {
+    pub test: String,
+    pub target: String,
+    pub job: Job,
+    pub samples: Vec<Sample>,
+    pub cancelling: bool,
+}
+
+/// A finished test in the results table.
+#[derive(Debug, Clone)]
+pub struct ResultRow {
+    pub test: String,
+    pub target: String,
+    pub info: Option<TargetInfo>,
+    pub result: Option<RunResult>,
+    pub error: Option<String>,
+    pub dd: String,
+    pub fio: String,
+}
+
+pub struct App {
+    pub tree: DeviceTree,
+    pub scratch_dir: PathBuf,
+    pub targets: Vec<TargetEntry>,
+    pub selected_target: usize,
+    /// The tests, with the parameters as edited for this session.
+    pub tests: Vec<Preset>,
+    pub selected_test: usize,
+    pub focus: Focus,
+    pub screen: Screen,
+    pub overlay: Overlay,
+    pub run: Option<RunView>,
+    pub results: Vec<ResultRow>,
+    pub selected_result: usize,
+    /// iostat -x of the devices related to the selected (or running) target.
+    pub diskstats: Vec<IostatX>,
+    /// The device names the side panel shows.
+    pub watched: Vec<String>,
+    pub status: Option<String>,
+    pub quit: bool,
+}
+
+impl App {
+    pub fn new(tree: DeviceTree, scratch_dir: PathBuf) -> Self {
+        let mut targets = vec![TargetEntry {
+            device: None,
+            label: format!("scratch file in {}", scratch_dir.display()),
+            depth: 0,
+            size: crate::engine::target::DEFAULT_FILE_SIZE,
+            safety: WriteSafety::Clear,
+            badges: vec!["FILE"],
+            reasons: vec!["a test file of its own, removed afterwards".into()],
+            lbs: 4096,
+            model: None,
+        }];
+        for d in tree.listed(false).devices {
+            let mut badges: Vec<&'static str> =
+                d.safety_reasons.iter().map(|r| r.code.badge()).collect();
+            badges.dedup();
+            targets.push(TargetEntry {
+                device: Some(d.name.clone()),
+                label: d.name.clone(),
+                depth: d.depth,
+                size: d.size_bytes,
+                safety: d.write_safety,
+                badges,
+                reasons: d.safety_reasons.iter().map(|r| r.detail.clone()).collect(),
+                lbs: d.logical_block_size,
+                model: d.model.clone().or(d.dm_name.clone()),
+            });
+        }
+        let mut app = Self {
+            tree,
+            scratch_dir,
+            targets,
+            selected_target: 0,
+            tests: presets::builtin(4096),
+            selected_test: 0,
+            focus: Focus::Devices,
+            screen: Screen::Main,
+            overlay: Overlay::None,
+            run: None,
+            results: Vec::new(),
+            selected_result: 0,
+            diskstats: Vec::new(),
+            watched: Vec::new(),
+            status: None,
+            quit: false,
+        };
+        app.update_watch();
+        app
+    }
+
+    pub fn target(&self) -> &TargetEntry {
+        &self.targets[self.selected_target]
+    }
+
+    pub fn test(&self) -> &Preset {
+        &self.tests[self.selected_test]
+    }
+
+    pub fn running(&self) -> bool {
+        self.screen == Screen::Run
+    }
+
+    /// The device whose figures explain the selected target: the device itself, or for the
+    /// scratch file the device holding its directory.
+    pub fn update_watch(&mut self) {
+        let name = match &self.target().device {
+            Some(d) => Some(d.clone()),
+            None => scratch_device(&self.tree, &self.scratch_dir),
+        };
+        self.watched = match name {
+            Some(n) => crate::stats::related(&self.tree, &n)
+                .into_iter()
+                .take(3)
+                .collect(),
+            None => Vec::new(),
+        };
+    }
+
+    /// The keys that work in the current view, for the footer.
+    pub fn footer(&self) -> Vec<(&'static str, &'static str)> {
+        match (&self.overlay, self.screen) {
+            (Overlay::Help, _) => vec![("Esc", "close")],
+            (Overlay::Form(f), _) if f.editing.is_some() => {
+                vec![("Enter", "accept"), ("Esc", "undo"), ("Ctrl-C", "quit")]
+            }
+            (Overlay::Form(_), _) => vec![
+                ("↑↓", "field"),
+                ("←→", "change"),
+                ("Enter", "edit"),
+                ("Esc", "done"),
+            ],
+            (Overlay::Confirm { .. }, _) => {
+                vec![("type the name", ""), ("Enter", "start"), ("Esc", "cancel")]
+            }
+            (Overlay::Refused { .. }, _) => vec![("Esc", "back")],
+            (Overlay::None, Screen::Run) => {
+                vec![("Esc", "cancel test"), ("q", "cancel+quit"), ("?", "help")]
+            }
+            (Overlay::None, Screen::Results) => vec![
+                ("↑↓", "result"),
+                ("r", "run again"),
+                ("Esc", "back"),
+                ("?", "help"),
+                ("q", "quit"),
+            ],
+            (Overlay::None, Screen::Main) => vec![
+                ("↑↓/jk", "move"),
+                ("Tab", "pane"),
+                ("r", "run"),
+                ("e", "edit"),
+                ("v", "results"),
+                ("?", "help"),
+                ("q", "quit"),
+            ],
+        }
+    }
+
+    /// Handles one key.
+    pub fn on_key(&mut self, key: KeyEvent) -> Action {
+        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+            self.quit = true;
+            return Action::QuitNow;
+        }
+        match self.overlay.clone() {
+            Overlay::Help => {
+                if matches!(
+                    key.code,
+                    KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter
+                ) {
+                    self.overlay = Overlay::None;
+                }
+                Action::None
+            }
+            Overlay::Refused { .. } => {
+                if matches!(key.code, KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q')) {
+                    self.overlay = Overlay::None;
+                }
+                Action::None
+            }
+            Overlay::Confirm {
+                device, mut typed, ..
+            } => match key.code {
+                KeyCode::Esc => {
+                    self.overlay = Overlay::None;
+                    self.status = Some("write test not started".into());
+                    Action::None
+                }
+                KeyCode::Backspace => {
+                    typed.pop();
+                    self.overlay = Overlay::Confirm {
+                        device,
+                        typed,
+                        error: None,
+                    };
+                    Action::None
+                }
+                KeyCode::Enter => {
+                    if typed.trim() == device {
+                        self.overlay = Overlay::None;
+                        self.start(Some(device))
+                    } else {
+                        self.overlay = Overlay::Confirm {
+                            device: device.clone(),
+                            typed,
+                            error: Some(format!("that is not {device}; type {device} exactly")),
+                        };
+                        Action::None
+                    }
+                }
+                KeyCode::Char(c) => {
+                    typed.push(c);
+                    self.overlay = Overlay::Confirm {
+                        device,
+                        typed,
+                        error: None,
+                    };
+                    Action::None
+                }
+                _ => Action::None,
+            },
+            Overlay::Form(form) => self.on_form_key(form, key),
+            Overlay::None => match self.screen {
+                Screen::Run => match key.code {
+                    KeyCode::Esc => {
+                        if let Some(r) = self.run.as_mut() {
+                            r.cancelling = true;
+                        }
+                        Action::Cancel
+                    }
+                    KeyCode::Char('q') => {
+                        self.quit = true;
+                        Action::Quit
+                    }
+                    KeyCode::Char('?') => {
+                        self.overlay = Overlay::Help;
+                        Action::None
+                    }
+                    _ => Action::None,
+                },
+                Screen::Results => match key.code {
+                    KeyCode::Esc | KeyCode::Backspace => {
+                        self.screen = Screen::Main;
+                        Action::None
+                    }
+                    KeyCode::Up | KeyCode::Char('k') => {
+                        self.selected_result = self.selected_result.saturating_sub(1);
+                        Action::None
+                    }
+                    KeyCode::Down | KeyCode::Char('j') => {
+                        if self.selected_result + 1 < self.results.len() {
+                            self.selected_result += 1;
+                        }
+                        Action::None
+                    }
+                    KeyCode::Char('r') => self.request_run(),
+                    KeyCode::Char('?') => {
+                        self.overlay = Overlay::Help;
+                        Action::None
+                    }
+                    KeyCode::Char('q') => {
+                        self.quit = true;
+                        Action::Quit
+                    }
+                    _ => Action::None,
+                },
+                Screen::Main => self.on_main_key(key),
+            },
+        }
+    }
+
+    fn on_main_key(&mut self, key: KeyEvent) -> Action {
+        match key.code {
+            KeyCode::Char('q') => {
+                self.quit = true;
+                Action::Quit
+            }
+            KeyCode::Char('?') => {
+                self.overlay = Overlay::Help;
+                Action::None
+            }
+            KeyCode::Tab | KeyCode::BackTab => {
+                self.focus = match self.focus {
+                    Focus::Devices => Focus::Tests,
+                    Focus::Tests => Focus::Devices,
+                };
+                Action::None
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.move_selection(-1);
+                Action::None
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.move_selection(1);
+                Action::None
+            }
+            KeyCode::Enter => {
+                match self.focus {
+                    Focus::Devices => self.focus = Focus::Tests,
+                    Focus::Tests => self.open_form(),
+                }
+                Action::None
+            }
+            KeyCode::Char('e') => {
+                self.open_form();
+                Action::None
+            }
+            KeyCode::Char('r') => self.request_run(),
+            KeyCode::Char('v') => {
+                if self.results.is_empty() {
+                    self.status = Some("no results yet: press r to run a test".into());
+                } else {
+                    self.screen = Screen::Results;
+                }
+                Action::None
+            }
+            KeyCode::Esc => {
+                self.status = None;
+                Action::None
+            }
+            _ => Action::None,
+        }
+    }
+
+    fn move_selection(&mut self, by: isize) {
+        match self.focus {
+            Focus::Devices => {
+                let n = self.targets.len() as isize;
+                self.selected_target =
+                    (self.selected_target as isize + by).clamp(0, n - 1) as usize;
+                self.update_watch();
+                self.diskstats.clear();
+                // Sync-write latency is measured at the target's logical block size.
+                let lbs = self.target().lbs.max(512);
+                if let Some(p) = self.tests.iter_mut().find(|p| p.id == "sync-latency")
+                    && (p.job.bs == 512 || p.job.bs == 4096)
+                {
+                    p.job.bs = lbs;
+                }
+            }
+            Focus::Tests => {
+                let n = self.tests.len() as isize;
+                self.selected_test = (self.selected_test as isize + by).clamp(0, n - 1) as usize;
+            }
+        }
+    }
+
+    fn open_form(&mut self) {
+        self.overlay = Overlay::Form(Form {
+            field: 0,
+            editing: None,
+            error: None,
+        });
+    }
+
+    /// `r`: run the selected test on the selected target, through the safety check.
+    pub fn request_run(&mut self) -> Action {
+        let t = self.target().clone();
+        let job = self.test().job.clone();
+        if let Err(e) = job.validate(&self.facts()) {
+            self.status = Some(format!(
+                "cannot run: {}",
+                e.iter().map(|x| x.0.clone()).collect::<Vec<_>>().join("; ")
+            ));
+            return Action::None;
+        }
+        if let Some(dev) = &t.device
+            && job.op.writes()
+        {
+            match t.safety {
+                WriteSafety::Blocked => {
+                    self.overlay = Overlay::Refused {
+                        device: dev.clone(),
+                        reasons: t.reasons.clone(),
+                    };
+                    return Action::None;
+                }
+                WriteSafety::Confirm => {
+                    self.overlay = Overlay::Confirm {
+                        device: dev.clone(),
+                        typed: String::new(),
+                        error: None,
+                    };
+                    return Action::None;
+                }
+                WriteSafety::Clear => {}
+            }
+        }
+        self.start(None)
+    }
+
+    fn start(&mut self, confirm: Option<String>) -> Action {
+        let t = self.target().clone();
+        let test = self.test().clone();
+        let path = match &t.device {
+            Some(d) => format!("/dev/{d}"),
+            None => self.scratch_dir.display().to_string(),
+        };
+        self.run = Some(RunView {
+            test: test.name.to_string(),
+            target: t.label.clone(),
+            job: test.job.clone(),
+            samples: Vec::new(),
+            cancelling: false,
+        });
+        self.screen = Screen::Run;
+        self.status = None;
+        Action::Start {
+            spec: TargetSpec {
+                path,
+                confirm,
+                force: false,
+            },
+            job: test.job,
+        }
+    }
+
+    /// What validation knows of the selected target.
+    pub fn facts(&self) -> TargetFacts {
+        let t = self.target();
+        TargetFacts {
+            size: t.size,
+            direct_align: t.lbs,
+            is_block: !t.is_scratch(),
+        }
+    }
+
+    pub fn on_sample(&mut self, s: Sample) {
+        if let Some(r) = self.run.as_mut() {
+            r.samples.push(s);
+        }
+    }
+
+    /// The engine finished (or failed to start).
+    pub fn on_finished(&mut self, outcome: Result<(TargetInfo, RunResult), String>) {
+        let Some(run) = self.run.clone() else { return };
+        let t = self.target();
+        let path = match &t.device {
+            Some(d) => format!("/dev/{d}"),
+            None => format!("{}/blkscope.fio.tmp", self.scratch_dir.display()),
+        };
+        let total = match &outcome {
+            Ok((info, _)) => info.size_bytes.saturating_sub(run.job.offset),
+            Err(_) => t.size,
+        };
+        // dd runs over a size: for a timed test, over the bytes this run moved.
+        let mut dd_job = run.job.clone();
+        let mut dd_note = "";
+        if dd_job.runtime.is_some()
+            && let Ok((_, r)) = &outcome
+        {
+            let per = r.bytes / dd_job.jobs.max(1) as u64 / dd_job.bs * dd_job.bs;
+            dd_job.runtime = None;
+            dd_job.size = Some(SizeSpec::Bytes(per * dd_job.jobs.max(1) as u64));
+            dd_note = "  # as much as this run moved";
+        }
+        let dd = explain::dd_command(&dd_job, &path, total)
+            .map(|c| format!("{c}{dd_note}"))
+            .unwrap_or_else(|why| format!("(no dd equivalent: {why})"));
+        let fio = explain::fio_command(&run.job, &path, total);
+        let (info, result, error) = match outcome {
+            Ok((i, r)) => (Some(i), Some(r), None),
+            Err(e) => (None, None, Some(e)),
+        };
+        self.results.push(ResultRow {
+            test: run.test,
+            target: run.target,
+            info,
+            result,
+            error,
+            dd,
+            fio,
+        });
+        self.selected_result = self.results.len() - 1;
+        if !self.quit {
+            self.screen = Screen::Results;
+        }
+    }
+
+    fn on_form_key(&mut self, mut form: Form, key: KeyEvent) -> Action {
+        if let Some(mut text) = form.editing.take() {
+            match key.code {
+                KeyCode::Esc => {
+                    form.error = None;
+                }
+                KeyCode::Backspace => {
+                    text.pop();
+                    form.editing = Some(text);
+                }
+                KeyCode::Enter => match self.apply_text(form.field, &text) {
+                    Ok(()) => form.error = None,
+                    Err(e) => {
+                        form.error = Some(e);
+                        form.editing = Some(text);
+                    }
+                },
+                KeyCode::Char(c) => {
+                    text.push(c);
+                    form.editing = Some(text);
+                }
+                _ => form.editing = Some(text),
+            }
+            self.overlay = Overlay::Form(form);
+            return Action::None;
+        }
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => {
+                self.overlay = Overlay::None;
+                return Action::None;
+            }
+            KeyCode::Up | KeyCode::Char('k') => form.field = form.field.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => {
+                form.field = (form.field + 1).min(FORM_FIELDS.len() - 1)
+            }
+            KeyCode::Left | KeyCode::Right | KeyCode::Char(' ') => {
+                let fwd = key.code != KeyCode::Left;
+                if let Err(e) = self.cycle(form.field, fwd) {
+                    form.error = Some(e);
+                } else {
+                    form.error = None;
+                }
+            }
+            KeyCode::Enter => {
+                if matches!(FORM_FIELDS[form.field], "mode" | "data" | "engine") {
+                    if let Err(e) = self.cycle(form.field, true) {
+                        form.error = Some(e);
+                    }
+                } else {
+                    form.editing = Some(self.field_value(form.field));
+                    form.error = None;
+                }
+            }
+            KeyCode::Char('r') => {
+                self.overlay = Overlay::None;
+                return self.request_run();
+            }
+            _ => {}
+        }
+        self.overlay = Overlay::Form(form);
+        Action::None
+    }
+
+    /// The field's value as text.
+    pub fn field_value(&self, field: usize) -> String {
+        let j = &self.test().job;
+        match FORM_FIELDS[field] {
+            "bs" => fmt_size(j.bs).replace('B', ""),
+            "size" => match j.size {
+                None => "auto".into(),
+                Some(SizeSpec::Bytes(b)) => fmt_size(b),
+                Some(SizeSpec::Text(crate::engine::job::Sized::Bytes(b))) => fmt_size(b),
+                Some(SizeSpec::Text(crate::engine::job::Sized::Percent(p))) => format!("{p}%"),
+            },
+            "runtime" => match j.runtime {
+                None => "none".into(),
+                Some(d) => format!("{}s", d.as_secs_f64()),
+            },
+            "iodepth" => j.iodepth.to_string(),
+            "jobs" => j.jobs.to_string(),
+            "mode" => j.mode.as_str().into(),
+            "data" => match j.data {
+                Data::Random => "random".into(),
+                Data::Zero => "zero".into(),
+            },
+            "engine" => j.engine.as_str().into(),
+            _ => String::new(),
+        }
+    }
+
+    /// Applies a typed value if it parses and the job stays valid on the target.
+    fn apply_text(&mut self, field: usize, text: &str) -> Result<(), String> {
+        use crate::engine::job::{parse_duration, parse_size, parse_size_or_percent};
+        let mut j = self.test().job.clone();
+        let t = text.trim();
+        match FORM_FIELDS[field] {
+            "bs" => j.bs = parse_size(t)?,
+            "size" => {
+                j.size = if t.is_empty() || t == "auto" {
+                    None
+                } else {
+                    Some(SizeSpec::Text(parse_size_or_percent(t)?))
+                }
+            }
+            "runtime" => {
+                j.runtime = if t.is_empty() || t == "none" {
+                    None
+                } else {
+                    Some(parse_duration(t)?)
+                }
+            }
+            "iodepth" => {
+                j.iodepth = t
+                    .parse()
+                    .map_err(|_| format!("'{t}' is not a number: use 1 to 4096"))?
+            }
+            "jobs" => {
+                j.jobs = t
+                    .parse()
+                    .map_err(|_| format!("'{t}' is not a number: use 1 to 256"))?
+            }
+            _ => return Ok(()),
+        }
+        self.set_job(j)
+    }
+
+    fn cycle(&mut self, field: usize, fwd: bool) -> Result<(), String> {
+        let mut j = self.test().job.clone();
+        fn step<T: Copy + PartialEq>(all: &[T], cur: T, fwd: bool) -> T {
+            let i = all.iter().position(|x| *x == cur).unwrap_or(0);
+            let n = all.len();
+            all[if fwd { (i + 1) % n } else { (i + n - 1) % n }]
+        }
+        match FORM_FIELDS[field] {
+            "mode" => {
+                let modes = [
+                    Mode::Direct,
+                    Mode::Dsync,
+                    Mode::Sync,
+                    Mode::Fdatasync,
+                    Mode::Buffered,
+                    Mode::Nocache,
+                ];
+                j.mode = step(&modes, j.mode, fwd);
+            }
+            "data" => j.data = step(&[Data::Random, Data::Zero], j.data, fwd),
+            "engine" => j.engine = step(&[EngineKind::Uring, EngineKind::Psync], j.engine, fwd),
+            _ => return Ok(()),
+        }
+        self.set_job(j)
+    }
+
+    /// Keeps the edited job only when it is valid on the selected target.
+    fn set_job(&mut self, j: Job) -> Result<(), String> {
+        match j.validate(&self.facts()) {
+            Ok(_) => {
+                self.tests[self.selected_test].job = j;
+                Ok(())
+            }
+            Err(e) => Err(e.into_iter().map(|x| x.0).collect::<Vec<_>>().join("; ")),
+        }
+    }
+
+    pub fn op_label(op: Op) -> &'static str {
+        op.as_str()
+    }
+}
+
+/// The block device holding `dir`, if discovery knows it.
+fn scratch_device(tree: &DeviceTree, dir: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(dir).ok()?;
+    let devno = format!("{}:{}", libc::major(m.dev()), libc::minor(m.dev()));
+    tree.by_maj_min(&devno).map(|d| d.name.clone())
+}

@@ -1,0 +1,251 @@
+//! The terminal UI: one tokio loop selecting over key events, a render tick (`--fps`), engine
+//! messages and a diskstats tick, and SIGTERM/SIGHUP. The engine runs on its own thread and
+//! never blocks the UI; the UI redraws only when something changed.
+//!
+//! The terminal is restored on every way out: normal quit, Ctrl-C (a key in raw mode), SIGTERM,
+//! SIGHUP (a dropped SSH session), and a panic (the hook stops the engine, then restores).
+
+pub mod app;
+pub mod render;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, EventStream, KeyEventKind};
+use futures_util::StreamExt;
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::device::{DiscoverOptions, discover};
+use crate::engine::report::Sample;
+use crate::engine::{self, RunResult, TargetInfo};
+use crate::stats::Sampler;
+use crate::sysroot::SysRoot;
+use app::{Action, App};
+pub use render::Look;
+
+pub struct UiOptions {
+    pub root: SysRoot,
+    /// Where the scratch file goes.
+    pub dir: PathBuf,
+    pub fps: u32,
+    pub look: Look,
+}
+
+/// Colour unless NO_COLOR is set (non-empty); ASCII on consoles without braille fonts.
+pub fn look_from_env(force_ascii: bool) -> Look {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let term = std::env::var("TERM").unwrap_or_default();
+    let plain_term = term.is_empty()
+        || term == "linux"
+        || term == "dumb"
+        || term == "ansi"
+        || term.starts_with("vt");
+    Look {
+        color: !no_color && term != "dumb",
+        ascii: force_ascii || plain_term,
+    }
+}
+
+enum EngineMsg {
+    Sample(Sample),
+    Finished(Result<(TargetInfo, RunResult), String>),
+}
+
+/// Set while an engine thread runs; the panic hook waits on it.
+static ENGINE_RUNNING: AtomicBool = AtomicBool::new(false);
+static PANIC_CANCEL: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+
+fn panic_cancel() -> Arc<AtomicBool> {
+    PANIC_CANCEL
+        .get_or_init(|| Arc::new(AtomicBool::new(false)))
+        .clone()
+}
+
+/// Restores the terminal when dropped, whatever happened.
+struct TerminalGuard;
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
+}
+
+/// Removes scratch files left by a blkscope that died (their process no longer exists).
+pub fn remove_stale_scratch_files(dir: &std::path::Path) -> usize {
+    let mut n = 0;
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(".blkscope-") else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if name.ends_with(".tmp")
+            && pid != std::process::id()
+            && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            && std::fs::remove_file(e.path()).is_ok()
+        {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Runs the TUI until the user quits.
+pub fn run(opts: UiOptions) -> Result<(), crate::Error> {
+    let tree = discover(&opts.root, &DiscoverOptions::default())?;
+    let stale = remove_stale_scratch_files(&opts.dir);
+    let mut app = App::new(tree, opts.dir.clone());
+    if stale > 0 {
+        app.status = Some(format!(
+            "removed {stale} scratch file(s) left by an earlier blkscope that did not exit cleanly"
+        ));
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| crate::Error::io(std::path::Path::new("tokio runtime"), e))?;
+
+    let mut terminal =
+        ratatui::try_init().map_err(|e| crate::Error::io(std::path::Path::new("terminal"), e))?;
+    let _guard = TerminalGuard;
+    // ratatui's hook restores the terminal; first stop the engine so scratch files go too.
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        panic_cancel().store(true, Ordering::Relaxed);
+        let t = Instant::now();
+        while ENGINE_RUNNING.load(Ordering::Relaxed) && t.elapsed() < Duration::from_millis(500) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        prev(info);
+    }));
+
+    let r = rt.block_on(event_loop(&mut terminal, &mut app, &opts));
+    drop(_guard);
+    let _ = std::panic::take_hook();
+    r
+}
+
+async fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    app: &mut App,
+    opts: &UiOptions,
+) -> Result<(), crate::Error> {
+    let io_err = |e: std::io::Error| crate::Error::io(std::path::Path::new("terminal"), e);
+    let mut events = EventStream::new();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<EngineMsg>();
+    let mut render_tick =
+        tokio::time::interval(Duration::from_secs_f64(1.0 / opts.fps.clamp(1, 60) as f64));
+    render_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut stats_tick = tokio::time::interval(Duration::from_secs(1));
+    stats_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut sigterm = signal(SignalKind::terminate()).map_err(io_err)?;
+    let mut sighup = signal(SignalKind::hangup()).map_err(io_err)?;
+    let mut sampler = Sampler::new(opts.root.clone());
+    let _ = sampler.prime();
+    let mut cancel: Option<Arc<AtomicBool>> = None;
+    let mut worker: Option<std::thread::JoinHandle<()>> = None;
+    let mut dirty = true;
+    let mut quitting = false;
+
+    loop {
+        tokio::select! {
+            ev = events.next() => {
+                match ev {
+                    Some(Ok(Event::Key(k))) if k.kind == KeyEventKind::Press => {
+                        dirty = true;
+                        match app.on_key(k) {
+                            Action::None => {}
+                            Action::Start { spec, job } => {
+                                let flag = panic_cancel();
+                                flag.store(false, Ordering::Relaxed);
+                                cancel = Some(flag.clone());
+                                let tx2 = tx.clone();
+                                let root = opts.root.clone();
+                                ENGINE_RUNNING.store(true, Ordering::Relaxed);
+                                let h = std::thread::Builder::new()
+                                    .name("blkscope-engine".into())
+                                    .spawn(move || {
+                                        let txs = tx2.clone();
+                                        let r = engine::run(&root, &spec, &job, flag, |s| {
+                                            let _ = txs.send(EngineMsg::Sample(s.clone()));
+                                        });
+                                        ENGINE_RUNNING.store(false, Ordering::Relaxed);
+                                        let _ = tx2.send(EngineMsg::Finished(r.map_err(|e| e.to_string())));
+                                    });
+                                match h {
+                                    Ok(h) => worker = Some(h),
+                                    Err(e) => {
+                                        ENGINE_RUNNING.store(false, Ordering::Relaxed);
+                                        app.on_finished(Err(format!("cannot start the engine thread: {e}")));
+                                    }
+                                }
+                            }
+                            Action::Cancel => {
+                                if let Some(c) = &cancel { c.store(true, Ordering::Relaxed); }
+                            }
+                            Action::Quit | Action::QuitNow => {
+                                if let Some(c) = &cancel { c.store(true, Ordering::Relaxed); }
+                                quitting = true;
+                            }
+                        }
+                    }
+                    Some(Ok(Event::Resize(_, _))) => dirty = true,
+                    Some(Ok(_)) => {}
+                    Some(Err(_)) | None => quitting = true,
+                }
+            }
+            Some(msg) = rx.recv() => {
+                match msg {
+                    EngineMsg::Sample(s) => app.on_sample(s),
+                    EngineMsg::Finished(r) => {
+                        app.on_finished(r);
+                        if let Some(w) = worker.take() { let _ = w.join(); }
+                        cancel = None;
+                    }
+                }
+                dirty = true;
+            }
+            _ = stats_tick.tick() => {
+                if let Ok(v) = sampler.sample() {
+                    app.diskstats = v.into_iter().filter(|x| app.watched.contains(&x.disk_device)).collect();
+                    dirty = true;
+                }
+            }
+            _ = render_tick.tick() => {
+                if dirty {
+                    terminal.draw(|f| render::draw(f, app, opts.look)).map_err(io_err)?;
+                    dirty = false;
+                }
+            }
+            _ = sigterm.recv() => {
+                if let Some(c) = &cancel { c.store(true, Ordering::Relaxed); }
+                quitting = true;
+            }
+            _ = sighup.recv() => {
+                if let Some(c) = &cancel { c.store(true, Ordering::Relaxed); }
+                quitting = true;
+            }
+        }
+        if quitting {
+            break;
+        }
+    }
+    // Stop the engine (it was told to cancel) and let it remove its scratch file.
+    if let Some(w) = worker.take() {
+        let t = Instant::now();
+        while !w.is_finished() && t.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if w.is_finished() {
+            let _ = w.join();
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,870 @@
+//! Drawing: one function per pane, each a view over [`App`].
+//!
+//! ```text
+//! Main                                      Run
+//! +-Devices--------++-Properties-------+    +-Running: test on target-----++-iostat -x-+
+//! |> scratch file  || model, sizes,    |    | MB/s chart                  || r/s  ...  |
+//! |  sda  blocked  || queue, holders   |    | IOPS chart                  || w/s  ...  |
+//! +-Tests----------++-iostat -x--------+    | done / elapsed / ETA / lat. || finding   |
+//! |> Seq write 1M  || r/s w/s ... %util|    +-----------------------------++-----------+
+//! +----------------++-----------------+     keys for this view
+//! keys for this view
+//! ```
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::symbols::{self, Marker};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{
+    Axis, Block, Cell, Chart, Clear, Dataset, GraphType, Paragraph, Row, Table, Wrap,
+};
+
+use super::app::{App, FORM_FIELDS, Focus, Overlay, Screen};
+use crate::device::WriteSafety;
+use crate::units::fmt_size;
+
+/// How to draw: colour or not, braille or ASCII.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Look {
+    pub color: bool,
+    pub ascii: bool,
+}
+
+pub const MIN_WIDTH: u16 = 64;
+pub const MIN_HEIGHT: u16 = 18;
+
+const ASCII_BORDER: symbols::border::Set = symbols::border::Set {
+    top_left: "+",
+    top_right: "+",
+    bottom_left: "+",
+    bottom_right: "+",
+    vertical_left: "|",
+    vertical_right: "|",
+    horizontal_top: "-",
+    horizontal_bottom: "-",
+};
+
+impl Look {
+    fn block<'a>(&self, title: impl Into<Line<'a>>, focused: bool) -> Block<'a> {
+        let mut b = Block::bordered().title(title);
+        if self.ascii {
+            b = b.border_set(ASCII_BORDER);
+        }
+        if focused {
+            b = b.border_style(if self.color {
+                Style::default().fg(Color::Cyan)
+            } else {
+                Style::default().add_modifier(Modifier::BOLD)
+            });
+        }
+        b
+    }
+
+    fn selected(&self) -> Style {
+        Style::default().add_modifier(Modifier::REVERSED)
+    }
+
+    fn safety(&self, s: WriteSafety) -> Style {
+        if !self.color {
+            return match s {
+                WriteSafety::Blocked => Style::default().add_modifier(Modifier::BOLD),
+                _ => Style::default(),
+            };
+        }
+        match s {
+            WriteSafety::Clear => Style::default().fg(Color::Green),
+            WriteSafety::Confirm => Style::default().fg(Color::Yellow),
+            WriteSafety::Blocked => Style::default().fg(Color::Red),
+        }
+    }
+
+    fn alert(&self) -> Style {
+        if self.color {
+            Style::default()
+                .fg(Color::Yellow)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::default().add_modifier(Modifier::BOLD | Modifier::REVERSED)
+        }
+    }
+
+    fn dim(&self) -> Style {
+        if self.color {
+            Style::default().fg(Color::DarkGray)
+        } else {
+            Style::default()
+        }
+    }
+
+    fn marker(&self) -> Marker {
+        if self.ascii {
+            Marker::Dot
+        } else {
+            Marker::Braille
+        }
+    }
+}
+
+/// Draws the whole screen.
+pub fn draw(f: &mut Frame, app: &App, look: Look) {
+    let area = f.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        too_small(f, area);
+        return;
+    }
+    let status_h = u16::from(app.status.is_some());
+    let [body, status, footer] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(status_h),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    match app.screen {
+        Screen::Main => main_view(f, app, look, body),
+        Screen::Run => run_view(f, app, look, body),
+        Screen::Results => results_view(f, app, look, body),
+    }
+    if let Some(s) = &app.status {
+        f.render_widget(
+            Paragraph::new(Span::styled(s.as_str(), look.alert())),
+            status,
+        );
+    }
+    footer_line(f, app, look, footer);
+    match &app.overlay {
+        Overlay::None => {}
+        Overlay::Help => help(f, look, area),
+        Overlay::Form(form) => form_overlay(f, app, look, area, form),
+        Overlay::Confirm {
+            device,
+            typed,
+            error,
+        } => confirm(f, look, area, device, typed, error.as_deref()),
+        Overlay::Refused { device, reasons } => refused(f, look, area, device, reasons),
+    }
+}
+
+fn too_small(f: &mut Frame, area: Rect) {
+    let msg = format!(
+        "Terminal too small: {}x{}. blkscope needs at least {MIN_WIDTH}x{MIN_HEIGHT}. Enlarge it, or q to quit.",
+        area.width, area.height
+    );
+    f.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
+}
+
+fn footer_line(f: &mut Frame, app: &App, look: Look, area: Rect) {
+    let mut spans = Vec::new();
+    for (k, d) in app.footer() {
+        let k = if look.ascii {
+            k.replace("↑↓", "Up/Dn").replace("←→", "Lt/Rt")
+        } else {
+            k.to_string()
+        };
+        spans.push(Span::styled(
+            k,
+            Style::default().add_modifier(Modifier::BOLD),
+        ));
+        if !d.is_empty() {
+            spans.push(Span::raw(format!(" {d}")));
+        }
+        spans.push(Span::raw("  "));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn main_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(46), Constraint::Percentage(54)]).areas(area);
+    let tests_h = (app.tests.len() as u16 + 2).min(left.height / 2);
+    let [devs, tests] =
+        Layout::vertical([Constraint::Min(3), Constraint::Length(tests_h)]).areas(left);
+    let panel_h = 14.min(right.height / 2 + 2);
+    let [props, panel] =
+        Layout::vertical([Constraint::Min(3), Constraint::Length(panel_h)]).areas(right);
+    devices_pane(f, app, look, devs);
+    tests_pane(f, app, look, tests);
+    properties_pane(f, app, look, props);
+    diskstats_panel(f, app, look, panel);
+}
+
+/// The device list: scratch file first, then devices in tree order with size and badge.
+pub fn devices_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
+    let inner_h = area.height.saturating_sub(2) as usize;
+    let first = app
+        .selected_target
+        .saturating_sub(inner_h.saturating_sub(1));
+    let w = area.width.saturating_sub(2) as usize;
+    let lines: Vec<Line> = app
+        .targets
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(inner_h)
+        .map(|(i, t)| {
+            let name = if t.is_scratch() {
+                "scratch file".to_string()
+            } else {
+                format!("{}{}", "  ".repeat(t.depth), t.label)
+            };
+            let size = if t.is_scratch() {
+                String::new()
+            } else {
+                fmt_size(t.size)
+            };
+            let verdict = t.safety.as_str();
+            let badges = t.badges.join(",");
+            let mark = if i == app.selected_target { ">" } else { " " };
+            let text = format!("{mark}{name:<13.13} {size:>6} ");
+            let rest = format!(" {badges}");
+            let mut spans = vec![
+                Span::raw(text),
+                Span::styled(format!("{verdict:<7}"), look.safety(t.safety)),
+                Span::raw(rest),
+            ];
+            // Keep within the pane.
+            let len: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+            if len > w
+                && let Some(last) = spans.last_mut()
+            {
+                let keep = last.content.chars().count().saturating_sub(len - w);
+                last.content = last.content.chars().take(keep).collect::<String>().into();
+            }
+            let mut line = Line::from(spans);
+            if i == app.selected_target {
+                line = line.style(look.selected());
+            }
+            line
+        })
+        .collect();
+    let focused = app.focus == Focus::Devices;
+    f.render_widget(
+        Paragraph::new(lines).block(look.block(" Devices ", focused)),
+        area,
+    );
+}
+
+pub fn tests_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
+    let lines: Vec<Line> = app
+        .tests
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let j = &p.job;
+            let text = format!(
+                "{}{:<12} {:>4} QD{:<2} x{} {}",
+                if i == app.selected_test { ">" } else { " " },
+                p.name,
+                fmt_size(j.bs),
+                j.iodepth,
+                j.jobs,
+                j.mode.as_str()
+            );
+            let line = Line::from(text);
+            if i == app.selected_test {
+                line.style(look.selected())
+            } else {
+                line
+            }
+        })
+        .collect();
+    let focused = app.focus == Focus::Tests;
+    f.render_widget(
+        Paragraph::new(lines).block(look.block(" Tests ", focused)),
+        area,
+    );
+}
+
+fn kv<'a>(k: &'a str, v: String) -> Line<'a> {
+    Line::from(vec![
+        Span::styled(
+            format!("{k:<13}"),
+            Style::default().add_modifier(Modifier::BOLD),
+        ),
+        Span::raw(v),
+    ])
+}
+
+pub fn properties_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
+    let t = app.target();
+    let mut lines = Vec::new();
+    match &t.device {
+        None => {
+            lines.push(kv(
+                "target",
+                format!("a file in {}", app.scratch_dir.display()),
+            ));
+            lines.push(kv("size", format!("{} (or --size)", fmt_size(t.size))));
+            lines.push(kv(
+                "on device",
+                app.watched.first().cloned().unwrap_or("-".into()),
+            ));
+            lines.push(kv(
+                "safety",
+                "clear: the file is the test's own, removed afterwards".into(),
+            ));
+            lines.push(Line::from(Span::styled(
+                "No root needed: press r to run the selected test.",
+                look.dim(),
+            )));
+        }
+        Some(name) => {
+            let Some(d) = app.tree.get(name) else {
+                return;
+            };
+            lines.push(kv(
+                "device",
+                format!(
+                    "{} {} {}",
+                    d.path.display(),
+                    d.lsblk_type,
+                    fmt_size(d.size_bytes)
+                ),
+            ));
+            if let Some(m) = d.model.as_ref().or(d.dm_name.as_ref()) {
+                lines.push(kv("model", m.clone()));
+            }
+            lines.push(kv(
+                "block size",
+                format!(
+                    "logical {} physical {}{}",
+                    d.logical_block_size,
+                    d.physical_block_size,
+                    if d.rotational {
+                        ", rotational"
+                    } else {
+                        ", non-rotational"
+                    }
+                ),
+            ));
+            lines.push(kv(
+                "queue",
+                format!(
+                    "{} nr_requests {} max {} KiB ra {} KiB",
+                    d.scheduler.as_deref().unwrap_or("-"),
+                    d.nr_requests.map(|v| v.to_string()).unwrap_or("-".into()),
+                    d.max_sectors_kb
+                        .map(|v| v.to_string())
+                        .unwrap_or("-".into()),
+                    d.read_ahead_kb.map(|v| v.to_string()).unwrap_or("-".into()),
+                ),
+            ));
+            lines.push(kv(
+                "write cache",
+                d.write_cache.clone().unwrap_or("-".into()),
+            ));
+            if !d.holders.is_empty() {
+                lines.push(kv("holders", d.holders.join(", ")));
+            }
+            if !d.mountpoints.is_empty() || d.swap {
+                let mut m = d.mountpoints.clone();
+                if d.swap {
+                    m.push("[SWAP]".into());
+                }
+                lines.push(kv("mounted", m.join(", ")));
+            }
+            if !d.signatures.is_empty() {
+                lines.push(kv(
+                    "signatures",
+                    d.signatures
+                        .iter()
+                        .map(|s| format!("{}@{:#x}", s.kind, s.offset))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ));
+            }
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("{:<13}", "write"),
+                    Style::default().add_modifier(Modifier::BOLD),
+                ),
+                Span::styled(t.safety.as_str(), look.safety(t.safety)),
+            ]));
+            for r in &t.reasons {
+                lines.push(Line::from(format!("  - {r}")));
+            }
+        }
+    }
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(look.block(" Properties ", false)),
+        area,
+    );
+}
+
+/// iostat -x of the watched devices, one column per device.
+pub fn diskstats_panel(f: &mut Frame, app: &App, look: Look, area: Rect) {
+    let names: Vec<&String> = app.watched.iter().take(2).collect();
+    let mut lines = Vec::new();
+    if names.is_empty() {
+        lines.push(Line::from("no block device to watch"));
+    } else {
+        let mut head = format!("{:<8}", "");
+        for n in &names {
+            head.push_str(&format!(" {:>9.9}", n));
+        }
+        lines.push(Line::from(Span::styled(
+            head,
+            Style::default().add_modifier(Modifier::BOLD),
+        )));
+        let rows: [(&str, fn(&crate::stats::IostatX) -> f64); 11] = [
+            ("r/s", |x| x.r_s),
+            ("w/s", |x| x.w_s),
+            ("rkB/s", |x| x.rkb_s),
+            ("wkB/s", |x| x.wkb_s),
+            ("rrqm/s", |x| x.rrqm_s),
+            ("wrqm/s", |x| x.wrqm_s),
+            ("r_await", |x| x.r_await),
+            ("w_await", |x| x.w_await),
+            ("aqu-sz", |x| x.aqu_sz),
+            ("%util", |x| x.util),
+            ("f/s", |x| x.f_s),
+        ];
+        for (label, get) in rows {
+            let mut s = format!("{label:<8}");
+            for n in &names {
+                match app.diskstats.iter().find(|x| &&x.disk_device == n) {
+                    Some(x) if x.stats_off => s.push_str(&format!(" {:>9}", "off")),
+                    Some(x) => s.push_str(&format!(" {:>9}", fmt_num(get(x)))),
+                    None => s.push_str(&format!(" {:>9}", "-")),
+                }
+            }
+            let hot = label == "r/s" && rmw_live(app);
+            lines.push(if hot {
+                Line::from(Span::styled(s, look.alert()))
+            } else {
+                Line::from(s)
+            });
+        }
+    }
+    f.render_widget(
+        Paragraph::new(lines).block(look.block(" iostat -x (1 s) ", false)),
+        area,
+    );
+}
+
+fn fmt_num(v: f64) -> String {
+    if v >= 100_000.0 {
+        format!("{:.0}k", v / 1000.0)
+    } else if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Reads on the target while a write-only test runs: read-modify-write, live.
+fn rmw_live(app: &App) -> bool {
+    let Some(run) = &app.run else { return false };
+    app.running()
+        && matches!(
+            run.job.op,
+            crate::engine::Op::Write | crate::engine::Op::Randwrite
+        )
+        && app
+            .diskstats
+            .first()
+            .is_some_and(|x| x.r_s > 0.0 && !x.stats_off)
+}
+
+fn run_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
+    let Some(run) = &app.run else { return };
+    let [left, right] =
+        Layout::horizontal([Constraint::Min(36), Constraint::Length(30)]).areas(area);
+    let [charts, info] = Layout::vertical([Constraint::Min(6), Constraint::Length(6)]).areas(left);
+    let [c1, c2] =
+        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(charts);
+    let secs: Vec<(f64, f64)> = run
+        .samples
+        .iter()
+        .map(|s| (s.elapsed_s, s.bytes_per_sec / 1e6))
+        .collect();
+    let iops: Vec<(f64, f64)> = run.samples.iter().map(|s| (s.elapsed_s, s.iops)).collect();
+    let x_max = run
+        .job
+        .runtime
+        .map(|r| r.as_secs_f64() + run.job.ramp.map(|x| x.as_secs_f64()).unwrap_or(0.0))
+        .unwrap_or_else(|| secs.last().map(|p| p.0).unwrap_or(1.0))
+        .max(secs.last().map(|p| p.0).unwrap_or(0.0))
+        .max(1.0);
+    let title = format!(" {} on {} ", run.test, run.target);
+    chart(f, look, c1, &title, "MB/s", &secs, x_max);
+    chart(f, look, c2, " IOPS ", "IOPS", &iops, x_max);
+
+    let last = run.samples.last();
+    let done: u64 = last.map(|s| s.total_bytes).unwrap_or(0);
+    let elapsed = last.map(|s| s.elapsed_s).unwrap_or(0.0);
+    let progress = last.and_then(|s| s.progress).unwrap_or(0.0);
+    let eta = if progress > 0.01 {
+        format!("{:.0} s", elapsed / progress - elapsed)
+    } else {
+        "-".into()
+    };
+    let bar_w = 20usize;
+    let filled = (progress * bar_w as f64).round() as usize;
+    let (fill, empty) = if look.ascii {
+        ("#", "-")
+    } else {
+        ("█", "░")
+    };
+    let bar = format!(
+        "{}{}",
+        fill.repeat(filled),
+        empty.repeat(bar_w - filled.min(bar_w))
+    );
+    let mut lines = vec![
+        Line::from(format!("{bar} {:>3.0}%  ETA {eta}", progress * 100.0)),
+        Line::from(format!("done {}  elapsed {:.1} s", fmt_size(done), elapsed)),
+        Line::from(match last {
+            Some(s) => format!(
+                "{:.1} MB/s {:.0} IOPS p50 {} p99 {}",
+                s.bytes_per_sec / 1e6,
+                s.iops,
+                fmt_ns(s.p50_ns),
+                fmt_ns(s.p99_ns)
+            ),
+            None => "starting...".into(),
+        }),
+    ];
+    if run.cancelling {
+        lines.push(Line::from(Span::styled(
+            "cancelling: waiting for the I/O in flight...",
+            look.alert(),
+        )));
+    }
+    f.render_widget(
+        Paragraph::new(lines).block(look.block(format!(" {} ", run.job.label()), false)),
+        info,
+    );
+    let [panel, note] = Layout::vertical([Constraint::Length(14), Constraint::Min(0)]).areas(right);
+    diskstats_panel(f, app, look, panel);
+    let explain = if rmw_live(app) {
+        Some(
+            "reads during a write-only test: read-modify-write. Writes smaller than the \
+             4 KiB page-cache block make the kernel read the block first.",
+        )
+    } else if app
+        .diskstats
+        .first()
+        .is_some_and(|x| x.f_s > 0.0 && app.running())
+    {
+        Some("f/s: cache flushes; each O_DSYNC write waits for one.")
+    } else if app
+        .diskstats
+        .first()
+        .is_some_and(|x| x.util >= 95.0 && x.aqu_sz < 1.5)
+    {
+        Some("%util ~100 with ~1 in flight: busy time, not capacity.")
+    } else {
+        None
+    };
+    if let Some(e) = explain {
+        f.render_widget(
+            Paragraph::new(Span::styled(e, look.alert())).wrap(Wrap { trim: true }),
+            note,
+        );
+    }
+}
+
+fn chart(
+    f: &mut Frame,
+    look: Look,
+    area: Rect,
+    title: &str,
+    unit: &str,
+    pts: &[(f64, f64)],
+    x_max: f64,
+) {
+    let y_max = pts.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1.0) * 1.1;
+    let ds = Dataset::default()
+        .name(unit.to_string())
+        .marker(look.marker())
+        .graph_type(GraphType::Line)
+        .style(if look.color {
+            Style::default().fg(Color::Cyan)
+        } else {
+            Style::default()
+        })
+        .data(pts);
+    let c = Chart::new(vec![ds])
+        .block(look.block(title.to_string(), false))
+        .x_axis(
+            Axis::default()
+                .bounds([0.0, x_max])
+                .labels(vec![Span::raw("0 s"), Span::raw(format!("{x_max:.0} s"))]),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, y_max])
+                .labels(vec![Span::raw("0"), Span::raw(fmt_num(y_max))]),
+        )
+        .legend_position(None);
+    f.render_widget(c, area);
+}
+
+fn fmt_ns(ns: u64) -> String {
+    let ns = ns as f64;
+    if ns >= 1e9 {
+        format!("{:.2} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.0} us", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
+    let [table_area, detail] =
+        Layout::vertical([Constraint::Min(4), Constraint::Length(area.height / 2)]).areas(area);
+    let header = Row::new(["#", "test", "target", "MB/s", "IOPS", "p50", "p99", ""])
+        .style(Style::default().add_modifier(Modifier::BOLD));
+    let rows: Vec<Row> = app
+        .results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let (mbs, iops, p50, p99, note) = match (&r.result, &r.error) {
+                (Some(x), _) => (
+                    format!("{:.1}", x.bytes_per_sec / 1e6),
+                    format!("{:.0}", x.iops),
+                    fmt_ns(x.latency_ns.p50),
+                    fmt_ns(x.latency_ns.p99),
+                    if x.error.is_some() {
+                        "error".to_string()
+                    } else if x.partial {
+                        "partial".to_string()
+                    } else if !x.warnings.is_empty() {
+                        format!("{} note(s)", x.warnings.len())
+                    } else {
+                        String::new()
+                    },
+                ),
+                (None, Some(_)) => (
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "failed".into(),
+                ),
+                _ => Default::default(),
+            };
+            let row = Row::new(vec![
+                Cell::from((i + 1).to_string()),
+                Cell::from(r.test.clone()),
+                Cell::from(r.target.clone()),
+                Cell::from(mbs),
+                Cell::from(iops),
+                Cell::from(p50),
+                Cell::from(p99),
+                Cell::from(note),
+            ]);
+            if i == app.selected_result {
+                row.style(look.selected())
+            } else {
+                row
+            }
+        })
+        .collect();
+    let widths = [
+        Constraint::Length(2),
+        Constraint::Min(12),
+        Constraint::Min(10),
+        Constraint::Length(8),
+        Constraint::Length(8),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(9),
+    ];
+    f.render_widget(
+        Table::new(rows, widths)
+            .header(header)
+            .block(look.block(" Results ", true)),
+        table_area,
+    );
+    let Some(r) = app.results.get(app.selected_result) else {
+        return;
+    };
+    let mut lines: Vec<Line> = Vec::new();
+    if let Some(e) = &r.error {
+        lines.push(Line::from(Span::styled(
+            format!("failed: {e}"),
+            look.alert(),
+        )));
+    }
+    if let Some(x) = &r.result {
+        if let Some(e) = &x.error {
+            lines.push(Line::from(Span::styled(
+                format!("I/O error: {} {}", e.op, e.message),
+                look.alert(),
+            )));
+        }
+        for w in &x.warnings {
+            lines.push(Line::from(vec![
+                Span::styled(format!("[{}] ", w.kind), look.alert()),
+                Span::raw(w.message.clone()),
+            ]));
+        }
+        if let Some(n) = &x.engine_note {
+            lines.push(Line::from(format!("note: {n}")));
+        }
+    }
+    lines.push(Line::from(vec![
+        Span::styled("dd:  ", Style::default().add_modifier(Modifier::BOLD)),
+        Span::raw(r.dd.clone()),
+    ]));
+    lines.push(Line::from(vec![
+        Span::styled("fio: ", Style::default().add_modifier(Modifier::BOLD)),
+        Span::raw(r.fio.clone()),
+    ]));
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(look.block(" What it means, and the same test in dd and fio ", false)),
+        detail,
+    );
+}
+
+fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+fn help(f: &mut Frame, look: Look, area: Rect) {
+    let keys = [
+        ("Up/Down, j/k", "move in the pane"),
+        ("Tab", "switch between Devices and Tests"),
+        ("Enter", "Devices: go to Tests; Tests: edit"),
+        ("e", "edit the selected test's parameters"),
+        ("r", "run the selected test on the selected target"),
+        ("v", "show the results of this session"),
+        ("Esc", "back; cancels a running test"),
+        ("?", "this help"),
+        ("q", "quit (cancels a running test first)"),
+        ("Ctrl-C", "quit at once"),
+    ];
+    let mut lines: Vec<Line> = keys
+        .iter()
+        .map(|(k, d)| {
+            Line::from(vec![
+                Span::styled(
+                    format!("{k:<14}"),
+                    Style::default().add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(*d),
+            ])
+        })
+        .collect();
+    lines.push(Line::from(""));
+    lines.push(Line::from(
+        "Writes: clear targets start; confirm asks for the name; blocked are refused.",
+    ));
+    let r = centered(area, 64, lines.len() as u16 + 2);
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(look.block(" Keys ", true)),
+        r,
+    );
+}
+
+fn form_overlay(f: &mut Frame, app: &App, look: Look, area: Rect, form: &super::app::Form) {
+    let p = app.test();
+    let mut lines = vec![
+        Line::from(Span::styled(p.about, look.dim())),
+        Line::from(""),
+    ];
+    for (i, name) in FORM_FIELDS.iter().enumerate() {
+        let value = match (&form.editing, i == form.field) {
+            (Some(t), true) => format!("{t}_"),
+            _ => app.field_value(i),
+        };
+        let line = Line::from(format!(" {name:<9} {value}"));
+        lines.push(if i == form.field {
+            line.style(look.selected())
+        } else {
+            line
+        });
+    }
+    lines.push(Line::from(""));
+    match &form.error {
+        Some(e) => lines.push(Line::from(Span::styled(
+            format!("refused: {e}"),
+            look.alert(),
+        ))),
+        None => lines.push(Line::from(Span::styled(
+            "Enter edits a value; Left/Right change mode, data and engine.",
+            look.dim(),
+        ))),
+    }
+    let r = centered(area, 66, lines.len() as u16 + 4);
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(look.block(format!(" Edit: {} ", p.name), true)),
+        r,
+    );
+}
+
+fn confirm(f: &mut Frame, look: Look, area: Rect, device: &str, typed: &str, error: Option<&str>) {
+    let mut lines = vec![
+        Line::from(format!(
+            "/dev/{device} carries data (partitions or a signature)."
+        )),
+        Line::from("A write test destroys it. To go on, type the device name:"),
+        Line::from(""),
+        Line::from(vec![
+            Span::raw("  > "),
+            Span::styled(
+                format!("{typed}_"),
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+        ]),
+        Line::from(""),
+    ];
+    if let Some(e) = error {
+        lines.push(Line::from(Span::styled(e.to_string(), look.alert())));
+    }
+    let r = centered(area, 64, lines.len() as u16 + 2);
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .alignment(Alignment::Left)
+            .block(look.block(format!(" Confirm write to {device} "), true)),
+        r,
+    );
+}
+
+fn refused(f: &mut Frame, look: Look, area: Rect, device: &str, reasons: &[String]) {
+    let mut lines = vec![
+        Line::from(Span::styled(
+            format!("A write test on /dev/{device} is refused:"),
+            look.alert(),
+        )),
+        Line::from(""),
+    ];
+    for r in reasons {
+        lines.push(Line::from(format!("- {r}")));
+    }
+    lines.push(Line::from(""));
+    lines.push(Line::from("Read tests are allowed. Esc to go back."));
+    let r = centered(area, 70, lines.len() as u16 + 6);
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(look.block(" Blocked ", true)),
+        r,
+    );
+}

@@ -1,0 +1,205 @@
+//! The real binary in tmux at 80x24, as a person would use it: the scratch file is selected,
+//! the runtime is shortened in the form, `r` runs a sequential write, the chart and then the
+//! results (with dd and fio lines) appear, `q` quits; the terminal is restored (alternate screen
+//! off, cursor shown) and the scratch file is gone. Also: SIGTERM and SIGHUP mid-test.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+struct Tmux {
+    session: String,
+}
+
+impl Tmux {
+    fn start(dir: &std::path::Path, extra_env: &str) -> Self {
+        let session = format!("blkscope-e2e-{}-{}", std::process::id(), fastrand::u32(..));
+        let cmd = format!(
+            "cd {} && {extra_env} {} ; echo BLKSCOPE-EXITED; sleep 60",
+            dir.display(),
+            env!("CARGO_BIN_EXE_blkscope")
+        );
+        let ok = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &session,
+                "-x",
+                "80",
+                "-y",
+                "24",
+                &cmd,
+            ])
+            .env("TERM", "xterm-256color")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux new-session failed");
+        Self { session }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            assert!(
+                Command::new("tmux")
+                    .args(["send-keys", "-t", &self.session, k])
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.session])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn display(&self, fmt: &str) -> String {
+        let out = Command::new("tmux")
+            .args(["display-message", "-p", "-t", &self.session, fmt])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    fn pid(&self) -> i32 {
+        // The pane runs a shell; blkscope is its child.
+        let shell: i32 = self.display("#{pane_pid}").parse().unwrap();
+        let out = Command::new("pgrep")
+            .args(["-P", &shell.to_string(), "blkscope"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("no blkscope under the pane's shell {shell}"))
+    }
+
+    /// Waits until the screen contains every needle.
+    fn wait_for(&self, needles: &[&str], secs: u64) -> String {
+        let t = Instant::now();
+        loop {
+            let s = self.screen();
+            if needles.iter().all(|n| s.contains(n)) {
+                return s;
+            }
+            if t.elapsed() > Duration::from_secs(secs) {
+                panic!("waited {secs} s for {needles:?}; the screen shows:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.session])
+            .status();
+    }
+}
+
+fn scratch_files(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir).unwrap().count()
+}
+
+#[test]
+fn run_a_sequential_write_and_quit() {
+    if !require(false, &["tmux", "pgrep"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = Tmux::start(dir.path(), "NO_COLOR=1");
+    let s = t.wait_for(&["Devices", "Tests", "scratch file"], 20);
+    assert!(
+        s.contains(">scratch file"),
+        "the scratch file is selected:\n{s}"
+    );
+    assert!(
+        s.contains(">Seq write"),
+        "sequential write is selected:\n{s}"
+    );
+    // Shorten the runtime to 2 s in the form: e, down twice, Enter, clear, type, Enter, Esc.
+    t.keys(&["e", "Down", "Down", "Enter"]);
+    t.keys(&[
+        "BSpace", "BSpace", "BSpace", "BSpace", "BSpace", "2", "s", "Enter",
+    ]);
+    let s = t.wait_for(&["runtime   2s"], 5);
+    assert!(!s.contains("refused"), "{s}");
+    t.keys(&["Escape", "r"]);
+    let s = t.wait_for(&["Seq write on scratch file", "IOPS", "ETA"], 10);
+    assert!(
+        s.contains("iostat -x"),
+        "the diskstats panel is beside the chart:\n{s}"
+    );
+    assert_eq!(
+        scratch_files(dir.path()),
+        1,
+        "the test's file exists while it runs"
+    );
+    let s = t.wait_for(&["Results", "dd:", "fio:"], 20);
+    assert!(s.contains("Seq write"), "{s}");
+    t.keys(&["q"]);
+    let s = t.wait_for(&["BLKSCOPE-EXITED"], 10);
+    assert!(!s.contains("Devices"), "the main screen is back:\n{s}");
+    assert_eq!(t.display("#{alternate_on}"), "0", "alternate screen left");
+    assert_eq!(t.display("#{cursor_flag}"), "1", "cursor shown");
+    assert_eq!(scratch_files(dir.path()), 0, "scratch file removed");
+}
+
+fn killed_mid_test(sig: i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Tmux::start(dir.path(), "");
+    t.wait_for(&["Devices"], 20);
+    t.keys(&["r"]);
+    t.wait_for(&["ETA"], 10);
+    assert_eq!(scratch_files(dir.path()), 1);
+    let pid = t.pid();
+    let sent = Instant::now();
+    // SAFETY: signalling the blkscope process this test started.
+    unsafe { libc::kill(pid, sig) };
+    t.wait_for(&["BLKSCOPE-EXITED"], 5);
+    let took = sent.elapsed();
+    assert_eq!(t.display("#{alternate_on}"), "0", "alternate screen left");
+    assert_eq!(t.display("#{cursor_flag}"), "1", "cursor shown");
+    assert_eq!(scratch_files(dir.path()), 0, "scratch file removed");
+    // The goal is 200 ms; polling tmux adds its own delay, so allow some slack here.
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+}
+
+#[test]
+fn sigterm_mid_test_restores_and_cleans_up() {
+    if !require(false, &["tmux", "pgrep"]) {
+        return;
+    }
+    killed_mid_test(libc::SIGTERM);
+}
+
+#[test]
+fn sighup_mid_test_restores_and_cleans_up() {
+    if !require(false, &["tmux", "pgrep"]) {
+        return;
+    }
+    killed_mid_test(libc::SIGHUP);
+}
+
+#[test]
+fn stdout_not_a_terminal_prints_the_list() {
+    let out = bin().output().unwrap();
+    assert!(out.status.success());
+    let s = stdout_of(&out);
+    assert!(s.starts_with("NAME"), "{s}");
+    assert!(
+        s.contains("not a terminal") && s.contains("blkscope run"),
+        "{s}"
+    );
+}

@@ -1,0 +1,280 @@
+//! Key handling on the TUI's state, without a terminal: each key in each view does what the
+//! footer says it does.
+
+use std::path::PathBuf;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use blkscope::SysRoot;
+use blkscope::device::{DiscoverOptions, discover};
+use blkscope::engine::Mode;
+use blkscope::ui::app::{Action, App, Focus, Overlay, Screen};
+
+fn app(fixture: &str) -> App {
+    let root = SysRoot::at(format!(
+        "{}/tests/fixtures/{fixture}",
+        env!("CARGO_MANIFEST_DIR")
+    ));
+    let tree = discover(&root, &DiscoverOptions::default()).unwrap();
+    App::new(tree, PathBuf::from("/srv/scratch"))
+}
+
+fn k(c: KeyCode) -> KeyEvent {
+    KeyEvent::new(c, KeyModifiers::NONE)
+}
+
+fn ch(c: char) -> KeyEvent {
+    k(KeyCode::Char(c))
+}
+
+fn footer_keys(a: &App) -> Vec<&'static str> {
+    a.footer().into_iter().map(|(k, _)| k).collect()
+}
+
+fn select(a: &mut App, device: &str) {
+    while a.target().device.as_deref() != Some(device) {
+        let before = a.selected_target;
+        a.on_key(ch('j'));
+        assert_ne!(before, a.selected_target, "{device} not found");
+    }
+}
+
+#[test]
+fn main_view_moves_switches_panes_and_opens_things() {
+    let mut a = app("lvm-on-partition");
+    let f = footer_keys(&a);
+    for key in ["↑↓/jk", "Tab", "r", "e", "v", "?", "q"] {
+        assert!(f.contains(&key), "footer lacks {key}: {f:?}");
+    }
+    assert!(
+        a.target().is_scratch(),
+        "the scratch file is first and selected"
+    );
+    assert_eq!(
+        a.test().id,
+        "seq-write",
+        "sequential write is selected by default"
+    );
+    a.on_key(ch('j'));
+    assert_eq!(a.target().device.as_deref(), Some("sda"));
+    a.on_key(k(KeyCode::Down));
+    assert_eq!(a.target().device.as_deref(), Some("sda1"));
+    a.on_key(ch('k'));
+    a.on_key(k(KeyCode::Up));
+    a.on_key(k(KeyCode::Up));
+    assert_eq!(a.selected_target, 0, "stops at the top");
+    a.on_key(k(KeyCode::Tab));
+    assert_eq!(a.focus, Focus::Tests);
+    a.on_key(ch('j'));
+    assert_eq!(a.test().id, "seq-read");
+    assert_eq!(a.selected_target, 0, "moving tests leaves the device alone");
+    a.on_key(k(KeyCode::Tab));
+    assert_eq!(a.focus, Focus::Devices);
+    a.on_key(k(KeyCode::Enter));
+    assert_eq!(
+        a.focus,
+        Focus::Tests,
+        "Enter on a device goes on to the tests"
+    );
+    a.on_key(k(KeyCode::Enter));
+    assert!(
+        matches!(a.overlay, Overlay::Form(_)),
+        "Enter on a test opens its form"
+    );
+    a.on_key(k(KeyCode::Esc));
+    assert_eq!(a.overlay, Overlay::None);
+    a.on_key(ch('e'));
+    assert!(matches!(a.overlay, Overlay::Form(_)));
+    a.on_key(k(KeyCode::Esc));
+    a.on_key(ch('?'));
+    assert_eq!(a.overlay, Overlay::Help);
+    assert_eq!(footer_keys(&a), ["Esc"]);
+    a.on_key(k(KeyCode::Esc));
+    assert_eq!(a.overlay, Overlay::None);
+    a.on_key(ch('v'));
+    assert_eq!(a.screen, Screen::Main, "no results yet");
+    assert!(a.status.as_deref().unwrap().contains("no results"));
+    assert_eq!(a.on_key(ch('q')), Action::Quit);
+}
+
+#[test]
+fn ctrl_c_quits_at_once_everywhere() {
+    let mut a = app("md-raid1");
+    a.on_key(ch('e'));
+    let c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert_eq!(a.on_key(c), Action::QuitNow);
+    let mut a = app("md-raid1");
+    a.on_key(ch('r'));
+    assert_eq!(a.on_key(c), Action::QuitNow);
+}
+
+#[test]
+fn r_on_the_scratch_file_starts_directly() {
+    let mut a = app("md-raid1");
+    match a.on_key(ch('r')) {
+        Action::Start { spec, job } => {
+            assert_eq!(spec.path, "/srv/scratch");
+            assert_eq!(spec.confirm, None);
+            assert_eq!(job.mode, Mode::Direct);
+            assert!(job.runtime.is_some());
+        }
+        x => panic!("{x:?}"),
+    }
+    assert_eq!(a.screen, Screen::Run);
+    let f = footer_keys(&a);
+    assert!(f.contains(&"Esc") && f.contains(&"q"), "{f:?}");
+    assert_eq!(a.on_key(k(KeyCode::Esc)), Action::Cancel);
+    assert!(a.run.as_ref().unwrap().cancelling);
+    assert_eq!(a.on_key(ch('q')), Action::Quit);
+}
+
+#[test]
+fn blocked_device_refuses_writes_but_allows_reads() {
+    let mut a = app("lvm-on-partition");
+    select(&mut a, "sda");
+    assert_eq!(a.on_key(ch('r')), Action::None);
+    match &a.overlay {
+        Overlay::Refused { device, reasons } => {
+            assert_eq!(device, "sda");
+            assert!(reasons.iter().any(|r| r.contains("mounted")));
+        }
+        o => panic!("{o:?}"),
+    }
+    assert_eq!(footer_keys(&a), ["Esc"]);
+    a.on_key(k(KeyCode::Esc));
+    assert_eq!(a.overlay, Overlay::None);
+    // The read test next to it runs.
+    a.on_key(k(KeyCode::Tab));
+    a.on_key(ch('j'));
+    assert_eq!(a.test().id, "seq-read");
+    match a.on_key(ch('r')) {
+        Action::Start { spec, .. } => assert_eq!(spec.path, "/dev/sda"),
+        x => panic!("{x:?}"),
+    }
+}
+
+#[test]
+fn confirm_device_needs_its_name_typed() {
+    let mut a = app("nvme-namespaces");
+    select(&mut a, "nvme0n2");
+    assert_eq!(a.on_key(ch('r')), Action::None);
+    assert!(matches!(a.overlay, Overlay::Confirm { .. }));
+    for c in "nvme0n1".chars() {
+        a.on_key(ch(c));
+    }
+    assert_eq!(a.on_key(k(KeyCode::Enter)), Action::None, "wrong name");
+    match &a.overlay {
+        Overlay::Confirm { error, .. } => assert!(error.as_deref().unwrap().contains("nvme0n2")),
+        o => panic!("{o:?}"),
+    }
+    a.on_key(k(KeyCode::Backspace));
+    a.on_key(ch('2'));
+    match a.on_key(k(KeyCode::Enter)) {
+        Action::Start { spec, .. } => {
+            assert_eq!(spec.path, "/dev/nvme0n2");
+            assert_eq!(spec.confirm.as_deref(), Some("nvme0n2"));
+        }
+        x => panic!("{x:?}"),
+    }
+    // Esc in the dialog starts nothing.
+    let mut a = app("nvme-namespaces");
+    select(&mut a, "nvme0n2");
+    a.on_key(ch('r'));
+    assert_eq!(a.on_key(k(KeyCode::Esc)), Action::None);
+    assert_eq!(a.overlay, Overlay::None);
+    assert_eq!(a.screen, Screen::Main);
+}
+
+#[test]
+fn form_refuses_invalid_values_and_keeps_valid_ones() {
+    let mut a = app("nvme-namespaces");
+    a.on_key(ch('e'));
+    let f = footer_keys(&a);
+    assert!(f.contains(&"Enter") && f.contains(&"Esc"), "{f:?}");
+    // bs: Enter edits; a value that does not parse is refused.
+    a.on_key(k(KeyCode::Enter));
+    for _ in 0..4 {
+        a.on_key(k(KeyCode::Backspace));
+    }
+    for c in "3x".chars() {
+        a.on_key(ch(c));
+    }
+    a.on_key(k(KeyCode::Enter));
+    match &a.overlay {
+        Overlay::Form(f) => {
+            assert!(f.error.as_deref().unwrap().contains("unknown unit"));
+            assert!(f.editing.is_some(), "still editing after a refusal");
+        }
+        o => panic!("{o:?}"),
+    }
+    // Direct I/O needs a multiple of the block size: 1000 is refused with the fix.
+    for _ in 0..2 {
+        a.on_key(k(KeyCode::Backspace));
+    }
+    for c in "1000".chars() {
+        a.on_key(ch(c));
+    }
+    a.on_key(k(KeyCode::Enter));
+    match &a.overlay {
+        Overlay::Form(f) => assert!(f.error.as_deref().unwrap().contains("multiple"), "{f:?}"),
+        o => panic!("{o:?}"),
+    }
+    for _ in 0..4 {
+        a.on_key(k(KeyCode::Backspace));
+    }
+    for c in "64k".chars() {
+        a.on_key(ch(c));
+    }
+    a.on_key(k(KeyCode::Enter));
+    assert_eq!(a.test().job.bs, 65536);
+    // mode cycles with Right and Left.
+    for _ in 0..5 {
+        a.on_key(k(KeyCode::Down));
+    }
+    a.on_key(k(KeyCode::Right));
+    assert_eq!(a.test().job.mode, Mode::Dsync);
+    a.on_key(k(KeyCode::Left));
+    assert_eq!(a.test().job.mode, Mode::Direct);
+    a.on_key(k(KeyCode::Esc));
+    assert_eq!(a.overlay, Overlay::None);
+    assert_eq!(a.test().job.bs, 65536, "the edit stays for the session");
+}
+
+#[test]
+fn results_view_keys() {
+    let mut a = app("md-raid1");
+    a.on_key(ch('r'));
+    a.on_finished(Err(
+        "cannot open /srv/scratch: No such file or directory".into()
+    ));
+    assert_eq!(a.screen, Screen::Results);
+    assert_eq!(a.results.len(), 1);
+    assert!(a.results[0].fio.starts_with("fio --name=blkscope"));
+    let f = footer_keys(&a);
+    for key in ["↑↓", "r", "Esc", "q"] {
+        assert!(f.contains(&key), "{f:?}");
+    }
+    assert!(
+        matches!(a.on_key(ch('r')), Action::Start { .. }),
+        "r runs again"
+    );
+    a.on_finished(Err("again".into()));
+    assert_eq!(a.selected_result, 1);
+    a.on_key(ch('k'));
+    assert_eq!(a.selected_result, 0);
+    a.on_key(ch('j'));
+    assert_eq!(a.selected_result, 1);
+    a.on_key(k(KeyCode::Esc));
+    assert_eq!(a.screen, Screen::Main);
+    a.on_key(ch('v'));
+    assert_eq!(a.screen, Screen::Results);
+}
+
+#[test]
+fn sync_latency_follows_the_logical_block_size() {
+    let mut a = app("lvm-on-partition");
+    select(&mut a, "sda");
+    let p = a.tests.iter().find(|p| p.id == "sync-latency").unwrap();
+    assert_eq!(p.job.bs, 512);
+    assert_eq!(p.job.mode, Mode::Dsync);
+}

@@ -1,0 +1,247 @@
+//! The TUI's views drawn into ratatui's TestBackend on fixture device trees, at 80x24 and
+//! 120x40, compared with insta snapshots (tests/snapshots). Numbers that would change from run to
+//! run come from fixed synthetic samples and results, so nothing needs filtering.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use blkscope::SysRoot;
+use blkscope::device::{DiscoverOptions, discover};
+use blkscope::engine::report::Sample;
+use blkscope::engine::{self, Job, TargetSpec};
+use blkscope::stats::IostatX;
+use blkscope::ui::Look;
+use blkscope::ui::app::{Action, App, Overlay, Screen};
+use blkscope::ui::render::draw;
+
+const COLOR: Look = Look {
+    color: true,
+    ascii: false,
+};
+const ASCII: Look = Look {
+    color: false,
+    ascii: true,
+};
+
+fn app(fixture: &str) -> App {
+    let root = SysRoot::at(format!(
+        "{}/tests/fixtures/{fixture}",
+        env!("CARGO_MANIFEST_DIR")
+    ));
+    let tree = discover(&root, &DiscoverOptions::default()).unwrap();
+    let mut a = App::new(tree, PathBuf::from("/srv/scratch"));
+    a.watched = vec!["sda".into()];
+    a.diskstats = vec![IostatX {
+        disk_device: "sda".into(),
+        r_s: 12.0,
+        w_s: 3480.0,
+        rkb_s: 48.0,
+        wkb_s: 445_440.0,
+        w_await: 0.43,
+        aqu_sz: 1.49,
+        util: 70.04,
+        ..Default::default()
+    }];
+    a
+}
+
+fn key(c: KeyCode) -> KeyEvent {
+    KeyEvent::new(c, KeyModifiers::NONE)
+}
+
+fn press(a: &mut App, keys: &[KeyCode]) {
+    for k in keys {
+        a.on_key(key(*k));
+    }
+}
+
+fn screen(a: &App, w: u16, h: u16, look: Look) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| draw(f, a, look)).unwrap();
+    t.backend().to_string()
+}
+
+fn both(name: &str, a: &App) {
+    insta::assert_snapshot!(format!("{name}_80x24"), screen(a, 80, 24, COLOR));
+    insta::assert_snapshot!(format!("{name}_120x40"), screen(a, 120, 40, COLOR));
+}
+
+fn select(a: &mut App, device: &str) {
+    let i = a
+        .targets
+        .iter()
+        .position(|t| t.device.as_deref() == Some(device))
+        .unwrap();
+    for _ in 0..i {
+        a.on_key(key(KeyCode::Down));
+    }
+    assert_eq!(a.target().device.as_deref(), Some(device));
+}
+
+fn samples(n: usize) -> Vec<Sample> {
+    (1..=n)
+        .map(|i| {
+            let mbps = 400.0 + (i % 5) as f64 * 20.0;
+            Sample {
+                elapsed_s: i as f64 * 0.5,
+                interval_s: 0.5,
+                bytes: (mbps * 0.5e6) as u64,
+                ios: (mbps * 0.5) as u64,
+                bytes_per_sec: mbps * 1e6,
+                iops: mbps,
+                p50_ns: 2_400_000,
+                p99_ns: 4_100_000,
+                total_bytes: (i as u64) * 210_000_000,
+                progress: Some(i as f64 * 0.05),
+                ramp: false,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn device_list() {
+    both("device_list", &app("lvm-on-partition"));
+}
+
+#[test]
+fn properties_of_a_device() {
+    let mut a = app("nvme-namespaces");
+    select(&mut a, "nvme0n1");
+    both("properties", &a);
+}
+
+#[test]
+fn form_with_an_invalid_value() {
+    let mut a = app("lvm-on-partition");
+    // e, to the iodepth field, type 0, Enter: refused with the reason, value unchanged.
+    press(
+        &mut a,
+        &[
+            KeyCode::Char('e'),
+            KeyCode::Down,
+            KeyCode::Down,
+            KeyCode::Down,
+            KeyCode::Enter,
+        ],
+    );
+    press(
+        &mut a,
+        &[KeyCode::Backspace, KeyCode::Char('0'), KeyCode::Enter],
+    );
+    match &a.overlay {
+        Overlay::Form(f) => assert!(f.error.as_deref().unwrap().contains("1 to 4096")),
+        o => panic!("{o:?}"),
+    }
+    assert_eq!(a.test().job.iodepth, 1);
+    both("form_invalid", &a);
+}
+
+#[test]
+fn confirm_dialog() {
+    let mut a = app("nvme-namespaces");
+    select(&mut a, "nvme0n2");
+    assert_eq!(a.on_key(key(KeyCode::Char('r'))), Action::None);
+    press(&mut a, &[KeyCode::Char('n'), KeyCode::Char('v')]);
+    both("confirm", &a);
+}
+
+#[test]
+fn blocked_refusal() {
+    let mut a = app("lvm-on-partition");
+    select(&mut a, "sda");
+    a.on_key(key(KeyCode::Char('r')));
+    assert!(matches!(a.overlay, Overlay::Refused { .. }));
+    both("refused", &a);
+}
+
+#[test]
+fn run_view_mid_test() {
+    let mut a = app("lvm-on-partition");
+    let action = a.on_key(key(KeyCode::Char('r')));
+    assert!(matches!(action, Action::Start { .. }));
+    assert_eq!(a.screen, Screen::Run);
+    for s in samples(8) {
+        a.on_sample(s);
+    }
+    both("run", &a);
+    // Reads during a write-only test light up, with the explanation.
+    insta::assert_snapshot!("run_rmw_80x24", screen(&a, 80, 24, ASCII));
+}
+
+#[test]
+fn results_with_dd_and_fio() {
+    let mut a = app("lvm-on-partition");
+    a.on_key(key(KeyCode::Char('r')));
+    // A real run of a small job, with the volatile figures fixed afterwards.
+    let dir = tempfile::tempdir().unwrap();
+    let job = Job {
+        size: Some(engine::job::SizeSpec::Bytes(4 << 20)),
+        mode: engine::Mode::Buffered,
+        ..Job::default()
+    };
+    let spec = TargetSpec {
+        path: dir.path().to_str().unwrap().into(),
+        ..Default::default()
+    };
+    let (mut info, mut r) = engine::run(
+        &SysRoot::live(),
+        &spec,
+        &job,
+        Arc::new(AtomicBool::new(false)),
+        |_| {},
+    )
+    .unwrap();
+    info.test_file = None;
+    r.bytes_per_sec = 1_234_500_000.0;
+    r.iops = 1177.0;
+    r.latency_ns.p50 = 650_000;
+    r.latency_ns.p99 = 1_900_000;
+    r.findings.clear();
+    r.warnings.retain(|w| w.kind == "page_cache");
+    r.warnings[0].message = "buffered writes without a sync measure the page cache (RAM)".into();
+    r.diskstats.clear();
+    a.run.as_mut().unwrap().job.runtime = Some(std::time::Duration::from_secs(10));
+    a.on_finished(Ok((info, r)));
+    assert_eq!(a.screen, Screen::Results);
+    both("results", &a);
+}
+
+#[test]
+fn help() {
+    let mut a = app("md-raid1");
+    a.on_key(key(KeyCode::Char('?')));
+    both("help", &a);
+}
+
+#[test]
+fn too_small_terminal() {
+    let a = app("md-raid1");
+    insta::assert_snapshot!("too_small_50x12", screen(&a, 50, 12, COLOR));
+}
+
+#[test]
+fn ascii_mode() {
+    let a = app("lvm-on-partition");
+    let s = screen(&a, 80, 24, ASCII);
+    assert!(
+        !s.contains('─') && !s.contains('│') && !s.contains('┌'),
+        "{s}"
+    );
+    insta::assert_snapshot!("ascii_device_list_80x24", s);
+    let mut a = a;
+    a.on_key(key(KeyCode::Char('r')));
+    for s in samples(8) {
+        a.on_sample(s);
+    }
+    let s = screen(&a, 80, 24, ASCII);
+    for c in ['⣀', '⠁', '█', '░'] {
+        assert!(!s.contains(c), "no braille or blocks in ASCII mode: {s}");
+    }
+    insta::assert_snapshot!("ascii_run_80x24", s);
+}
