@@ -50,7 +50,7 @@ pub fn look_from_env(force_ascii: bool) -> Look {
 
 enum EngineMsg {
     Sample(Sample),
-    Finished(Result<(TargetInfo, RunResult), String>),
+    Finished(Box<Result<(TargetInfo, RunResult), String>>),
 }
 
 /// Set while an engine thread runs; the panic hook waits on it.
@@ -177,7 +177,7 @@ async fn event_loop(
                                             let _ = txs.send(EngineMsg::Sample(s.clone()));
                                         });
                                         ENGINE_RUNNING.store(false, Ordering::Relaxed);
-                                        let _ = tx2.send(EngineMsg::Finished(r.map_err(|e| e.to_string())));
+                                        let _ = tx2.send(EngineMsg::Finished(Box::new(r.map_err(|e| e.to_string()))));
                                     });
                                 match h {
                                     Ok(h) => worker = Some(h),
@@ -205,7 +205,7 @@ async fn event_loop(
                 match msg {
                     EngineMsg::Sample(s) => app.on_sample(s),
                     EngineMsg::Finished(r) => {
-                        app.on_finished(r);
+                        app.on_finished(*r);
                         if let Some(w) = worker.take() { let _ = w.join(); }
                         cancel = None;
                     }

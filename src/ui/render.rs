@@ -393,6 +393,8 @@ pub fn properties_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
     );
 }
 
+type Getter = fn(&crate::stats::IostatX) -> f64;
+
 /// iostat -x of the watched devices, one column per device.
 pub fn diskstats_panel(f: &mut Frame, app: &App, look: Look, area: Rect) {
     let names: Vec<&String> = app.watched.iter().take(2).collect();
@@ -408,7 +410,7 @@ pub fn diskstats_panel(f: &mut Frame, app: &App, look: Look, area: Rect) {
             head,
             Style::default().add_modifier(Modifier::BOLD),
         )));
-        let rows: [(&str, fn(&crate::stats::IostatX) -> f64); 11] = [
+        let rows: [(&str, Getter); 11] = [
             ("r/s", |x| x.r_s),
             ("w/s", |x| x.w_s),
             ("rkB/s", |x| x.rkb_s),
