@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Benchmark: what the TUI costs. The same job (4 KiB random reads, QD32, O_DIRECT, 5 s, on a
+# scratch file in a tmpfs, so the device is not the limit and any CPU the UI takes shows)
+# headless and under the TUI in tmux at 80x24, alternately; plus the TUI's own CPU while idle
+# and the UI thread's CPU while it draws a live test. Needs root (tmpfs mount), tmux, python3.
+#
+#   sudo bash bench/tui_cost.sh              # PAIRS=3
+set -euo pipefail
+PAIRS=${PAIRS:-3}
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+mnt=$(mktemp -d)
+mount -t tmpfs -o size=1G tmpfs "$mnt"
+cleanup() { tmux kill-session -t blkscope-bench 2>/dev/null || true; umount "$mnt" 2>/dev/null || umount -l "$mnt"; rmdir "$mnt"; }
+trap cleanup EXIT INT TERM
+python3 bench/tui_cost.py "$PWD/target/release/blkscope" "$mnt" "$PAIRS"
