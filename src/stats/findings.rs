@@ -320,7 +320,12 @@ mod tests {
             read_bytes: 0,
             write_bytes: 16 << 20,
         };
-        let f = analyze(&job(Op::Randwrite, 4096, Mode::Direct), moved, &act(d, 1.0), 4096);
+        let f = analyze(
+            &job(Op::Randwrite, 4096, Mode::Direct),
+            moved,
+            &act(d, 1.0),
+            4096,
+        );
         assert!(f.iter().all(|f| f.kind != "read_modify_write"), "{f:?}");
     }
 
