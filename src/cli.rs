@@ -88,6 +88,51 @@ pub enum Command {
     /// Exit status: 0 done, 1 failed at run time, 2 invalid job, 3 confirmation missing,
     /// 4 blocked.
     Run(RunArgs),
+    /// List the suites: the articles' recipes, and yours from $XDG_CONFIG_HOME/blkscope/suites.
+    Suites {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a suite on TARGET, each test repeated (default: the suite's own count, usually 3).
+    Suite {
+        name: String,
+        target: String,
+        #[arg(long)]
+        repeat: Option<u32>,
+        #[arg(long, value_name = "NAME")]
+        confirm: Option<String>,
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+        /// Do not save the run in $XDG_DATA_HOME/blkscope/runs.
+        #[arg(long)]
+        no_save: bool,
+    },
+    /// Explain a suite or a test: the dd and fio lines, what each flag does, the trap it avoids,
+    /// and what the article found. NAME: a suite, SUITE/TEST, or a built-in test (seq-write, ...).
+    Explain {
+        name: String,
+        /// The target to put in the command lines.
+        #[arg(long, default_value = "/dev/sdX")]
+        target: String,
+        /// The target's logical block size, for tests sized in logical blocks.
+        #[arg(long, default_value_t = 512)]
+        logical_block_size: u64,
+    },
+    /// Export a saved run (a path, an id, or `last`) as Markdown, CSV or JSON.
+    Report {
+        run: String,
+        #[arg(long, default_value = "md", value_parser = ["md", "csv", "json"])]
+        format: String,
+    },
+    /// Compare two saved runs test by test: throughput, IOPS and latency, with the ratio.
+    Compare {
+        a: String,
+        b: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -154,6 +199,9 @@ pub struct RunArgs {
     /// Stream one JSON object per interval sample, then the result object.
     #[arg(long)]
     pub ndjson: bool,
+    /// Do not save the run in $XDG_DATA_HOME/blkscope/runs.
+    #[arg(long)]
+    pub no_save: bool,
 }
 
 fn parse_op(s: &str) -> Result<Op, String> {
@@ -196,6 +244,7 @@ impl RunArgs {
             rwmixread: self.rwmixread,
             sqpoll: self.sqpoll,
             interval: Some(self.interval),
+            drop_cache_first: false,
         }
     }
 }
@@ -263,6 +312,36 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             Ok(report.write_safety.exit_code())
         }
         Some(Command::Run(args)) => run_cmd(&root, &args, &mut out),
+        Some(Command::Suites { json }) => suites_cmd(json, &mut out),
+        Some(Command::Suite {
+            name,
+            target,
+            repeat,
+            confirm,
+            force,
+            json,
+            no_save,
+        }) => {
+            let spec = TargetSpec {
+                path: target,
+                confirm,
+                force,
+            };
+            suite_cmd(&root, &name, &spec, repeat, json, no_save, &mut out)
+        }
+        Some(Command::Explain {
+            name,
+            target,
+            logical_block_size,
+        }) => explain_cmd(&name, &target, logical_block_size, &mut out),
+        Some(Command::Report { run, format }) => {
+            let path = crate::report::resolve(&run).map_err(crate::Error::Usage)?;
+            let v = crate::report::load(&path).map_err(crate::Error::Usage)?;
+            let text = crate::report::render(&v, &format).map_err(crate::Error::Usage)?;
+            write!(out, "{text}").map_err(stdout_err)?;
+            Ok(0)
+        }
+        Some(Command::Compare { a, b, json }) => compare_cmd(&a, &b, json, &mut out),
         Some(Command::Stat {
             devices,
             interval,
@@ -359,6 +438,15 @@ fn run_cmd(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, 
     };
     if args.repeat > 1 && !args.json && !args.ndjson {
         write_spread_human(out, &result)?;
+    }
+    if !args.no_save {
+        save_run(
+            "run",
+            &job.label(),
+            root,
+            target_info.as_ref(),
+            &[(job.label(), &job, &result)],
+        );
     }
     let doc = serde_json::json!({
         "version": 1,
@@ -464,7 +552,7 @@ fn stat_cmd(
 }
 
 /// The current time as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
-fn rfc3339_now() -> String {
+pub fn rfc3339_now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
@@ -527,6 +615,366 @@ fn write_iostat_table(
         writeln_io(out, &line)?;
     }
     writeln_io(out, "")
+}
+
+/// Saves a run (a failure to save is a warning on stderr, not an error of the run).
+fn save_run(
+    kind: &str,
+    name: &str,
+    root: &SysRoot,
+    target: Option<&engine::TargetInfo>,
+    tests: &[(String, &Job, &RunResult)],
+) {
+    let device = target.and_then(|t| t.device.clone()).and_then(|n| {
+        device::discover(root, &DiscoverOptions::default())
+            .ok()
+            .and_then(|tree| tree.get(&n).cloned())
+    });
+    let saved: Vec<crate::report::SavedTest> = tests
+        .iter()
+        .map(|(n, j, r)| crate::report::SavedTest {
+            name: n.clone(),
+            job: j,
+            result: r,
+        })
+        .collect();
+    match crate::report::save(kind, name, target, device.as_ref(), &saved) {
+        Ok(p) => eprintln!("blkscope: saved {}", p.display()),
+        Err(e) => eprintln!("blkscope: warning: could not save the run: {e}"),
+    }
+}
+
+fn suites_cmd(json: bool, out: &mut impl Write) -> Result<i32, crate::Error> {
+    let suites = crate::suite::all().map_err(|e| crate::Error::Usage(e.to_string()))?;
+    if json {
+        let v: Vec<_> = suites
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "name": s.name, "title": s.title, "source": s.source, "about": s.about,
+                    "repeat": s.repeat, "tests": s.tests.iter().map(|t| &t.name).collect::<Vec<_>>(),
+                    "origin": s.origin,
+                })
+            })
+            .collect();
+        return write_json(out, &v).map(|_| 0);
+    }
+    for s in &suites {
+        let origin = if s.origin == "builtin" {
+            String::new()
+        } else {
+            format!("  [{}]", s.origin)
+        };
+        writeln_io(
+            out,
+            &format!(
+                "{:<12} {} ({} tests, {} runs each){origin}",
+                s.name,
+                s.title,
+                s.tests.len(),
+                s.repeat
+            ),
+        )?;
+    }
+    writeln_io(
+        out,
+        "\nRun one: blkscope suite NAME TARGET   Explain one: blkscope explain NAME",
+    )?;
+    Ok(0)
+}
+
+fn suite_cmd(
+    root: &SysRoot,
+    name: &str,
+    spec: &TargetSpec,
+    repeat: Option<u32>,
+    json: bool,
+    no_save: bool,
+    out: &mut impl Write,
+) -> Result<i32, crate::Error> {
+    let suite = crate::suite::find(name)
+        .map_err(|e| crate::Error::Usage(e.to_string()))?
+        .ok_or_else(|| {
+            crate::Error::Usage(format!("no suite '{name}'; `blkscope suites` lists them"))
+        })?;
+    let repeat = repeat.unwrap_or(suite.repeat);
+    let cancel = cancel_on_signals();
+    let outcome = match crate::suite::run_suite(root, &suite, spec, repeat, cancel, |t, i, n| {
+        if !json {
+            eprintln!("blkscope: {}: {t} (run {i}/{n})", suite.name);
+        }
+    }) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("blkscope: {e}");
+            return Ok(e.exit_code());
+        }
+    };
+    if !no_save {
+        let tests: Vec<(String, &Job, &RunResult)> = outcome
+            .tests
+            .iter()
+            .map(|(t, j, r)| (t.name.clone(), j, r))
+            .collect();
+        save_run("suite", &suite.name, root, outcome.target.as_ref(), &tests);
+    }
+    let failed = outcome.cancelled
+        || outcome
+            .tests
+            .iter()
+            .any(|(_, _, r)| r.error.is_some() || r.cancelled);
+    if json {
+        let tests: Vec<_> = outcome
+            .tests
+            .iter()
+            .map(|(t, j, r)| serde_json::json!({"name": t.name, "about": t.about, "job": j, "result": r}))
+            .collect();
+        write_json(
+            out,
+            &serde_json::json!({
+                "version": 1, "suite": suite.name, "title": suite.title, "repeat": repeat,
+                "target": outcome.target, "tests": tests, "cancelled": outcome.cancelled,
+            }),
+        )?;
+        return Ok(if failed { 1 } else { 0 });
+    }
+    let target = outcome
+        .target
+        .as_ref()
+        .map(|t| t.path.clone())
+        .unwrap_or_else(|| spec.path.clone());
+    writeln_io(
+        out,
+        &format!("{} on {target} ({repeat} run(s) each)", suite.title),
+    )?;
+    writeln_io(
+        out,
+        &format!(
+            "  {:<28} {:>10} {:>19} {:>9} {:>9} {:>7}",
+            "test", "MB/s", "(min-max)", "IOPS", "p99", "spread"
+        ),
+    )?;
+    for (t, _, r) in &outcome.tests {
+        let (lo, hi, spread) = match &r.spread {
+            Some(s) => (
+                s.bytes_per_sec.min / 1e6,
+                s.bytes_per_sec.max / 1e6,
+                format!("{:.1}%", s.relative_spread * 100.0),
+            ),
+            None => (r.bytes_per_sec / 1e6, r.bytes_per_sec / 1e6, "-".into()),
+        };
+        let med = r
+            .spread
+            .as_ref()
+            .map(|s| s.bytes_per_sec.median)
+            .unwrap_or(r.bytes_per_sec);
+        writeln_io(
+            out,
+            &format!(
+                "  {:<28} {:>10.1} {:>19} {:>9.0} {:>9} {:>7}",
+                t.name,
+                med / 1e6,
+                format!("({lo:.1}-{hi:.1})"),
+                r.iops,
+                fmt_ns(r.latency_ns.p99 as f64),
+                spread
+            ),
+        )?;
+        if r.streams.len() > 1 {
+            let s: Vec<String> = r
+                .streams
+                .iter()
+                .map(|s| format!("job {} {:.1} MB/s", s.job, s.bytes_per_sec / 1e6))
+                .collect();
+            writeln_io(out, &format!("      per stream: {}", s.join(", ")))?;
+        }
+        if let Some(d) = &r.device_bytes {
+            writeln_io(
+                out,
+                &format!(
+                    "      {} read {} and wrote {} while it ran",
+                    d.device,
+                    fmt_size(d.read),
+                    fmt_size(d.written)
+                ),
+            )?;
+        }
+        for w in &r.warnings {
+            writeln_io(out, &format!("      [{}] {}", w.kind, w.message))?;
+        }
+        if let Some(e) = &r.error {
+            writeln_io(out, &format!("      error: {} {}", e.op, e.message))?;
+        }
+    }
+    if let Some(found) = &suite.found {
+        writeln_io(out, &format!("\nWhat the article found: {found}"))?;
+    }
+    if outcome.cancelled {
+        writeln_io(out, "cancelled: the suite stopped early")?;
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
+fn explain_job(
+    out: &mut impl Write,
+    name: &str,
+    about: Option<&str>,
+    job: &Job,
+    target: &str,
+) -> Result<(), crate::Error> {
+    let total = match job.size {
+        Some(SizeSpec::Bytes(b)) | Some(SizeSpec::Text(crate::engine::job::Sized::Bytes(b))) => b,
+        _ => crate::engine::job::DEFAULT_SIZE,
+    };
+    writeln_io(out, &format!("{name}: {}", job.label()))?;
+    if let Some(a) = about {
+        writeln_io(out, &format!("  {a}"))?;
+    }
+    let mut run = format!(
+        "blkscope run {target} --op {} --bs {} --iodepth {} --jobs {} --mode {}",
+        job.op.as_str(),
+        job.bs,
+        job.iodepth,
+        job.jobs,
+        job.mode.as_str()
+    );
+    if let Some(s) = job.size {
+        run.push_str(&format!(" --size {}", s.resolve(0).max(total)));
+    }
+    if let Some(r) = job.runtime {
+        run.push_str(&format!(" --runtime {}ms", r.as_millis()));
+    }
+    if job.data == Data::Zero {
+        run.push_str(" --data zero");
+    }
+    writeln_io(out, &format!("  blkscope: {run}"))?;
+    match engine::explain::dd_command(job, target, total) {
+        Ok(dd) => writeln_io(out, &format!("  dd:       {dd}"))?,
+        Err(why) => writeln_io(out, &format!("  dd:       (none: {why})"))?,
+    }
+    writeln_io(
+        out,
+        &format!(
+            "  fio:      {}",
+            engine::explain::fio_command(job, target, total)
+        ),
+    )?;
+    for n in engine::explain::flag_notes(job) {
+        writeln_io(out, &format!("    - {n}"))?;
+    }
+    for t in engine::explain::traps(job) {
+        writeln_io(out, &format!("  trap: {t}"))?;
+    }
+    Ok(())
+}
+
+fn explain_cmd(
+    name: &str,
+    target: &str,
+    lbs: u64,
+    out: &mut impl Write,
+) -> Result<i32, crate::Error> {
+    let suites = crate::suite::all().map_err(|e| crate::Error::Usage(e.to_string()))?;
+    let (suite_name, test_name) = match name.split_once('/') {
+        Some((s, t)) => (s, Some(t)),
+        None => (name, None),
+    };
+    if let Some(s) = suites.iter().find(|s| s.name == suite_name) {
+        if test_name.is_none() {
+            writeln_io(out, &format!("{}: {}", s.name, s.title))?;
+            if let Some(src) = &s.source {
+                writeln_io(out, &format!("From: {src}"))?;
+            }
+            writeln_io(out, &s.about)?;
+            if let Some(f) = &s.found {
+                writeln_io(out, &format!("What the article found: {f}"))?;
+            }
+            writeln_io(out, &format!("Each test runs {} time(s).\n", s.repeat))?;
+        }
+        let mut shown = 0;
+        for t in &s.tests {
+            if test_name.is_some_and(|n| n != t.name) {
+                continue;
+            }
+            explain_job(out, &t.name, t.about.as_deref(), &t.job(lbs), target)?;
+            writeln_io(out, "")?;
+            shown += 1;
+        }
+        if shown == 0 {
+            return Err(crate::Error::Usage(format!(
+                "suite {} has no test '{}'; `blkscope explain {}` lists them",
+                s.name,
+                test_name.unwrap_or(""),
+                s.name
+            )));
+        }
+        return Ok(0);
+    }
+    if let Some(p) = engine::presets::builtin(lbs)
+        .into_iter()
+        .find(|p| p.id == name)
+    {
+        explain_job(out, p.name, Some(p.about), &p.job, target)?;
+        return Ok(0);
+    }
+    Err(crate::Error::Usage(format!(
+        "no suite or test '{name}'; `blkscope suites` lists suites; tests: {}",
+        engine::presets::builtin(lbs)
+            .iter()
+            .map(|p| p.id)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+fn compare_cmd(a: &str, b: &str, json: bool, out: &mut impl Write) -> Result<i32, crate::Error> {
+    let load = |r: &str| {
+        crate::report::resolve(r)
+            .and_then(|p| crate::report::load(&p))
+            .map_err(crate::Error::Usage)
+    };
+    let (va, vb) = (load(a)?, load(b)?);
+    let diffs = crate::report::compare(&va, &vb);
+    if diffs.is_empty() {
+        return Err(crate::Error::Usage(format!(
+            "{} and {} have no test in common",
+            va["id"].as_str().unwrap_or(a),
+            vb["id"].as_str().unwrap_or(b)
+        )));
+    }
+    if json {
+        write_json(out, &diffs)?;
+        return Ok(0);
+    }
+    writeln_io(
+        out,
+        &format!(
+            "A: {}\nB: {}",
+            va["id"].as_str().unwrap_or(a),
+            vb["id"].as_str().unwrap_or(b)
+        ),
+    )?;
+    writeln_io(
+        out,
+        &format!(
+            "{:<28} {:<7} {:>12} {:>12} {:>7}",
+            "test", "", "A", "B", "B/A"
+        ),
+    )?;
+    for d in &diffs {
+        writeln_io(
+            out,
+            &format!(
+                "{:<28} {:<7} {:>12.1} {:>12.1} {:>7}",
+                d.test,
+                d.metric,
+                d.a,
+                d.b,
+                d.ratio.map(|r| format!("{r:.2}x")).unwrap_or("-".into())
+            ),
+        )?;
+    }
+    Ok(0)
 }
 
 fn fmt_ns(ns: f64) -> String {

@@ -33,6 +33,10 @@ pub enum Error {
 
     #[error("{} is not a block device blkscope can see: {detail}", path.display())]
     UnknownDevice { path: PathBuf, detail: String },
+
+    /// A mistake in what the user asked for, already worded with the fix.
+    #[error("{0}")]
+    Usage(String),
 }
 
 impl Error {
@@ -46,7 +50,7 @@ impl Error {
     /// Exit status for the binary: 2 for a target that is not usable as named, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::TargetNotFound { .. } | Error::NotABlockDevice { .. } => 2,
+            Error::TargetNotFound { .. } | Error::NotABlockDevice { .. } | Error::Usage(_) => 2,
             _ => 1,
         }
     }

@@ -208,3 +208,111 @@ mod tests {
         );
     }
 }
+
+/// What the flags in the dd and fio lines of `job` do, one line each.
+pub fn flag_notes(job: &Job) -> Vec<String> {
+    let mut v = Vec::new();
+    match job.mode {
+        Mode::Direct => v.push(
+            "oflag=direct / iflag=direct / --direct=1: O_DIRECT, around the page cache, so the \
+             device is measured, not RAM"
+                .into(),
+        ),
+        Mode::Dsync => v.push(
+            "oflag=dsync / --sync=dsync: O_DSYNC, each write returns only when its data is \
+             stable (a cache flush per write on drives with a volatile write cache)"
+                .into(),
+        ),
+        Mode::Sync => v.push(
+            "oflag=sync / --sync=sync: O_SYNC, like dsync and also waits for metadata".into(),
+        ),
+        Mode::Fdatasync => v.push(
+            "conv=fdatasync / --end_fsync=1: buffered writes, then one flush at the end, inside \
+             the timing: the device's speed, not RAM's"
+                .into(),
+        ),
+        Mode::Buffered => v.push(
+            "(no flag) / --direct=0: buffered through the page cache with no sync: this \
+             measures memory"
+                .into(),
+        ),
+        Mode::Nocache => v.push(
+            "iflag=nocache / --invalidate=1: the target's cached pages are dropped first, so \
+             reads come from the device"
+                .into(),
+        ),
+    }
+    if job.op.writes() {
+        match job.data {
+            Data::Random => v.push(
+                "if=/dev/urandom iflag=fullblock: incompressible data; fullblock makes dd fill \
+                 every block (urandom returns short reads). fio's buffers are random by default"
+                    .into(),
+            ),
+            Data::Zero => v.push(
+                "if=/dev/zero / --zero_buffers: zeros, which compressing storage shrinks to \
+                 nothing"
+                    .into(),
+            ),
+        }
+        v.push("conv=notrunc: dd must not truncate a file target".into());
+    }
+    if job.iodepth > 1 {
+        v.push(format!(
+            "--iodepth={}: that many I/Os in flight at once (dd always has one)",
+            job.iodepth
+        ));
+    }
+    if job.jobs > 1 {
+        v.push(format!(
+            "--numjobs={} --offset_increment: {} concurrent streams, each in its own region \
+             (several dd with seek=/skip=, started with &)",
+            job.jobs, job.jobs
+        ));
+    }
+    if job.runtime.is_some() {
+        v.push("--time_based --runtime: run for a time, wrapping around the region".into());
+    }
+    if job.engine == EngineKind::Uring {
+        v.push(
+            "--ioengine=io_uring --fixedbufs --registerfiles: io_uring with registered buffers \
+             and file, as blkscope runs it"
+                .into(),
+        );
+    }
+    v
+}
+
+/// The traps of the seed articles this job avoids, or walks into on purpose.
+pub fn traps(job: &Job) -> Vec<String> {
+    let mut v = Vec::new();
+    match job.mode {
+        Mode::Buffered if job.op.writes() => v.push(
+            "walks into the page-cache trap on purpose: without a sync the number is RAM's \
+             (articles 001, 002)"
+                .into(),
+        ),
+        Mode::Buffered | Mode::Fdatasync if job.op.reads() => v.push(
+            "buffered reads can come from the page cache: drop caches first or use direct \
+             (article 002)"
+                .into(),
+        ),
+        _ => v.push("avoids the page-cache trap (articles 001, 002)".into()),
+    }
+    if job.op.writes() {
+        v.push(match job.data {
+            Data::Zero => "writes zeros: compressing storage will flatter it (article 001)".into(),
+            Data::Random => {
+                "writes random data, so compression cannot flatter it (article 001)".into()
+            }
+        });
+    }
+    if job.mode != Mode::Direct && job.op.writes() && job.bs % 4096 != 0 {
+        v.push(format!(
+            "bs {} is below (or not a multiple of) the 4 KiB page-cache block: expect \
+             read-modify-write reads (article 003)",
+            job.bs
+        ));
+    }
+    v
+}

@@ -133,6 +133,8 @@ pub struct Job {
     /// Interval between live samples.
     #[serde(with = "opt_duration")]
     pub interval: Option<Duration>,
+    /// Drop the target's cached pages before the run (a cold cache).
+    pub drop_cache_first: bool,
 }
 
 impl Default for Job {
@@ -152,6 +154,7 @@ impl Default for Job {
             rwmixread: 50,
             sqpoll: false,
             interval: None,
+            drop_cache_first: false,
         }
     }
 }
@@ -169,6 +172,15 @@ pub enum SizeSpec {
 pub enum Sized {
     Bytes(u64),
     Percent(f64),
+}
+
+impl Serialize for Sized {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Sized::Bytes(b) => s.serialize_u64(*b),
+            Sized::Percent(p) => s.serialize_str(&format!("{p}%")),
+        }
+    }
 }
 
 impl SizeSpec {

@@ -101,7 +101,7 @@ pub fn run(
     mut on_sample: impl FnMut(&Sample),
 ) -> Result<(TargetInfo, RunResult), RunError> {
     let target = target::open(root, spec, job)?;
-    if job.mode == Mode::Nocache {
+    if job.mode == Mode::Nocache || job.drop_cache_first {
         let _ = crate::sys::drop_cache(&target.file);
     }
     let plan = target.plan;
@@ -337,6 +337,7 @@ pub fn run(
         warnings: job_warnings(job, engine_used),
         findings: Vec::new(),
         diskstats: Vec::new(),
+        device_bytes: None,
         repeats: None,
         spread: None,
     };
@@ -369,6 +370,13 @@ fn explain(
             x.stats_off = crate::stats::iostats_disabled(root, name);
             if x.stats_off {
                 stats_off.push(name.clone());
+            }
+            if result.device_bytes.is_none() {
+                result.device_bytes = Some(report::DeviceBytes {
+                    device: name.clone(),
+                    read: d.sectors_read * 512,
+                    written: d.sectors_written * 512,
+                });
             }
             result.diskstats.push(x);
             devices.push((name.clone(), d));

@@ -126,10 +126,19 @@ pub struct RunResult {
     pub findings: Vec<crate::stats::findings::Finding>,
     /// The target's device and its related devices over the run, in `iostat -x` terms.
     pub diskstats: Vec<crate::stats::IostatX>,
+    /// What reached the target's device (for a file: the device holding it) during the run.
+    pub device_bytes: Option<DeviceBytes>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repeats: Option<Vec<RunResult>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spread: Option<Spread>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct DeviceBytes {
+    pub device: String,
+    pub read: u64,
+    pub written: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -150,7 +159,12 @@ pub struct Spread {
     pub p99_ns: MinMedMax,
     /// (max - min) / median of throughput.
     pub relative_spread: f64,
+    /// Runs (0-based) whose throughput is more than 25% away from the median.
+    pub outliers: Vec<usize>,
 }
+
+/// A run is an outlier when its throughput is more than this far from the median.
+pub const OUTLIER_DISTANCE: f64 = 0.25;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct MinMedMax {
@@ -193,6 +207,7 @@ pub fn with_repeats(runs: Vec<RunResult>) -> RunResult {
         iops: MinMedMax::of(runs.iter().map(|r| r.iops).collect()),
         p99_ns: MinMedMax::of(runs.iter().map(|r| r.latency_ns.p99 as f64).collect()),
         relative_spread: 0.0,
+        outliers: Vec::new(),
     };
     let med = spread.bytes_per_sec.median;
     let relative_spread = if med > 0.0 {
@@ -209,8 +224,36 @@ pub fn with_repeats(runs: Vec<RunResult>) -> RunResult {
     if head.error.is_none() {
         head.error = runs.iter().find_map(|r| r.error.clone());
     }
+    let outliers: Vec<usize> = if runs.len() >= 3 && med > 0.0 {
+        runs.iter()
+            .enumerate()
+            .filter(|(_, r)| (r.bytes_per_sec - med).abs() / med > OUTLIER_DISTANCE)
+            .map(|(i, _)| i)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if !outliers.is_empty() {
+        let which: Vec<String> = outliers
+            .iter()
+            .map(|i| format!("run {} ({:.1} MB/s)", i + 1, runs[*i].bytes_per_sec / 1e6))
+            .collect();
+        head.warnings.push(Warning::new(
+            "outlier",
+            format!(
+                "{} more than {:.0}% away from the median {:.1} MB/s: other I/O on the device \
+                 (cron jobs, updatedb, backups), caches warming or filling (page cache, an SSD's \
+                 SLC cache), or thermal throttling make outliers. Look at the spread, and run \
+                 again before believing any single number.",
+                which.join(", "),
+                OUTLIER_DISTANCE * 100.0,
+                med / 1e6
+            ),
+        ));
+    }
     head.spread = Some(Spread {
         relative_spread,
+        outliers,
         ..spread
     });
     head.repeats = Some(runs);
@@ -227,6 +270,73 @@ mod tests {
         assert_eq!((m.min, m.median, m.max), (1.0, 2.0, 3.0));
         let m = MinMedMax::of(vec![4.0, 1.0, 2.0, 3.0]);
         assert_eq!(m.median, 2.5);
+    }
+
+    fn run(bps: f64) -> RunResult {
+        RunResult {
+            op: "write",
+            bs: 1 << 20,
+            iodepth: 1,
+            jobs: 1,
+            mode: "direct",
+            data: "random",
+            engine: "uring",
+            engine_note: None,
+            bytes: 1 << 30,
+            ios: 1024,
+            read_bytes: 0,
+            write_bytes: 1 << 30,
+            seconds: (1u64 << 30) as f64 / bps,
+            bytes_per_sec: bps,
+            iops: bps / (1 << 20) as f64,
+            latency_ns: Latency {
+                p99: (1e9 / bps * 1e6) as u64,
+                ..Default::default()
+            },
+            cpu: Cpu::default(),
+            streams: vec![],
+            partial: false,
+            cancelled: false,
+            error: None,
+            warnings: vec![],
+            findings: vec![],
+            diskstats: vec![],
+            device_bytes: None,
+            repeats: None,
+            spread: None,
+        }
+    }
+
+    #[test]
+    fn repeats_spread_and_outliers_on_fixed_inputs() {
+        let r = with_repeats(vec![
+            run(400e6),
+            run(410e6),
+            run(150e6),
+            run(405e6),
+            run(395e6),
+        ]);
+        let s = r.spread.as_ref().unwrap();
+        assert_eq!(s.runs, 5);
+        assert_eq!(s.bytes_per_sec.min, 150e6);
+        assert_eq!(s.bytes_per_sec.median, 400e6);
+        assert_eq!(s.bytes_per_sec.max, 410e6);
+        assert!(
+            (s.relative_spread - 0.65).abs() < 1e-9,
+            "{}",
+            s.relative_spread
+        );
+        assert_eq!(s.outliers, [2], "the slow third run");
+        assert_eq!(r.bytes_per_sec, 400e6, "the head is the median run");
+        assert_eq!(r.repeats.as_ref().unwrap().len(), 5);
+        let w = r.warnings.iter().find(|w| w.kind == "outlier").unwrap();
+        assert!(w.message.contains("run 3 (150.0 MB/s)"), "{}", w.message);
+        // A tight set has none; two runs are too few to call one an outlier.
+        let r = with_repeats(vec![run(400e6), run(420e6), run(380e6)]);
+        assert!(r.spread.unwrap().outliers.is_empty());
+        assert!(r.warnings.is_empty());
+        let r = with_repeats(vec![run(400e6), run(100e6)]);
+        assert!(r.spread.unwrap().outliers.is_empty());
     }
 
     #[test]

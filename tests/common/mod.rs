@@ -10,8 +10,28 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// A data and config home of this test binary's own (saved runs, user suites), removed when the
+/// test binary exits.
+pub fn test_home() -> &'static Path {
+    static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("blkscope-tests-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("test home");
+        extern "C" fn cleanup() {
+            let dir = std::env::temp_dir().join(format!("blkscope-tests-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        // SAFETY: registering a plain function with no captured state to run at exit.
+        unsafe { libc::atexit(cleanup) };
+        dir
+    })
+}
+
 pub fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_blkscope"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_blkscope"));
+    c.env("XDG_DATA_HOME", test_home().join("data"))
+        .env("XDG_CONFIG_HOME", test_home().join("config"));
+    c
 }
 
 pub fn required() -> bool {

@@ -1,0 +1,480 @@
+//! Suites: named lists of tests, each with a short explanation. The articles' recipes ship in
+//! `assets/profiles/*.toml` (embedded in the binary); users add their own as TOML files in
+//! `$XDG_CONFIG_HOME/blkscope/suites/` (default `~/.config/blkscope/suites/`). Unknown keys and
+//! bad values are refused with the file, the line and the reason.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::job::{
+    Data, EngineKind, Job, Mode, Op, SizeSpec, Sized, parse_duration, parse_size,
+    parse_size_or_percent,
+};
+
+/// The built-in suites, in the order `blkscope suites` lists them.
+pub const BUILTIN: [(&str, &str); 7] = [
+    (
+        "dd-classic",
+        include_str!("../assets/profiles/dd-classic.toml"),
+    ),
+    (
+        "fedora-four",
+        include_str!("../assets/profiles/fedora-four.toml"),
+    ),
+    (
+        "cache-trap",
+        include_str!("../assets/profiles/cache-trap.toml"),
+    ),
+    (
+        "zeros-trap",
+        include_str!("../assets/profiles/zeros-trap.toml"),
+    ),
+    (
+        "rmw-sweep",
+        include_str!("../assets/profiles/rmw-sweep.toml"),
+    ),
+    ("diskmark", include_str!("../assets/profiles/diskmark.toml")),
+    ("hdparm-t", include_str!("../assets/profiles/hdparm-t.toml")),
+];
+
+/// A block size: bytes, or the target's logical block size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum BlockSize {
+    Bytes(u64),
+    Logical,
+}
+
+impl<'de> Deserialize<'de> for BlockSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = BlockSize;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a block size such as 4096, \"4k\", \"1M\" or \"logical\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<BlockSize, E> {
+                u64::try_from(v)
+                    .ok()
+                    .filter(|v| *v > 0)
+                    .map(BlockSize::Bytes)
+                    .ok_or_else(|| E::custom(format!("bs {v} must be a positive number of bytes")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<BlockSize, E> {
+                self.visit_i64(v as i64)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<BlockSize, E> {
+                if v == "logical" {
+                    return Ok(BlockSize::Logical);
+                }
+                parse_size(v).map(BlockSize::Bytes).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A size in bytes or text (`"1G"`, `"10%"`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SizeField(pub Sized);
+
+impl<'de> Deserialize<'de> for SizeField {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = SizeField;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size such as 1073741824, \"1G\" or \"10%\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<SizeField, E> {
+                u64::try_from(v)
+                    .map(|b| SizeField(Sized::Bytes(b)))
+                    .map_err(|_| E::custom(format!("size {v} is negative")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<SizeField, E> {
+                Ok(SizeField(Sized::Bytes(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<SizeField, E> {
+                parse_size_or_percent(v).map(SizeField).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A duration as text (`"5s"`, `"500ms"`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DurationField(pub Duration);
+
+impl<'de> Deserialize<'de> for DurationField {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_duration(&s)
+            .map(DurationField)
+            .map_err(de::Error::custom)
+    }
+}
+
+/// One test of a suite, as written in the TOML file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteTest {
+    pub name: String,
+    #[serde(default)]
+    pub about: Option<String>,
+    pub op: Op,
+    pub bs: BlockSize,
+    #[serde(default)]
+    pub size: Option<SizeField>,
+    /// I/Os per job, instead of a size (size = count x bs x jobs).
+    #[serde(default)]
+    pub count: Option<u64>,
+    #[serde(default)]
+    pub runtime: Option<DurationField>,
+    #[serde(default)]
+    pub ramp: Option<DurationField>,
+    #[serde(default)]
+    pub iodepth: Option<u32>,
+    #[serde(default)]
+    pub jobs: Option<u32>,
+    #[serde(default)]
+    pub offset: Option<SizeField>,
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    #[serde(default)]
+    pub data: Option<Data>,
+    #[serde(default)]
+    pub engine: Option<EngineKind>,
+    #[serde(default)]
+    pub rwmixread: Option<u8>,
+    /// Drop the target's cached pages before each run.
+    #[serde(default)]
+    pub cold: Option<bool>,
+}
+
+impl SuiteTest {
+    /// The job for a target whose logical block size is `lbs`.
+    pub fn job(&self, lbs: u64) -> Job {
+        let bs = match self.bs {
+            BlockSize::Bytes(b) => b,
+            BlockSize::Logical => lbs.max(512),
+        };
+        let jobs = self.jobs.unwrap_or(1);
+        let size = match (self.count, self.size) {
+            (Some(n), _) => Some(SizeSpec::Bytes(n * bs * jobs as u64)),
+            (None, Some(s)) => Some(SizeSpec::Text(s.0)),
+            (None, None) => None,
+        };
+        let offset = match self.offset.map(|o| o.0) {
+            Some(Sized::Bytes(b)) => b,
+            _ => 0,
+        };
+        let d = Job::default();
+        Job {
+            op: self.op,
+            bs,
+            iodepth: self.iodepth.unwrap_or(1),
+            jobs,
+            offset,
+            size,
+            runtime: self.runtime.map(|r| r.0),
+            ramp: self.ramp.map(|r| r.0),
+            mode: self.mode.unwrap_or(Mode::Direct),
+            data: self.data.unwrap_or(Data::Random),
+            engine: self.engine.unwrap_or(EngineKind::Uring),
+            rwmixread: self.rwmixread.unwrap_or(d.rwmixread),
+            sqpoll: false,
+            interval: None,
+            drop_cache_first: self.cold.unwrap_or(false),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    pub name: String,
+    pub title: String,
+    /// The article it comes from.
+    #[serde(default)]
+    pub source: Option<String>,
+    pub about: String,
+    /// What the article found.
+    #[serde(default)]
+    pub found: Option<String>,
+    #[serde(default = "three")]
+    pub repeat: u32,
+    #[serde(rename = "test")]
+    pub tests: Vec<SuiteTest>,
+    /// `builtin`, or the file it was read from.
+    #[serde(skip_deserializing, default)]
+    pub origin: String,
+}
+
+fn three() -> u32 {
+    3
+}
+
+/// A suite file that could not be read: the file, the line and the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuiteError {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub reason: String,
+}
+
+impl fmt::Display for SuiteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "{}:{l}: {}", self.file.display(), self.reason),
+            None => write!(f, "{}: {}", self.file.display(), self.reason),
+        }
+    }
+}
+
+/// Parses one suite from TOML text.
+pub fn parse(text: &str, file: &Path) -> Result<Suite, SuiteError> {
+    let mut s: Suite = toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1);
+        SuiteError {
+            file: file.to_path_buf(),
+            line,
+            reason: e.message().trim().to_string(),
+        }
+    })?;
+    let fail = |reason: String| SuiteError {
+        file: file.to_path_buf(),
+        line: None,
+        reason,
+    };
+    if s.tests.is_empty() {
+        return Err(fail("a suite needs at least one [[test]]".into()));
+    }
+    if !(1..=100).contains(&s.repeat) {
+        return Err(fail(format!(
+            "repeat {} is out of range: use 1 to 100",
+            s.repeat
+        )));
+    }
+    if s.name.is_empty() || s.name.contains(char::is_whitespace) {
+        return Err(fail(format!("name '{}' must be one word", s.name)));
+    }
+    for t in &s.tests {
+        if t.count.is_some() && t.size.is_some() {
+            return Err(fail(format!(
+                "test '{}': give count or size, not both",
+                t.name
+            )));
+        }
+    }
+    s.origin = file.display().to_string();
+    Ok(s)
+}
+
+/// The built-in suites.
+pub fn builtin() -> Vec<Suite> {
+    BUILTIN
+        .iter()
+        .map(|(name, text)| {
+            let mut s = parse(text, Path::new(&format!("assets/profiles/{name}.toml")))
+                .expect("built-in suites parse (tested)");
+            s.origin = "builtin".into();
+            s
+        })
+        .collect()
+}
+
+/// `$XDG_CONFIG_HOME/blkscope/suites`, or `~/.config/blkscope/suites`.
+pub fn user_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("blkscope").join("suites"))
+}
+
+/// Every suite: built-in, then the user's (a user suite with a built-in's name replaces it).
+pub fn all() -> Result<Vec<Suite>, SuiteError> {
+    let mut suites = builtin();
+    let Some(dir) = user_dir() else {
+        return Ok(suites);
+    };
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect(),
+        Err(_) => return Ok(suites),
+    };
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).map_err(|e| SuiteError {
+            file: f.clone(),
+            line: None,
+            reason: e.to_string(),
+        })?;
+        let s = parse(&text, &f)?;
+        suites.retain(|x| x.name != s.name);
+        suites.push(s);
+    }
+    Ok(suites)
+}
+
+pub fn find(name: &str) -> Result<Option<Suite>, SuiteError> {
+    Ok(all()?.into_iter().find(|s| s.name == name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_parses_and_makes_valid_jobs() {
+        let suites = builtin();
+        assert_eq!(suites.len(), 7);
+        for s in &suites {
+            assert!(!s.tests.is_empty(), "{}", s.name);
+            assert!(s.found.is_some(), "{} says what its article found", s.name);
+            for t in &s.tests {
+                for lbs in [512, 4096] {
+                    let j = t.job(lbs);
+                    let facts = crate::engine::job::TargetFacts {
+                        size: 8 << 30,
+                        direct_align: lbs,
+                        is_block: true,
+                    };
+                    assert!(j.validate(&facts).is_ok(), "{}/{} on {lbs}", s.name, t.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dd_classic_latency_is_1000_logical_blocks() {
+        let s = builtin()
+            .into_iter()
+            .find(|s| s.name == "dd-classic")
+            .unwrap();
+        let t = &s.tests[2];
+        let j = t.job(4096);
+        assert_eq!(j.bs, 4096);
+        assert_eq!(j.size, Some(SizeSpec::Bytes(4096 * 1000)));
+        assert_eq!(j.mode, Mode::Dsync);
+        assert_eq!(t.job(512).bs, 512);
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_reason() {
+        let f = Path::new("mine.toml");
+        let e = parse(
+            "name = \"x\"\ntitle = \"t\"\nabout = \"a\"\n\n[[test]]\nname = \"w\"\nop = \"write\"\nbs = \"4q\"\n",
+            f,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(8), "{e}");
+        assert!(e.reason.contains("unknown unit"), "{e}");
+        assert!(e.to_string().starts_with("mine.toml:8: "), "{e}");
+        let e = parse(
+            "name = \"x\"\ntitle = \"t\"\nabout = \"a\"\ncolour = \"red\"\n[[test]]\nname = \"w\"\nop = \"write\"\nbs = 4096\n",
+            f,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(e.reason.contains("colour"), "{e}");
+        let e = parse(
+            "name = \"x\"\ntitle = \"t\"\nabout = \"a\"\n[[test]]\nname = \"w\"\nop = \"scribble\"\nbs = 4096\n",
+            f,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(6), "{e}");
+        let e = parse("name = \"x\"\ntitle = \"t\"\nabout = \"a\"\ntest = []\n", f).unwrap_err();
+        assert!(e.reason.contains("at least one"), "{e}");
+    }
+}
+
+/// What a suite run produced.
+pub struct SuiteOutcome {
+    pub target: Option<crate::engine::TargetInfo>,
+    /// Each test with the job that ran and its result (with repeats folded in).
+    pub tests: Vec<(SuiteTest, Job, crate::engine::RunResult)>,
+    pub cancelled: bool,
+}
+
+/// The logical block size a suite's `bs = "logical"` means on this target.
+pub fn target_lbs(root: &crate::SysRoot, path: &str) -> u64 {
+    let p = Path::new(path);
+    if p.is_dir() || p.is_file() {
+        return 4096;
+    }
+    let name = path.strip_prefix("/dev/").unwrap_or(path);
+    let opts = crate::device::DiscoverOptions {
+        skip_signatures: true,
+    };
+    crate::device::discover(root, &opts)
+        .ok()
+        .and_then(|t| t.get(name).map(|d| d.logical_block_size))
+        .unwrap_or(512)
+}
+
+/// Runs every test of `suite` on the target, `repeat` times each. Between repeats of a read
+/// test the target's cached pages are dropped. `on_run` hears (test name, run, of) before each.
+pub fn run_suite(
+    root: &crate::SysRoot,
+    suite: &Suite,
+    spec: &crate::engine::TargetSpec,
+    repeat: u32,
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    mut on_run: impl FnMut(&str, u32, u32),
+) -> Result<SuiteOutcome, crate::engine::RunError> {
+    use std::sync::atomic::Ordering;
+    let lbs = target_lbs(root, &spec.path);
+    let repeat = repeat.max(1);
+    let mut out = SuiteOutcome {
+        target: None,
+        tests: Vec::new(),
+        cancelled: false,
+    };
+    'tests: for t in &suite.tests {
+        let job = t.job(lbs);
+        let mut runs = Vec::new();
+        for i in 0..repeat {
+            if cancel.load(Ordering::Relaxed) {
+                out.cancelled = true;
+                break 'tests;
+            }
+            on_run(&t.name, i + 1, repeat);
+            let mut j = job.clone();
+            if i > 0 && j.op.reads() {
+                j.drop_cache_first = true;
+            }
+            let (info, r) = crate::engine::run(root, spec, &j, cancel.clone(), |_| {})?;
+            out.target.get_or_insert(info);
+            let stop = r.cancelled || r.error.is_some();
+            runs.push(r);
+            if stop {
+                out.cancelled |= cancel.load(Ordering::Relaxed);
+                break;
+            }
+        }
+        if runs.is_empty() {
+            break;
+        }
+        let r = if runs.len() > 1 {
+            crate::engine::report::with_repeats(runs)
+        } else {
+            runs.pop().expect("one run")
+        };
+        let failed = r.error.is_some() || r.cancelled;
+        out.tests.push((t.clone(), job, r));
+        if failed {
+            break;
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,412 @@
+//! Suites, explain, saved runs, reports and comparisons. Every dd and fio line that `explain`
+//! prints is checked to be a valid command: fio with `--parse-only`, dd by running it with
+//! count=0 against scratch files. The privileged tests run cache-trap, rmw-sweep and
+//! fedora-four on loop devices and check the findings that must (and must not) appear.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+
+const MIB: u64 = 1 << 20;
+const SUITES: [&str; 7] = [
+    "dd-classic",
+    "fedora-four",
+    "cache-trap",
+    "zeros-trap",
+    "rmw-sweep",
+    "diskmark",
+    "hdparm-t",
+];
+
+#[test]
+fn suites_lists_the_builtins() {
+    let (v, code) = blkscope_json(&["suites", "--json"]);
+    assert_eq!(code, 0);
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, SUITES);
+    let out = blkscope(&["suites"]);
+    assert!(stdout_of(&out).contains("rmw-sweep"));
+}
+
+fn explained(name: &str, target: &str) -> String {
+    let out = blkscope(&["explain", name, "--target", target]);
+    assert!(
+        out.status.success(),
+        "explain {name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout_of(&out)
+}
+
+#[test]
+fn every_suite_explains_itself() {
+    for s in SUITES {
+        let t = explained(s, "/dev/sdX");
+        assert!(t.contains("What the article found:"), "{s}");
+        assert!(t.contains("fio:"), "{s}");
+        assert!(t.contains("dd:"), "{s}");
+        assert!(t.contains("trap:"), "{s}");
+    }
+    // A single test, and the built-in tests.
+    let t = explained("rmw-sweep/bs=512", "/dev/sdX");
+    assert!(t.contains("read-modify-write"), "{t}");
+    assert!(t.contains("conv=fdatasync"), "{t}");
+    let t = explained("rand-read", "/dev/sdX");
+    assert!(
+        t.contains("--iodepth=32") && t.contains("(none: dd only reads"),
+        "{t}"
+    );
+    let out = blkscope(&["explain", "nosuch"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("blkscope suites"));
+}
+
+fn command_lines(text: &str, tag: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix(tag))
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.starts_with('('))
+        .collect()
+}
+
+#[test]
+fn every_fio_line_parses() {
+    if !require(false, &["fio"]) {
+        return;
+    }
+    let mut n = 0;
+    for s in SUITES
+        .iter()
+        .copied()
+        .chain(["seq-write", "sync-latency", "two-readers"])
+    {
+        for line in command_lines(&explained(s, "/dev/sdX"), "fio:") {
+            let args: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(args[0], "fio");
+            let out = Command::new("fio")
+                .arg("--parse-only")
+                .args(&args[1..])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{s}: fio refuses: {line}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 30, "{n} fio lines checked");
+}
+
+#[test]
+fn every_dd_line_runs() {
+    if !require(false, &["dd", "sh"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target.img");
+    std::fs::File::create(&target)
+        .unwrap()
+        .set_len(MIB)
+        .unwrap();
+    let t = target.to_str().unwrap();
+    let mut n = 0;
+    for s in SUITES
+        .iter()
+        .copied()
+        .chain(["seq-write", "seq-read", "two-writers"])
+    {
+        for line in command_lines(&explained(s, t), "dd:") {
+            // The same operands, copying nothing: dd checks every flag and opens both files.
+            let line = line.split("  #").next().unwrap();
+            let zero = regex_lite_count_zero(line);
+            let out = Command::new("sh").arg("-c").arg(&zero).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{s}: dd refuses: {zero}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 15, "{n} dd lines checked");
+}
+
+/// Replaces every `count=N` with `count=0`.
+fn regex_lite_count_zero(line: &str) -> String {
+    line.split(' ')
+        .map(|w| {
+            if w.starts_with("count=") {
+                "count=0"
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn user_suites_are_offered_and_bad_ones_refused_with_file_line_and_reason() {
+    let dir = test_home().join("config/blkscope/suites");
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("mine.toml");
+    std::fs::write(
+        &good,
+        "name = \"mine\"\ntitle = \"My quick check\"\nabout = \"a small write\"\nrepeat = 2\n\n[[test]]\nname = \"w\"\nop = \"write\"\nbs = \"64k\"\nsize = \"2M\"\n",
+    )
+    .unwrap();
+    let (v, code) = blkscope_json(&["suites", "--json"]);
+    assert_eq!(code, 0);
+    let mine = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "mine")
+        .expect("user suite listed");
+    assert!(mine["origin"].as_str().unwrap().ends_with("mine.toml"));
+    // It runs, on a scratch directory.
+    let scratch = tempfile::tempdir().unwrap();
+    let (doc, code) = blkscope_json(&[
+        "suite",
+        "mine",
+        scratch.path().to_str().unwrap(),
+        "--json",
+        "--no-save",
+    ]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(
+        doc["tests"][0]["result"]["repeats"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    let bad = dir.join("zz-bad.toml");
+    std::fs::write(
+        &bad,
+        "name = \"bad\"\ntitle = \"t\"\nabout = \"a\"\n\n[[test]]\nname = \"w\"\nop = \"write\"\nbs = \"4k\"\nsize = \"lots\"\n",
+    )
+    .unwrap();
+    let out = blkscope(&["suites"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("zz-bad.toml:9:"), "file and line: {err}");
+    assert!(err.contains("lots"), "reason: {err}");
+    std::fs::write(
+        &bad,
+        "name = \"bad\"\ntitle = \"t\"\nabout = \"a\"\nflavour = 1\n[[test]]\nname = \"w\"\nop = \"write\"\nbs = \"4k\"\n",
+    )
+    .unwrap();
+    let err = String::from_utf8_lossy(&blkscope(&["suites"]).stderr).into_owned();
+    assert!(
+        err.contains("zz-bad.toml:4:") && err.contains("flavour"),
+        "{err}"
+    );
+    std::fs::remove_file(&bad).unwrap();
+    std::fs::remove_file(&good).unwrap();
+}
+
+#[test]
+fn runs_are_saved_and_report_and_compare_round_trip() {
+    let scratch = tempfile::tempdir().unwrap();
+    let d = scratch.path().to_str().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        bin()
+            .env("XDG_DATA_HOME", data.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let a = run(&["suite", "zeros-trap", d, "--repeat", "2"]);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert!(String::from_utf8_lossy(&a.stderr).contains("saved"));
+    let b = run(&["suite", "zeros-trap", d, "--repeat", "2"]);
+    assert!(b.status.success());
+    let runs_dir = data.path().join("blkscope/runs");
+    let mut ids: Vec<String> = std::fs::read_dir(&runs_dir)
+        .unwrap()
+        .map(|e| {
+            e.unwrap()
+                .path()
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    ids.sort();
+    assert_eq!(ids.len(), 2);
+
+    // JSON: the versioned schema, with the jobs, results and diskstats summaries.
+    let j = run(&["report", &ids[0], "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert_eq!(v["schema"], "blkscope-run/1");
+    assert_eq!(v["kind"], "suite");
+    assert_eq!(v["name"], "zeros-trap");
+    assert_eq!(v["tests"].as_array().unwrap().len(), 2);
+    assert_eq!(v["tests"][0]["job"]["data"], "zero");
+    assert!(v["tests"][0]["result"]["repeats"].is_array());
+    assert!(v["tests"][1]["result"].get("findings").is_some());
+    // Markdown and CSV carry the same figures.
+    let md = stdout_of(&run(&["report", &ids[0], "--format", "md"]));
+    assert!(
+        md.contains("| zeros |") && md.contains("| random data |"),
+        "{md}"
+    );
+    let csv = stdout_of(&run(&["report", &ids[0], "--format", "csv"]));
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        rows[0],
+        "test,mb_per_s,iops,p50_us,p99_us,relative_spread,warnings"
+    );
+    assert_eq!(rows.len(), 3);
+    let mbs: f64 = rows[1].split(',').nth(1).unwrap().parse().unwrap();
+    let median = v["tests"][0]["result"]["spread"]["bytes_per_sec"]["median"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (mbs - median / 1e6).abs() < 0.01,
+        "csv {mbs} vs json {median}"
+    );
+    // `last` is the newest.
+    let last = run(&["report", "last", "--format", "json"]);
+    let lv: serde_json::Value = serde_json::from_slice(&last.stdout).unwrap();
+    assert_eq!(lv["id"].as_str().unwrap(), ids[1]);
+
+    // compare: every test, every metric, B/A.
+    let c = run(&["compare", &ids[0], &ids[1], "--json"]);
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    let diffs: serde_json::Value = serde_json::from_slice(&c.stdout).unwrap();
+    let diffs = diffs.as_array().unwrap();
+    assert_eq!(diffs.len(), 2 * 4);
+    for x in diffs {
+        let (a, b) = (x["a"].as_f64().unwrap(), x["b"].as_f64().unwrap());
+        if a > 0.0 {
+            assert!((x["ratio"].as_f64().unwrap() - b / a).abs() < 1e-9);
+        }
+    }
+    let text = stdout_of(&run(&["compare", &ids[0], &ids[1]]));
+    assert!(
+        text.contains("B/A") && text.contains("random data") && text.contains('x'),
+        "{text}"
+    );
+
+    // Mistakes: one line, exit 2.
+    let e = run(&["report", "nosuchrun"]);
+    assert_eq!(e.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&e.stderr).lines().count(), 1);
+}
+
+fn suite_json(name: &str, target: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["suite", name, target, "--json", "--no-save"];
+    args.extend_from_slice(extra);
+    let (doc, code) = blkscope_json(&args);
+    assert_eq!(code, 0, "{doc}");
+    doc
+}
+
+fn kinds(test: &serde_json::Value) -> Vec<String> {
+    test["result"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn cache_trap_flags_only_the_buffered_write() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::new(512 * MIB, None, false);
+    let doc = suite_json("cache-trap", lo.dev(), &["--repeat", "1"]);
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 3);
+    assert_eq!(tests[0]["name"], "buffered, no sync");
+    assert!(
+        kinds(&tests[0]).contains(&"page_cache".into()),
+        "{}",
+        tests[0]
+    );
+    assert!(
+        !kinds(&tests[1]).contains(&"page_cache".into()),
+        "{}",
+        tests[1]
+    );
+    assert!(
+        !kinds(&tests[2]).contains(&"page_cache".into()),
+        "{}",
+        tests[2]
+    );
+}
+
+#[test]
+fn rmw_sweep_shows_the_cliff_below_4k() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::new(256 * MIB, Some(4096), false);
+    let doc = suite_json("rmw-sweep", lo.dev(), &[]);
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 6);
+    for t in tests {
+        let name = t["name"].as_str().unwrap();
+        let read = t["result"]["device_bytes"]["read"].as_u64().unwrap();
+        let rmw = kinds(t).contains(&"read_modify_write".into());
+        match name {
+            "bs=512" | "bs=1k" | "bs=2k" => {
+                assert!(rmw, "{name} should cause read-modify-write: {t}");
+                assert!(read >= 12 * MIB, "{name}: the cold cache was read: {read}");
+            }
+            _ => {
+                assert!(!rmw, "{name} must not: {t}");
+                assert!(read < MIB, "{name} read {read}");
+            }
+        }
+    }
+}
+
+#[test]
+fn fedora_four_reports_each_stream() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::new(512 * MIB, None, false);
+    let doc = suite_json("fedora-four", lo.dev(), &["--repeat", "2"]);
+    let tests = doc["tests"].as_array().unwrap();
+    let names: Vec<&str> = tests.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["one reader", "one writer", "two readers", "two writers"]
+    );
+    for t in &tests[2..] {
+        let streams = t["result"]["streams"].as_array().unwrap();
+        assert_eq!(streams.len(), 2, "{t}");
+        assert_eq!(
+            streams[1]["offset"],
+            200 * MIB,
+            "the second stream starts at 200 MiB"
+        );
+        for s in streams {
+            assert_eq!(s["bytes"], 200 * MIB);
+            assert!(s["bytes_per_sec"].as_f64().unwrap() > 0.0);
+        }
+        assert_eq!(t["result"]["repeats"].as_array().unwrap().len(), 2);
+    }
+    for t in tests {
+        assert!(!kinds(t).contains(&"read_modify_write".into()), "{t}");
+    }
+}
