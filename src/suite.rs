@@ -330,74 +330,6 @@ pub fn find(name: &str) -> Result<Option<Suite>, SuiteError> {
     Ok(all()?.into_iter().find(|s| s.name == name))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_builtin_parses_and_makes_valid_jobs() {
-        let suites = builtin();
-        assert_eq!(suites.len(), 7);
-        for s in &suites {
-            assert!(!s.tests.is_empty(), "{}", s.name);
-            assert!(s.found.is_some(), "{} says what its article found", s.name);
-            for t in &s.tests {
-                for lbs in [512, 4096] {
-                    let j = t.job(lbs);
-                    let facts = crate::engine::job::TargetFacts {
-                        size: 8 << 30,
-                        direct_align: lbs,
-                        is_block: true,
-                    };
-                    assert!(j.validate(&facts).is_ok(), "{}/{} on {lbs}", s.name, t.name);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn dd_classic_latency_is_1000_logical_blocks() {
-        let s = builtin()
-            .into_iter()
-            .find(|s| s.name == "dd-classic")
-            .unwrap();
-        let t = &s.tests[2];
-        let j = t.job(4096);
-        assert_eq!(j.bs, 4096);
-        assert_eq!(j.size, Some(SizeSpec::Bytes(4096 * 1000)));
-        assert_eq!(j.mode, Mode::Dsync);
-        assert_eq!(t.job(512).bs, 512);
-    }
-
-    #[test]
-    fn errors_name_the_line_and_the_reason() {
-        let f = Path::new("mine.toml");
-        let e = parse(
-            "name = \"x\"\ntitle = \"t\"\nabout = \"a\"\n\n[[test]]\nname = \"w\"\nop = \"write\"\nbs = \"4q\"\n",
-            f,
-        )
-        .unwrap_err();
-        assert_eq!(e.line, Some(8), "{e}");
-        assert!(e.reason.contains("unknown unit"), "{e}");
-        assert!(e.to_string().starts_with("mine.toml:8: "), "{e}");
-        let e = parse(
-            "name = \"x\"\ntitle = \"t\"\nabout = \"a\"\ncolour = \"red\"\n[[test]]\nname = \"w\"\nop = \"write\"\nbs = 4096\n",
-            f,
-        )
-        .unwrap_err();
-        assert_eq!(e.line, Some(4), "{e}");
-        assert!(e.reason.contains("colour"), "{e}");
-        let e = parse(
-            "name = \"x\"\ntitle = \"t\"\nabout = \"a\"\n[[test]]\nname = \"w\"\nop = \"scribble\"\nbs = 4096\n",
-            f,
-        )
-        .unwrap_err();
-        assert_eq!(e.line, Some(6), "{e}");
-        let e = parse("name = \"x\"\ntitle = \"t\"\nabout = \"a\"\ntest = []\n", f).unwrap_err();
-        assert!(e.reason.contains("at least one"), "{e}");
-    }
-}
-
 /// What a suite run produced.
 pub struct SuiteOutcome {
     pub target: Option<crate::engine::TargetInfo>,
@@ -477,4 +409,72 @@ pub fn run_suite(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_parses_and_makes_valid_jobs() {
+        let suites = builtin();
+        assert_eq!(suites.len(), 7);
+        for s in &suites {
+            assert!(!s.tests.is_empty(), "{}", s.name);
+            assert!(s.found.is_some(), "{} says what its article found", s.name);
+            for t in &s.tests {
+                for lbs in [512, 4096] {
+                    let j = t.job(lbs);
+                    let facts = crate::engine::job::TargetFacts {
+                        size: 8 << 30,
+                        direct_align: lbs,
+                        is_block: true,
+                    };
+                    assert!(j.validate(&facts).is_ok(), "{}/{} on {lbs}", s.name, t.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dd_classic_latency_is_1000_logical_blocks() {
+        let s = builtin()
+            .into_iter()
+            .find(|s| s.name == "dd-classic")
+            .unwrap();
+        let t = &s.tests[2];
+        let j = t.job(4096);
+        assert_eq!(j.bs, 4096);
+        assert_eq!(j.size, Some(SizeSpec::Bytes(4096 * 1000)));
+        assert_eq!(j.mode, Mode::Dsync);
+        assert_eq!(t.job(512).bs, 512);
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_reason() {
+        let f = Path::new("mine.toml");
+        let e = parse(
+            "name = \"x\"\ntitle = \"t\"\nabout = \"a\"\n\n[[test]]\nname = \"w\"\nop = \"write\"\nbs = \"4q\"\n",
+            f,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(8), "{e}");
+        assert!(e.reason.contains("unknown unit"), "{e}");
+        assert!(e.to_string().starts_with("mine.toml:8: "), "{e}");
+        let e = parse(
+            "name = \"x\"\ntitle = \"t\"\nabout = \"a\"\ncolour = \"red\"\n[[test]]\nname = \"w\"\nop = \"write\"\nbs = 4096\n",
+            f,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(e.reason.contains("colour"), "{e}");
+        let e = parse(
+            "name = \"x\"\ntitle = \"t\"\nabout = \"a\"\n[[test]]\nname = \"w\"\nop = \"scribble\"\nbs = 4096\n",
+            f,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(6), "{e}");
+        let e = parse("name = \"x\"\ntitle = \"t\"\nabout = \"a\"\ntest = []\n", f).unwrap_err();
+        assert!(e.reason.contains("at least one"), "{e}");
+    }
 }

@@ -154,61 +154,6 @@ pub fn dd_command(job: &Job, target: &str, total: u64) -> Result<String, String>
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn dd_for_the_classic_tests() {
-        let job = Job {
-            op: Op::Write,
-            bs: 1 << 20,
-            mode: Mode::Direct,
-            data: Data::Zero,
-            size: Some(SizeSpec::Bytes(1 << 30)),
-            ..Job::default()
-        };
-        assert_eq!(
-            dd_command(&job, "/dev/sdb", 1 << 30).unwrap(),
-            "dd if=/dev/zero of=/dev/sdb bs=1M count=1024 oflag=direct conv=notrunc"
-        );
-        let job = Job {
-            op: Op::Read,
-            jobs: 2,
-            size: Some(SizeSpec::Bytes(400 << 20)),
-            mode: Mode::Nocache,
-            ..Job::default()
-        };
-        assert_eq!(
-            dd_command(&job, "/dev/sdb", 400 << 20).unwrap(),
-            "dd if=/dev/sdb of=/dev/null bs=1M count=200 iflag=nocache & \
-             dd if=/dev/sdb of=/dev/null bs=1M count=200 skip=200 iflag=nocache & wait"
-        );
-        let job = Job {
-            op: Op::Randread,
-            ..Job::default()
-        };
-        assert!(dd_command(&job, "/dev/sdb", 1 << 30).is_err());
-    }
-
-    #[test]
-    fn fio_for_random_reads() {
-        let job = Job {
-            op: Op::Randread,
-            bs: 4096,
-            iodepth: 32,
-            runtime: Some(Duration::from_secs(10)),
-            ..Job::default()
-        };
-        assert_eq!(
-            fio_command(&job, "/dev/sdb", 1 << 30),
-            "fio --name=blkscope --filename=/dev/sdb --rw=randread --bs=4k --ioengine=io_uring \
-             --iodepth=32 --fixedbufs --registerfiles --size=1G --direct=1 --runtime=10000ms --time_based"
-        );
-    }
-}
-
 /// What the flags in the dd and fio lines of `job` do, one line each.
 pub fn flag_notes(job: &Job) -> Vec<String> {
     let mut v = Vec::new();
@@ -315,4 +260,59 @@ pub fn traps(job: &Job) -> Vec<String> {
         ));
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn dd_for_the_classic_tests() {
+        let job = Job {
+            op: Op::Write,
+            bs: 1 << 20,
+            mode: Mode::Direct,
+            data: Data::Zero,
+            size: Some(SizeSpec::Bytes(1 << 30)),
+            ..Job::default()
+        };
+        assert_eq!(
+            dd_command(&job, "/dev/sdb", 1 << 30).unwrap(),
+            "dd if=/dev/zero of=/dev/sdb bs=1M count=1024 oflag=direct conv=notrunc"
+        );
+        let job = Job {
+            op: Op::Read,
+            jobs: 2,
+            size: Some(SizeSpec::Bytes(400 << 20)),
+            mode: Mode::Nocache,
+            ..Job::default()
+        };
+        assert_eq!(
+            dd_command(&job, "/dev/sdb", 400 << 20).unwrap(),
+            "dd if=/dev/sdb of=/dev/null bs=1M count=200 iflag=nocache & \
+             dd if=/dev/sdb of=/dev/null bs=1M count=200 skip=200 iflag=nocache & wait"
+        );
+        let job = Job {
+            op: Op::Randread,
+            ..Job::default()
+        };
+        assert!(dd_command(&job, "/dev/sdb", 1 << 30).is_err());
+    }
+
+    #[test]
+    fn fio_for_random_reads() {
+        let job = Job {
+            op: Op::Randread,
+            bs: 4096,
+            iodepth: 32,
+            runtime: Some(Duration::from_secs(10)),
+            ..Job::default()
+        };
+        assert_eq!(
+            fio_command(&job, "/dev/sdb", 1 << 30),
+            "fio --name=blkscope --filename=/dev/sdb --rw=randread --bs=4k --ioengine=io_uring \
+             --iodepth=32 --fixedbufs --registerfiles --size=1G --direct=1 --runtime=10000ms --time_based"
+        );
+    }
 }
