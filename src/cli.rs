@@ -126,6 +126,23 @@ pub enum Command {
         #[arg(long, default_value = "md", value_parser = ["md", "csv", "json"])]
         format: String,
     },
+    /// Make throwaway loop devices (512- and 4096-byte sectors) to practise on, and open the TUI
+    /// with them; everything is removed on exit (or at the next start, after a crash).
+    Lab {
+        /// Size of each lab device.
+        #[arg(long, default_value = "256M", value_parser = parse_size)]
+        size: u64,
+        /// Give each device a GPT with two partitions.
+        #[arg(long)]
+        partitioned: bool,
+        /// Print the devices as one JSON line and wait for Ctrl-C or SIGTERM instead of opening
+        /// the TUI (for scripts).
+        #[arg(long)]
+        json: bool,
+        /// Only remove labs left by a blkscope that did not exit cleanly.
+        #[arg(long)]
+        cleanup: bool,
+    },
     /// Compare two saved runs test by test: throughput, IOPS and latency, with the ratio.
     Compare {
         a: String,
@@ -272,6 +289,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
                     dir,
                     fps: cli.fps,
                     look: crate::ui::look_from_env(cli.ascii),
+                    lab: Vec::new(),
                 })?;
                 return Ok(0);
             }
@@ -342,6 +360,63 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             Ok(0)
         }
         Some(Command::Compare { a, b, json }) => compare_cmd(&a, &b, json, &mut out),
+        Some(Command::Lab {
+            size,
+            partitioned,
+            json,
+            cleanup,
+        }) => {
+            if cleanup {
+                let n = crate::lab::cleanup_stale();
+                writeln_io(&mut out, &format!("removed {n} leftover lab device(s)"))?;
+                return Ok(0);
+            }
+            let lab = crate::lab::Lab::create(&crate::lab::LabOptions { size, partitioned })?;
+            use std::io::IsTerminal;
+            if !json && io::stdout().is_terminal() && io::stdin().is_terminal() {
+                drop(out);
+                let names = lab
+                    .devices
+                    .iter()
+                    .map(|d| (d.name.clone(), format!("lab, {}-byte sectors", d.sector)))
+                    .collect();
+                let r = crate::ui::run(crate::ui::UiOptions {
+                    root,
+                    dir: lab.dir.clone(),
+                    fps: cli.fps,
+                    look: crate::ui::look_from_env(cli.ascii),
+                    lab: names,
+                });
+                drop(lab);
+                r?;
+                return Ok(0);
+            }
+            let cancel = cancel_on_signals();
+            if json {
+                let v = serde_json::json!({"dir": lab.dir, "devices": lab.devices});
+                writeln_io(&mut out, &v.to_string())?;
+            } else {
+                for d in &lab.devices {
+                    writeln_io(
+                        &mut out,
+                        &format!(
+                            "{}  {}-byte sectors  over {}",
+                            d.path,
+                            d.sector,
+                            d.backing.display()
+                        ),
+                    )?;
+                }
+                writeln_io(&mut out, "The lab stays until Ctrl-C (or SIGTERM).")?;
+            }
+            out.flush().map_err(stdout_err)?;
+            while !cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            drop(lab);
+            eprintln!("blkscope: lab removed");
+            Ok(0)
+        }
         Some(Command::Stat {
             devices,
             interval,

@@ -15,6 +15,7 @@ pub mod cli;
 pub mod device;
 pub mod engine;
 pub mod error;
+pub mod lab;
 pub mod report;
 pub mod stats;
 pub mod suite;

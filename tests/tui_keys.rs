@@ -278,3 +278,12 @@ fn sync_latency_follows_the_logical_block_size() {
     assert_eq!(p.job.bs, 512);
     assert_eq!(p.job.mode, Mode::Dsync);
 }
+
+#[test]
+fn lab_devices_are_marked_and_selected() {
+    let mut a = app("md-raid1");
+    a.mark_lab(&[("sdd".into(), "lab, 4096-byte sectors".into())]);
+    assert_eq!(a.target().device.as_deref(), Some("sdd"));
+    assert_eq!(a.target().badges[0], "LAB");
+    assert_eq!(a.target().model.as_deref(), Some("lab, 4096-byte sectors"));
+}

@@ -189,6 +189,22 @@ impl App {
         app
     }
 
+    /// Marks the lab's devices (badge LAB, a note) and selects the first.
+    pub fn mark_lab(&mut self, lab: &[(String, String)]) {
+        let mut first = None;
+        for (i, t) in self.targets.iter_mut().enumerate() {
+            if let Some((_, note)) = lab.iter().find(|(n, _)| t.device.as_deref() == Some(n)) {
+                t.badges.insert(0, "LAB");
+                t.model = Some(note.clone());
+                first.get_or_insert(i);
+            }
+        }
+        if let Some(i) = first {
+            self.selected_target = i;
+            self.update_watch();
+        }
+    }
+
     pub fn target(&self) -> &TargetEntry {
         &self.targets[self.selected_target]
     }

@@ -31,6 +31,8 @@ pub struct UiOptions {
     pub dir: PathBuf,
     pub fps: u32,
     pub look: Look,
+    /// Lab devices (kernel name, note), marked and offered first.
+    pub lab: Vec<(String, String)>,
 }
 
 /// Colour unless NO_COLOR is set (non-empty); ASCII on consoles without braille fonts.
@@ -88,7 +90,7 @@ pub fn remove_stale_scratch_files(dir: &std::path::Path) -> usize {
         };
         if name.ends_with(".tmp")
             && pid != std::process::id()
-            && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            && !crate::lab::pid_alive(pid)
             && std::fs::remove_file(e.path()).is_ok()
         {
             n += 1;
@@ -99,9 +101,14 @@ pub fn remove_stale_scratch_files(dir: &std::path::Path) -> usize {
 
 /// Runs the TUI until the user quits.
 pub fn run(opts: UiOptions) -> Result<(), crate::Error> {
+    // Labs left by a blkscope that was killed outright go at the next start at the latest.
+    if opts.root.is_live() && crate::sys::geteuid() == 0 {
+        crate::lab::cleanup_stale();
+    }
     let tree = discover(&opts.root, &DiscoverOptions::default())?;
     let stale = remove_stale_scratch_files(&opts.dir);
     let mut app = App::new(tree, opts.dir.clone());
+    app.mark_lab(&opts.lab);
     if stale > 0 {
         app.status = Some(format!(
             "removed {stale} scratch file(s) left by an earlier blkscope that did not exit cleanly"

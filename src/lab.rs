@@ -1,0 +1,244 @@
+//! The lab: throwaway loop devices over sparse scratch files, one with 512-byte and one with
+//! 4096-byte sectors (optionally partitioned), so students can run every destructive test,
+//! the raw-device read-modify-write demo included, without risking a real disk.
+//!
+//! Everything the lab creates is recorded in a state file under `/run/blkscope/labs/` before it
+//! is used, and removed when the [`Lab`] is dropped (normal exit, Ctrl-C, SIGTERM, a panic in the
+//! UI). If the process is killed outright, the next `blkscope lab` or `blkscope` start removes
+//! it ([`cleanup_stale`]); a loop device is only detached if it still uses the lab's file.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Error;
+
+pub const STATE_DIR: &str = "/run/blkscope/labs";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct LabDevice {
+    /// `/dev/loopN`
+    pub path: String,
+    /// `loopN`
+    pub name: String,
+    pub sector: u32,
+    pub backing: PathBuf,
+    pub partitioned: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct State {
+    pid: u32,
+    dir: PathBuf,
+    devices: Vec<LabDevice>,
+}
+
+pub struct LabOptions {
+    pub size: u64,
+    pub partitioned: bool,
+}
+
+/// The lab's devices; removed on drop.
+pub struct Lab {
+    pub dir: PathBuf,
+    pub devices: Vec<LabDevice>,
+    state_file: PathBuf,
+}
+
+fn sbin_path() -> String {
+    format!(
+        "{}:/usr/sbin:/sbin",
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+fn tool(cmd: &str, args: &[&str]) -> Result<String, Error> {
+    let out = Command::new(cmd)
+        .args(args)
+        .env("PATH", sbin_path())
+        .output()
+        .map_err(|e| Error::Usage(format!("the lab needs `{cmd}` (util-linux/fdisk): {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Usage(format!(
+            "{cmd} {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+impl Lab {
+    pub fn create(opts: &LabOptions) -> Result<Self, Error> {
+        if crate::sys::geteuid() != 0 || !Path::new("/dev/loop-control").exists() {
+            return Err(Error::Usage(
+                "the lab makes loop devices, which needs root and /dev/loop-control: run sudo blkscope lab".into(),
+            ));
+        }
+        cleanup_stale();
+        std::fs::create_dir_all(STATE_DIR).map_err(|e| Error::io(Path::new(STATE_DIR), e))?;
+        let pid = std::process::id();
+        let base = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        let dir = base.join(format!("blkscope-lab-{pid}"));
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let mut lab = Lab {
+            dir,
+            devices: Vec::new(),
+            state_file: Path::new(STATE_DIR).join(format!("{pid}.json")),
+        };
+        lab.save()?;
+        for sector in [512u32, 4096] {
+            let backing = lab.dir.join(format!("lab-{sector}.img"));
+            let f = std::fs::File::create(&backing).map_err(|e| Error::io(&backing, e))?;
+            f.set_len(opts.size).map_err(|e| Error::io(&backing, e))?;
+            drop(f);
+            let mut args = vec!["--find", "--show", "-b"];
+            let s = sector.to_string();
+            args.push(&s);
+            if opts.partitioned {
+                args.push("-P");
+            }
+            let b = backing.to_string_lossy().into_owned();
+            args.push(&b);
+            let path = tool("losetup", &args)?;
+            let name = path.trim_start_matches("/dev/").to_string();
+            lab.devices.push(LabDevice {
+                path: path.clone(),
+                name,
+                sector,
+                backing,
+                partitioned: opts.partitioned,
+            });
+            lab.save()?;
+            if opts.partitioned {
+                // On the device itself, so the table uses its own sector size.
+                partition(Path::new(&path), opts.size)?;
+                if !Path::new(&format!("{path}p1")).exists() {
+                    // Kernels without partition-table parsers: add them from user space.
+                    let _ = tool("partx", &["-a", &path]);
+                }
+            }
+        }
+        Ok(lab)
+    }
+
+    fn save(&self) -> Result<(), Error> {
+        let st = State {
+            pid: std::process::id(),
+            dir: self.dir.clone(),
+            devices: self.devices.clone(),
+        };
+        let text = serde_json::to_vec_pretty(&st).map_err(|e| Error::Usage(e.to_string()))?;
+        std::fs::write(&self.state_file, text).map_err(|e| Error::io(&self.state_file, e))
+    }
+
+    /// Detaches and removes everything now (also done on drop).
+    pub fn remove(&mut self) {
+        remove_devices(&self.devices);
+        self.devices.clear();
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = std::fs::remove_file(&self.state_file);
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// Two partitions of 45% each.
+fn partition(backing: &Path, size: u64) -> Result<(), Error> {
+    let part_mib = (size * 45 / 100) >> 20;
+    if part_mib == 0 {
+        return Err(Error::Usage(
+            "--partitioned needs a lab size of at least 4M (--size)".into(),
+        ));
+    }
+    use std::io::Write;
+    let mut child = Command::new("sfdisk")
+        .args(["--quiet", &backing.to_string_lossy()])
+        .env("PATH", sbin_path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| Error::Usage(format!("--partitioned needs sfdisk (package fdisk): {e}")))?;
+    if let Some(mut i) = child.stdin.take() {
+        let _ = i.write_all(
+            format!("label: gpt\nsize={part_mib}MiB, type=linux\nsize={part_mib}MiB, type=linux\n")
+                .as_bytes(),
+        );
+    }
+    let ok = child.wait().is_ok_and(|s| s.success());
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Usage(
+            "sfdisk could not partition the lab image".into(),
+        ))
+    }
+}
+
+/// Detaches loop devices that still use the recorded backing files, then removes the files.
+fn remove_devices(devices: &[LabDevice]) {
+    for d in devices {
+        let bf = format!("/sys/block/{}/loop/backing_file", d.name);
+        let current = std::fs::read_to_string(&bf).unwrap_or_default();
+        let current = current.trim().trim_end_matches(" (deleted)");
+        if Path::new(current) == d.backing {
+            for _ in 0..20 {
+                let ok = Command::new("losetup")
+                    .args(["-d", &d.path])
+                    .env("PATH", sbin_path())
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if ok {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+        let _ = std::fs::remove_file(&d.backing);
+    }
+}
+
+/// Whether a process runs (a zombie, killed but not reaped, does not).
+pub fn pid_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => s
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Removes labs whose process is gone. Returns how many devices it detached or files it removed.
+pub fn cleanup_stale() -> usize {
+    let Ok(rd) = std::fs::read_dir(STATE_DIR) else {
+        return 0;
+    };
+    let mut n = 0;
+    for e in rd.flatten() {
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        let Ok(st) = serde_json::from_str::<State>(&text) else {
+            continue;
+        };
+        if st.pid == std::process::id() || pid_alive(st.pid) {
+            continue;
+        }
+        remove_devices(&st.devices);
+        n += st.devices.len().max(1);
+        let _ = std::fs::remove_dir_all(&st.dir);
+        let _ = std::fs::remove_file(e.path());
+    }
+    n
+}

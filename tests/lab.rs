@@ -1,0 +1,132 @@
+//! `blkscope lab`: throwaway loop devices with 512- and 4096-byte sectors, removed on exit,
+//! after SIGTERM, and (after kill -9) by the next start.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use common::*;
+
+fn start(extra: &[&str]) -> (Child, serde_json::Value) {
+    let mut args = vec!["lab", "--json", "--size", "64M"];
+    args.extend_from_slice(extra);
+    let mut child = bin().args(&args).stdout(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("lab printed {line:?}: {e}"));
+    (child, v)
+}
+
+fn gone(v: &serde_json::Value) {
+    for d in v["devices"].as_array().unwrap() {
+        let name = d["name"].as_str().unwrap();
+        let backing = d["backing"].as_str().unwrap();
+        let current = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
+            .unwrap_or_default();
+        assert_ne!(current.trim(), backing, "{name} still uses the lab's file");
+        assert!(
+            !std::path::Path::new(backing).exists(),
+            "{backing} left behind"
+        );
+    }
+    assert!(!std::path::Path::new(v["dir"].as_str().unwrap()).exists());
+}
+
+#[test]
+fn lab_devices_are_made_used_and_removed_on_sigterm() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let (mut child, v) = start(&[]);
+    let devs = v["devices"].as_array().unwrap();
+    assert_eq!(devs.len(), 2);
+    let mut sizes = Vec::new();
+    for d in devs {
+        let name = d["name"].as_str().unwrap();
+        let lbs: u64 =
+            std::fs::read_to_string(format!("/sys/block/{name}/queue/logical_block_size"))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+        assert_eq!(lbs, d["sector"].as_u64().unwrap());
+        sizes.push(lbs);
+    }
+    assert_eq!(sizes, [512, 4096]);
+    // The raw-device read-modify-write demo on the 4096-byte lab device: no confirmation needed.
+    let dev4k = devs[1]["path"].as_str().unwrap();
+    let (doc, code) = blkscope_json(&[
+        "run",
+        dev4k,
+        "--bs",
+        "512",
+        "--mode",
+        "fdatasync",
+        "--engine",
+        "psync",
+        "--size",
+        "4M",
+        "--json",
+        "--no-save",
+    ]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(
+        doc["results"][0]["findings"][0]["kind"], "read_modify_write",
+        "{doc}"
+    );
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let st = child.wait().unwrap();
+    assert!(st.success());
+    gone(&v);
+}
+
+#[test]
+fn a_killed_lab_is_removed_by_the_next_start() {
+    if !require(true, &["losetup", "sfdisk", "partx"]) {
+        return;
+    }
+    let (mut child, v) = start(&["--partitioned"]);
+    for d in v["devices"].as_array().unwrap() {
+        let p1 = format!("{}p1", d["path"].as_str().unwrap());
+        assert!(
+            std::path::Path::new(&p1).exists(),
+            "{p1}: partitioned, whatever the sector size"
+        );
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let out = bin().args(["lab", "--cleanup"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(stdout_of(&out).contains("removed 2"), "{}", stdout_of(&out));
+    gone(&v);
+}
+
+#[test]
+fn the_lab_needs_root_and_says_so() {
+    if !require(true, &["setpriv"]) {
+        return;
+    }
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            env!("CARGO_BIN_EXE_blkscope"),
+            "lab",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("sudo blkscope lab"), "{err}");
+    assert!(out.stdout.is_empty());
+}
