@@ -10,7 +10,8 @@ PAIRS=${PAIRS:-3}
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
 mnt=$(mktemp -d)
+export XDG_DATA_HOME=$(mktemp -d)   # the TUI saves its runs: not into the real home
 mount -t tmpfs -o size=1G tmpfs "$mnt"
-cleanup() { tmux kill-session -t blkscope-bench 2>/dev/null || true; umount "$mnt" 2>/dev/null || umount -l "$mnt"; rmdir "$mnt"; }
+cleanup() { tmux kill-session -t blkscope-bench 2>/dev/null || true; umount "$mnt" 2>/dev/null || umount -l "$mnt"; rmdir "$mnt"; rm -rf "$XDG_DATA_HOME"; }
 trap cleanup EXIT INT TERM
 python3 bench/tui_cost.py "$PWD/target/release/blkscope" "$mnt" "$PAIRS"

@@ -774,17 +774,19 @@ fn suite_cmd(
         })?;
     let repeat = repeat.unwrap_or(suite.repeat);
     let cancel = cancel_on_signals();
-    let outcome = match crate::suite::run_suite(root, &suite, spec, repeat, cancel, |t, i, n| {
+    let progress = |t: &str, i: u32, n: u32| {
         if !json {
             eprintln!("blkscope: {}: {t} (run {i}/{n})", suite.name);
         }
-    }) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("blkscope: {e}");
-            return Ok(e.exit_code());
-        }
     };
+    let outcome =
+        match crate::suite::run_suite(root, &suite, spec, repeat, cancel, progress, |_| {}) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("blkscope: {e}");
+                return Ok(e.exit_code());
+            }
+        };
     if !no_save {
         let tests: Vec<(String, &Job, &RunResult)> = outcome
             .tests

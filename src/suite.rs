@@ -363,6 +363,7 @@ pub fn run_suite(
     repeat: u32,
     cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
     mut on_run: impl FnMut(&str, u32, u32),
+    mut on_sample: impl FnMut(&crate::engine::Sample),
 ) -> Result<SuiteOutcome, crate::engine::RunError> {
     use std::sync::atomic::Ordering;
     let lbs = target_lbs(root, &spec.path);
@@ -385,7 +386,7 @@ pub fn run_suite(
             if i > 0 && j.op.reads() {
                 j.drop_cache_first = true;
             }
-            let (info, r) = crate::engine::run(root, spec, &j, cancel.clone(), |_| {})?;
+            let (info, r) = crate::engine::run(root, spec, &j, cancel.clone(), &mut on_sample)?;
             out.target.get_or_insert(info);
             let stop = r.cancelled || r.error.is_some();
             runs.push(r);

@@ -17,9 +17,13 @@ struct Tmux {
 impl Tmux {
     fn start(dir: &std::path::Path, extra_env: &str) -> Self {
         let session = format!("blkscope-e2e-{}-{}", std::process::id(), fastrand::u32(..));
+        // Saved runs and user suites go to the test's own home, not the real one.
+        let home = test_home();
         let cmd = format!(
-            "cd {} && {extra_env} {} ; echo BLKSCOPE-EXITED; sleep 60",
+            "cd {} && XDG_DATA_HOME={} XDG_CONFIG_HOME={} {extra_env} {} ; echo BLKSCOPE-EXITED; sleep 60",
             dir.display(),
+            home.join("data").display(),
+            home.join("config").display(),
             env!("CARGO_BIN_EXE_blkscope")
         );
         let ok = Command::new("tmux")
@@ -148,6 +152,11 @@ fn run_a_sequential_write_and_quit() {
     );
     let s = t.wait_for(&["Results", "dd:", "fio:"], 20);
     assert!(s.contains("Seq write"), "{s}");
+    assert!(s.contains("saved as"), "the run was saved:\n{s}");
+    let saved = std::fs::read_dir(test_home().join("data/blkscope/runs"))
+        .unwrap()
+        .count();
+    assert!(saved >= 1);
     t.keys(&["q"]);
     let s = t.wait_for(&["BLKSCOPE-EXITED"], 10);
     assert!(!s.contains("Devices"), "the main screen is back:\n{s}");

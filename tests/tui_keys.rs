@@ -287,3 +287,89 @@ fn lab_devices_are_marked_and_selected() {
     assert_eq!(a.target().badges[0], "LAB");
     assert_eq!(a.target().model.as_deref(), Some("lab, 4096-byte sectors"));
 }
+
+#[test]
+fn suites_are_offered_in_the_test_picker() {
+    let mut a = app("lvm-on-partition");
+    a.on_key(k(KeyCode::Tab));
+    for _ in 0..a.tests.len() {
+        a.on_key(ch('j'));
+    }
+    assert_eq!(a.selected_suite().unwrap().name, "dd-classic");
+    // The form is for single tests.
+    a.on_key(ch('e'));
+    assert_eq!(a.overlay, Overlay::None);
+    assert!(a.status.as_deref().unwrap().contains("runs as written"));
+    // On the scratch file it starts; progress and results come per test.
+    match a.on_key(ch('r')) {
+        Action::StartSuite { spec, suite } => {
+            assert_eq!(spec.path, "/srv/scratch");
+            assert_eq!(suite.name, "dd-classic");
+        }
+        x => panic!("{x:?}"),
+    }
+    a.on_suite_progress("write 1G bs=1M dsync", 2, 3);
+    assert_eq!(
+        a.run.as_ref().unwrap().test,
+        "dd-classic: write 1G bs=1M dsync (2/3)"
+    );
+    assert_eq!(a.run.as_ref().unwrap().job.mode, Mode::Dsync);
+    a.on_suite_finished(Err("stopped".into()));
+    assert_eq!(a.screen, Screen::Results);
+    assert_eq!(a.results.last().unwrap().test, "dd-classic");
+
+    // A writing suite on a blocked device is refused; the read-only hdparm-t is not.
+    let mut a = app("lvm-on-partition");
+    select(&mut a, "sda");
+    a.on_key(k(KeyCode::Tab));
+    for _ in 0..a.tests.len() + 2 {
+        a.on_key(ch('j'));
+    }
+    assert_eq!(a.selected_suite().unwrap().name, "cache-trap");
+    assert_eq!(a.on_key(ch('r')), Action::None);
+    assert!(matches!(a.overlay, Overlay::Refused { .. }));
+    a.on_key(k(KeyCode::Esc));
+    for _ in 0..10 {
+        a.on_key(ch('j'));
+    }
+    assert_eq!(a.selected_suite().unwrap().name, "hdparm-t");
+    assert!(matches!(a.on_key(ch('r')), Action::StartSuite { .. }));
+}
+
+#[test]
+fn results_compare_and_reopen() {
+    let mut a = app("md-raid1");
+    let saved = |id: &str, mbs: f64| {
+        serde_json::json!({
+            "schema": "blkscope-run/1", "id": id, "kind": "run", "name": "Seq write",
+            "target": {"path": "/srv/scratch", "size_bytes": 268435456u64},
+            "tests": [{
+                "name": "Seq write",
+                "job": serde_json::to_value(&a.tests[0].job).unwrap(),
+                "result": {"bytes_per_sec": mbs * 1e6, "iops": mbs, "latency_ns": {"p50": 1000, "p99": 2000}, "warnings": []}
+            }]
+        })
+    };
+    let runs = vec![
+        saved("20261122T000000Z-a", 400.0),
+        saved("20261122T000100Z-b", 500.0),
+    ];
+    a.add_reopened(runs);
+    assert_eq!(a.screen, Screen::Results);
+    assert_eq!(a.results.len(), 2);
+    assert_eq!(a.results[1].saved_id.as_deref(), Some("20261122T000100Z-b"));
+    assert!(
+        a.results[1]
+            .fio
+            .starts_with("fio --name=blkscope --filename=/srv/scratch")
+    );
+    assert_eq!(a.on_key(ch('c')), Action::None);
+    let s = a.status.clone().unwrap();
+    assert!(s.contains("#2 vs #1") && s.contains("MB/s 1.25x"), "{s}");
+    a.on_key(ch('k'));
+    a.on_key(ch('c'));
+    assert!(a.status.as_deref().unwrap().contains("no earlier result"));
+    assert_eq!(a.on_key(ch('o')), Action::Reopen);
+    let f = footer_keys(&a);
+    assert!(f.contains(&"c") && f.contains(&"o"), "{f:?}");
+}

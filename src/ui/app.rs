@@ -87,6 +87,13 @@ pub enum Action {
         spec: TargetSpec,
         job: Job,
     },
+    /// Load saved runs from disk into the results.
+    Reopen,
+    /// Run a whole suite.
+    StartSuite {
+        spec: TargetSpec,
+        suite: Box<crate::suite::Suite>,
+    },
     Cancel,
     /// Cancel what runs (if anything), then quit.
     Quit,
@@ -102,6 +109,8 @@ pub struct RunView {
     pub job: Job,
     pub samples: Vec<Sample>,
     pub cancelling: bool,
+    /// The suite this run belongs to.
+    pub suite: Option<String>,
 }
 
 /// A finished test in the results table.
@@ -114,6 +123,34 @@ pub struct ResultRow {
     pub error: Option<String>,
     pub dd: String,
     pub fio: String,
+    /// The id it was saved under.
+    pub saved_id: Option<String>,
+    /// A run reopened from disk: its figures.
+    pub reopened: Option<crate::report::Figures>,
+}
+
+impl ResultRow {
+    /// The figures compared and shown, live or reopened.
+    pub fn figures(&self) -> Option<crate::report::Figures> {
+        if let Some(f) = &self.reopened {
+            return Some(f.clone());
+        }
+        let r = self.result.as_ref()?;
+        Some(crate::report::Figures {
+            name: self.test.clone(),
+            mb_s: r
+                .spread
+                .as_ref()
+                .map(|s| s.bytes_per_sec.median)
+                .unwrap_or(r.bytes_per_sec)
+                / 1e6,
+            iops: r.spread.as_ref().map(|s| s.iops.median).unwrap_or(r.iops),
+            p50_us: r.latency_ns.p50 as f64 / 1e3,
+            p99_us: r.latency_ns.p99 as f64 / 1e3,
+            spread: r.spread.as_ref().map(|s| s.relative_spread),
+            warnings: r.warnings.iter().map(|w| w.kind.clone()).collect(),
+        })
+    }
 }
 
 pub struct App {
@@ -123,6 +160,9 @@ pub struct App {
     pub selected_target: usize,
     /// The tests, with the parameters as edited for this session.
     pub tests: Vec<Preset>,
+    /// The suites, listed after the tests in the picker.
+    pub suites: Vec<crate::suite::Suite>,
+    /// Index into tests, then suites.
     pub selected_test: usize,
     pub focus: Focus,
     pub screen: Screen,
@@ -173,6 +213,7 @@ impl App {
             targets,
             selected_target: 0,
             tests: presets::builtin(4096),
+            suites: crate::suite::builtin(),
             selected_test: 0,
             focus: Focus::Devices,
             screen: Screen::Main,
@@ -209,8 +250,17 @@ impl App {
         &self.targets[self.selected_target]
     }
 
+    /// The selected test (or, when a suite is selected, the last test: the form is not for
+    /// suites).
     pub fn test(&self) -> &Preset {
-        &self.tests[self.selected_test]
+        &self.tests[self.selected_test.min(self.tests.len() - 1)]
+    }
+
+    /// The selected suite, when the picker is on one.
+    pub fn selected_suite(&self) -> Option<&crate::suite::Suite> {
+        self.selected_test
+            .checked_sub(self.tests.len())
+            .and_then(|i| self.suites.get(i))
     }
 
     pub fn running(&self) -> bool {
@@ -256,6 +306,8 @@ impl App {
             (Overlay::None, Screen::Results) => vec![
                 ("↑↓", "result"),
                 ("r", "run again"),
+                ("c", "compare"),
+                ("o", "reopen saved"),
                 ("Esc", "back"),
                 ("?", "help"),
                 ("q", "quit"),
@@ -314,7 +366,10 @@ impl App {
                 KeyCode::Enter => {
                     if typed.trim() == device {
                         self.overlay = Overlay::None;
-                        self.start(Some(device))
+                        match self.selected_suite().cloned() {
+                            Some(s) => self.start_suite(s, Some(device)),
+                            None => self.start(Some(device)),
+                        }
                     } else {
                         self.overlay = Overlay::Confirm {
                             device: device.clone(),
@@ -370,6 +425,11 @@ impl App {
                         Action::None
                     }
                     KeyCode::Char('r') => self.request_run(),
+                    KeyCode::Char('c') => {
+                        self.compare_selected();
+                        Action::None
+                    }
+                    KeyCode::Char('o') => Action::Reopen,
                     KeyCode::Char('?') => {
                         self.overlay = Overlay::Help;
                         Action::None
@@ -455,13 +515,20 @@ impl App {
                 }
             }
             Focus::Tests => {
-                let n = self.tests.len() as isize;
+                let n = (self.tests.len() + self.suites.len()) as isize;
                 self.selected_test = (self.selected_test as isize + by).clamp(0, n - 1) as usize;
             }
         }
     }
 
     fn open_form(&mut self) {
+        if let Some(s) = self.selected_suite() {
+            self.status = Some(format!(
+                "suite {} runs as written (`blkscope explain {}` shows it); edit a single test instead",
+                s.name, s.name
+            ));
+            return;
+        }
         self.overlay = Overlay::Form(Form {
             field: 0,
             editing: None,
@@ -469,9 +536,17 @@ impl App {
         });
     }
 
-    /// `r`: run the selected test on the selected target, through the safety check.
+    /// `r`: run the selected test (or suite) on the selected target, through the safety
+    /// check.
     pub fn request_run(&mut self) -> Action {
         let t = self.target().clone();
+        if let Some(suite) = self.selected_suite().cloned() {
+            let writes = suite.tests.iter().any(|x| x.op.writes());
+            if let Some(a) = self.safety_gate(&t, writes) {
+                return a;
+            }
+            return self.start_suite(suite, None);
+        }
         let job = self.test().job.clone();
         if let Err(e) = job.validate(&self.facts()) {
             self.status = Some(format!(
@@ -480,29 +555,211 @@ impl App {
             ));
             return Action::None;
         }
-        if let Some(dev) = &t.device
-            && job.op.writes()
-        {
-            match t.safety {
-                WriteSafety::Blocked => {
-                    self.overlay = Overlay::Refused {
-                        device: dev.clone(),
-                        reasons: t.reasons.clone(),
-                    };
-                    return Action::None;
-                }
-                WriteSafety::Confirm => {
-                    self.overlay = Overlay::Confirm {
-                        device: dev.clone(),
-                        typed: String::new(),
-                        error: None,
-                    };
-                    return Action::None;
-                }
-                WriteSafety::Clear => {}
-            }
+        if let Some(a) = self.safety_gate(&t, job.op.writes()) {
+            return a;
         }
         self.start(None)
+    }
+
+    /// Opens the refusal or the confirmation when a write needs one.
+    fn safety_gate(&mut self, t: &TargetEntry, writes: bool) -> Option<Action> {
+        let dev = t.device.as_ref()?;
+        if !writes {
+            return None;
+        }
+        match t.safety {
+            WriteSafety::Blocked => {
+                self.overlay = Overlay::Refused {
+                    device: dev.clone(),
+                    reasons: t.reasons.clone(),
+                };
+                Some(Action::None)
+            }
+            WriteSafety::Confirm => {
+                self.overlay = Overlay::Confirm {
+                    device: dev.clone(),
+                    typed: String::new(),
+                    error: None,
+                };
+                Some(Action::None)
+            }
+            WriteSafety::Clear => None,
+        }
+    }
+
+    fn target_path(&self) -> String {
+        match &self.target().device {
+            Some(d) => format!("/dev/{d}"),
+            None => self.scratch_dir.display().to_string(),
+        }
+    }
+
+    fn start_suite(&mut self, suite: crate::suite::Suite, confirm: Option<String>) -> Action {
+        let t = self.target().clone();
+        let first = suite.tests[0].job(t.lbs);
+        self.run = Some(RunView {
+            test: format!("{}: {}", suite.name, suite.tests[0].name),
+            target: t.label.clone(),
+            job: first,
+            samples: Vec::new(),
+            cancelling: false,
+            suite: Some(suite.name.clone()),
+        });
+        self.screen = Screen::Run;
+        self.status = None;
+        Action::StartSuite {
+            spec: TargetSpec {
+                path: self.target_path(),
+                confirm,
+                force: false,
+            },
+            suite: Box::new(suite),
+        }
+    }
+
+    /// `c`: the selected result against the latest earlier result of the same test.
+    pub fn compare_selected(&mut self) {
+        let i = self.selected_result;
+        let Some(cur) = self.results.get(i).and_then(|r| r.figures()) else {
+            self.status = Some("nothing to compare: this result has no figures".into());
+            return;
+        };
+        let prev = self.results[..i]
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, r)| r.test == self.results[i].test && r.figures().is_some());
+        self.status = Some(match prev {
+            None => format!(
+                "no earlier result of {} to compare with: run it again (r), or reopen saved runs (o)",
+                self.results[i].test
+            ),
+            Some((j, p)) => {
+                let p = p.figures().expect("checked");
+                let ratio = |a: f64, b: f64| {
+                    if a > 0.0 {
+                        format!("{:.2}x", b / a)
+                    } else {
+                        "-".into()
+                    }
+                };
+                format!(
+                    "#{} vs #{}: MB/s {}  IOPS {}  p50 {}  p99 {}",
+                    i + 1,
+                    j + 1,
+                    ratio(p.mb_s, cur.mb_s),
+                    ratio(p.iops, cur.iops),
+                    ratio(p.p50_us, cur.p50_us),
+                    ratio(p.p99_us, cur.p99_us)
+                )
+            }
+        });
+    }
+
+    /// Adds saved runs (oldest first) to the results as rows.
+    pub fn add_reopened(&mut self, runs: Vec<serde_json::Value>) {
+        let mut n = 0;
+        for v in runs {
+            let id = v["id"].as_str().unwrap_or("").to_string();
+            let target = v["target"]["path"].as_str().unwrap_or("-").to_string();
+            for (k, f) in crate::report::figures(&v).into_iter().enumerate() {
+                let t = &v["tests"][k];
+                let job: Option<Job> = serde_json::from_value(t["job"].clone()).ok();
+                let total = v["target"]["size_bytes"].as_u64().unwrap_or(0);
+                let (dd, fio) = match &job {
+                    Some(j) => (
+                        explain::dd_command(j, &target, total)
+                            .unwrap_or_else(|why| format!("(no dd equivalent: {why})")),
+                        explain::fio_command(j, &target, total),
+                    ),
+                    None => (String::new(), String::new()),
+                };
+                let name = if v["kind"] == "suite" {
+                    format!("{}/{}", v["name"].as_str().unwrap_or(""), f.name)
+                } else {
+                    f.name.clone()
+                };
+                self.results.push(ResultRow {
+                    test: name,
+                    target: target.clone(),
+                    info: None,
+                    result: None,
+                    error: None,
+                    dd,
+                    fio,
+                    saved_id: Some(id.clone()),
+                    reopened: Some(f),
+                });
+                n += 1;
+            }
+        }
+        self.status = Some(format!("reopened {n} saved result(s)"));
+        if !self.results.is_empty() {
+            self.selected_result = self.results.len() - 1;
+            self.screen = Screen::Results;
+        }
+    }
+
+    /// The suite moved on to another test (or run of it).
+    pub fn on_suite_progress(&mut self, test: &str, run: u32, of: u32) {
+        let lbs = self.target().lbs;
+        if let Some(r) = self.run.as_mut()
+            && let Some(name) = r.suite.clone()
+            && let Some(s) = self.suites.iter().find(|s| s.name == name)
+        {
+            if let Some(t) = s.tests.iter().find(|t| t.name == test) {
+                r.job = t.job(lbs);
+            }
+            r.test = format!("{name}: {test} ({run}/{of})");
+            r.samples.clear();
+        }
+    }
+
+    /// The suite finished: one result row per test.
+    pub fn on_suite_finished(&mut self, outcome: Result<crate::suite::SuiteOutcome, String>) {
+        let Some(run) = self.run.clone() else { return };
+        let suite = run.suite.clone().unwrap_or_default();
+        let path = self.target_path();
+        match outcome {
+            Ok(o) => {
+                for (t, job, r) in o.tests {
+                    let total = o
+                        .target
+                        .as_ref()
+                        .map(|i| i.size_bytes)
+                        .unwrap_or(self.target().size);
+                    self.results.push(ResultRow {
+                        test: format!("{suite}/{}", t.name),
+                        target: run.target.clone(),
+                        info: o.target.clone(),
+                        dd: explain::dd_command(&job, &path, total)
+                            .unwrap_or_else(|why| format!("(no dd equivalent: {why})")),
+                        fio: explain::fio_command(&job, &path, total),
+                        result: Some(r),
+                        error: None,
+                        saved_id: None,
+                        reopened: None,
+                    });
+                }
+            }
+            Err(e) => self.results.push(ResultRow {
+                test: suite,
+                target: run.target.clone(),
+                info: None,
+                result: None,
+                error: Some(e),
+                dd: String::new(),
+                fio: String::new(),
+                saved_id: None,
+                reopened: None,
+            }),
+        }
+        if !self.results.is_empty() {
+            self.selected_result = self.results.len() - 1;
+        }
+        if !self.quit {
+            self.screen = Screen::Results;
+        }
     }
 
     fn start(&mut self, confirm: Option<String>) -> Action {
@@ -518,6 +775,7 @@ impl App {
             job: test.job.clone(),
             samples: Vec::new(),
             cancelling: false,
+            suite: None,
         });
         self.screen = Screen::Run;
         self.status = None;
@@ -586,6 +844,8 @@ impl App {
             error,
             dd,
             fio,
+            saved_id: None,
+            reopened: None,
         });
         self.selected_result = self.results.len() - 1;
         if !self.quit {

@@ -52,6 +52,8 @@ pub fn look_from_env(force_ascii: bool) -> Look {
 
 enum EngineMsg {
     Sample(Sample),
+    SuiteProgress(String, u32, u32),
+    SuiteFinished(Box<Result<crate::suite::SuiteOutcome, String>>),
     Finished(Box<Result<(TargetInfo, RunResult), String>>),
 }
 
@@ -99,6 +101,49 @@ pub fn remove_stale_scratch_files(dir: &std::path::Path) -> usize {
     n
 }
 
+/// Saves a finished run like the command line does; returns its id.
+fn save_finished(
+    root: &SysRoot,
+    app: &App,
+    r: &Result<(TargetInfo, RunResult), String>,
+) -> Option<String> {
+    let (info, result) = r.as_ref().ok()?;
+    let run = app.run.as_ref()?;
+    let device = info.device.clone().and_then(|n| {
+        discover(root, &DiscoverOptions::default())
+            .ok()
+            .and_then(|t| t.get(&n).cloned())
+    });
+    let tests = [crate::report::SavedTest {
+        name: run.test.clone(),
+        job: &run.job,
+        result,
+    }];
+    let path = crate::report::save("run", &run.test, Some(info), device.as_ref(), &tests).ok()?;
+    path.file_stem().map(|s| s.to_string_lossy().into_owned())
+}
+
+/// The newest `n` saved runs, oldest first.
+fn load_saved(n: usize) -> Vec<serde_json::Value> {
+    let Some(dir) = crate::report::runs_dir() else {
+        return Vec::new();
+    };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    let skip = paths.len().saturating_sub(n);
+    paths[skip..]
+        .iter()
+        .filter_map(|p| crate::report::load(p).ok())
+        .collect()
+}
+
 /// Runs the TUI until the user quits.
 pub fn run(opts: UiOptions) -> Result<(), crate::Error> {
     // Labs left by a blkscope that was killed outright go at the next start at the latest.
@@ -109,6 +154,10 @@ pub fn run(opts: UiOptions) -> Result<(), crate::Error> {
     let stale = remove_stale_scratch_files(&opts.dir);
     let mut app = App::new(tree, opts.dir.clone());
     app.mark_lab(&opts.lab);
+    match crate::suite::all() {
+        Ok(all) => app.suites = all,
+        Err(e) => app.status = Some(format!("your suite file is refused: {e}")),
+    }
     if stale > 0 {
         app.status = Some(format!(
             "removed {stale} scratch file(s) left by an earlier blkscope that did not exit cleanly"
@@ -194,6 +243,36 @@ async fn event_loop(
                                     }
                                 }
                             }
+                            Action::StartSuite { spec, suite } => {
+                                let flag = panic_cancel();
+                                flag.store(false, Ordering::Relaxed);
+                                cancel = Some(flag.clone());
+                                let tx2 = tx.clone();
+                                let root = opts.root.clone();
+                                ENGINE_RUNNING.store(true, Ordering::Relaxed);
+                                let h = std::thread::Builder::new()
+                                    .name("blkscope-engine".into())
+                                    .spawn(move || {
+                                        let (tp, ts) = (tx2.clone(), tx2.clone());
+                                        let r = crate::suite::run_suite(
+                                            &root, &suite, &spec, suite.repeat, flag,
+                                            |t, i, n| { let _ = tp.send(EngineMsg::SuiteProgress(t.to_string(), i, n)); },
+                                            |s| { let _ = ts.send(EngineMsg::Sample(s.clone())); },
+                                        );
+                                        ENGINE_RUNNING.store(false, Ordering::Relaxed);
+                                        let _ = tx2.send(EngineMsg::SuiteFinished(Box::new(r.map_err(|e| e.to_string()))));
+                                    });
+                                match h {
+                                    Ok(h) => worker = Some(h),
+                                    Err(e) => {
+                                        ENGINE_RUNNING.store(false, Ordering::Relaxed);
+                                        app.on_suite_finished(Err(format!("cannot start the engine thread: {e}")));
+                                    }
+                                }
+                            }
+                            Action::Reopen => {
+                                app.add_reopened(load_saved(20));
+                            }
                             Action::Cancel => {
                                 if let Some(c) = &cancel { c.store(true, Ordering::Relaxed); }
                             }
@@ -211,8 +290,18 @@ async fn event_loop(
             Some(msg) = rx.recv() => {
                 match msg {
                     EngineMsg::Sample(s) => app.on_sample(s),
+                    EngineMsg::SuiteProgress(t, i, n) => app.on_suite_progress(&t, i, n),
+                    EngineMsg::SuiteFinished(r) => {
+                        app.on_suite_finished(*r);
+                        if let Some(w) = worker.take() { let _ = w.join(); }
+                        cancel = None;
+                    }
                     EngineMsg::Finished(r) => {
+                        let saved = save_finished(&opts.root, app, &r);
                         app.on_finished(*r);
+                        if let (Some(id), Some(row)) = (saved, app.results.last_mut()) {
+                            row.saved_id = Some(id);
+                        }
                         if let Some(w) = worker.take() { let _ = w.join(); }
                         cancel = None;
                     }

@@ -176,7 +176,7 @@ fn footer_line(f: &mut Frame, app: &App, look: Look, area: Rect) {
 fn main_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(46), Constraint::Percentage(54)]).areas(area);
-    let tests_h = (app.tests.len() as u16 + 2).min(left.height / 2);
+    let tests_h = ((app.tests.len() + app.suites.len()) as u16 + 2).min(left.height / 2);
     let [devs, tests] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(tests_h)]).areas(left);
     let panel_h = 14.min(right.height / 2 + 2);
@@ -245,23 +245,37 @@ pub fn devices_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
 }
 
 pub fn tests_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
-    let lines: Vec<Line> = app
+    let mut rows: Vec<String> = app
         .tests
         .iter()
-        .enumerate()
-        .map(|(i, p)| {
+        .map(|p| {
             let j = &p.job;
-            let text = format!(
-                "{}{:<12} {:>4} QD{:<2} x{} {}",
-                if i == app.selected_test { ">" } else { " " },
+            format!(
+                "{:<12} {:>4} QD{:<2} x{} {}",
                 p.name,
                 fmt_size(j.bs),
                 j.iodepth,
                 j.jobs,
                 j.mode.as_str()
-            );
-            let line = Line::from(text);
-            if i == app.selected_test {
+            )
+        })
+        .collect();
+    rows.extend(
+        app.suites
+            .iter()
+            .map(|s| format!("suite {:<12} {} tests", s.name, s.tests.len())),
+    );
+    let inner_h = area.height.saturating_sub(2) as usize;
+    let first = app.selected_test.saturating_sub(inner_h.saturating_sub(1));
+    let lines: Vec<Line> = rows
+        .into_iter()
+        .enumerate()
+        .skip(first)
+        .take(inner_h)
+        .map(|(i, text)| {
+            let sel = i == app.selected_test;
+            let line = Line::from(format!("{}{text}", if sel { ">" } else { " " }));
+            if sel {
                 line.style(look.selected())
             } else {
                 line
@@ -629,6 +643,16 @@ fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
         .enumerate()
         .map(|(i, r)| {
             let (mbs, iops, p50, p99, note) = match (&r.result, &r.error) {
+                (None, None) if r.reopened.is_some() => {
+                    let f = r.reopened.as_ref().expect("checked");
+                    (
+                        format!("{:.1}", f.mb_s),
+                        format!("{:.0}", f.iops),
+                        fmt_ns((f.p50_us * 1e3) as u64),
+                        fmt_ns((f.p99_us * 1e3) as u64),
+                        "saved".to_string(),
+                    )
+                }
                 (Some(x), _) => (
                     format!("{:.1}", x.bytes_per_sec / 1e6),
                     format!("{:.0}", x.iops),
@@ -713,6 +737,9 @@ fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
             lines.push(Line::from(format!("note: {n}")));
         }
     }
+    if let Some(id) = &r.saved_id {
+        lines.push(Line::from(format!("saved as {id}")));
+    }
     lines.push(Line::from(vec![
         Span::styled("dd:  ", Style::default().add_modifier(Modifier::BOLD)),
         Span::raw(r.dd.clone()),
@@ -748,6 +775,10 @@ fn help(f: &mut Frame, look: Look, area: Rect) {
         ("e", "edit the selected test's parameters"),
         ("r", "run the selected test on the selected target"),
         ("v", "show the results of this session"),
+        (
+            "c / o",
+            "results: compare with the last same test / reopen saved runs",
+        ),
         ("Esc", "back; cancels a running test"),
         ("?", "this help"),
         ("q", "quit (cancels a running test first)"),
