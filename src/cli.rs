@@ -311,6 +311,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
         }) => {
             let opts = DiscoverOptions {
                 skip_signatures: no_signatures,
+                ..Default::default()
             };
             let tree = device::discover(&root, &opts)?.listed(all);
             if json {
@@ -546,6 +547,7 @@ fn stat_devices(root: &SysRoot, names: &[String]) -> Result<Vec<String>, crate::
             root,
             &DiscoverOptions {
                 skip_signatures: true,
+                ..Default::default()
             },
         )?;
         return Ok(tree
@@ -701,7 +703,13 @@ fn save_run(
     tests: &[(String, &Job, &RunResult)],
 ) {
     let device = target.and_then(|t| t.device.clone()).and_then(|n| {
-        device::discover(root, &DiscoverOptions::default())
+        // Properties only: reading signatures now would put reads of our own into the
+        // device's diskstats right after the test.
+        let opts = DiscoverOptions {
+            skip_signatures: true,
+            ..Default::default()
+        };
+        device::discover(root, &opts)
             .ok()
             .and_then(|tree| tree.get(&n).cloned())
     });

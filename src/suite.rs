@@ -347,6 +347,7 @@ pub fn target_lbs(root: &crate::SysRoot, path: &str) -> u64 {
     let name = path.strip_prefix("/dev/").unwrap_or(path);
     let opts = crate::device::DiscoverOptions {
         skip_signatures: true,
+        ..Default::default()
     };
     crate::device::discover(root, &opts)
         .ok()

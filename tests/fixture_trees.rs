@@ -300,3 +300,25 @@ fn missing_sysfs_is_one_clear_line() {
     assert!(err.contains("sysfs"), "{err}");
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn a_check_reads_only_its_target() {
+    let root = SysRoot::at(format!(
+        "{}/tests/fixtures/md-raid1",
+        env!("CARGO_MANIFEST_DIR")
+    ));
+    let opts = DiscoverOptions {
+        probe_only: Some("8:32".into()),
+        ..Default::default()
+    };
+    let t = discover(&root, &opts).unwrap();
+    assert_eq!(
+        t.get("sdc").unwrap().signatures.len(),
+        1,
+        "the target is probed"
+    );
+    assert!(
+        t.get("sdd").unwrap().signatures.is_empty(),
+        "other devices are not read"
+    );
+}

@@ -202,6 +202,28 @@ fn sighup_mid_test_restores_and_cleans_up() {
 }
 
 #[test]
+fn a_panic_mid_test_stops_the_engine_and_restores_the_terminal() {
+    if !require(false, &["tmux", "pgrep"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = Tmux::start(dir.path(), "RUST_BACKTRACE=0 BLKSCOPE_DEBUG_PANIC_KEY=P");
+    t.wait_for(&["Devices"], 20);
+    t.keys(&["r"]);
+    t.wait_for(&["ETA"], 10);
+    assert_eq!(scratch_files(dir.path()), 1);
+    t.keys(&["P"]);
+    let s = t.wait_for(&["BLKSCOPE-EXITED"], 5);
+    assert!(
+        s.contains("BLKSCOPE_DEBUG_PANIC_KEY pressed"),
+        "the panic is reported:\n{s}"
+    );
+    assert_eq!(t.display("#{alternate_on}"), "0", "alternate screen left");
+    assert_eq!(t.display("#{cursor_flag}"), "1", "cursor shown");
+    assert_eq!(scratch_files(dir.path()), 0, "scratch file removed");
+}
+
+#[test]
 fn stdout_not_a_terminal_prints_the_list() {
     let out = bin().output().unwrap();
     assert!(out.status.success());

@@ -373,3 +373,40 @@ fn results_compare_and_reopen() {
     let f = footer_keys(&a);
     assert!(f.contains(&"c") && f.contains(&"o"), "{f:?}");
 }
+
+#[test]
+fn x_explains_the_selected_test_or_suite() {
+    let mut a = app("md-raid1");
+    a.on_key(ch('x'));
+    match &a.overlay {
+        Overlay::Explain { title, lines } => {
+            assert!(title.contains("Seq write"));
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with("fio: fio --name=blkscope"))
+            );
+            assert!(lines.iter().any(|l| l.starts_with("trap:")));
+        }
+        o => panic!("{o:?}"),
+    }
+    assert_eq!(footer_keys(&a), ["Esc"]);
+    a.on_key(k(KeyCode::Esc));
+    assert_eq!(a.overlay, Overlay::None);
+    a.on_key(k(KeyCode::Tab));
+    for _ in 0..a.tests.len() + 4 {
+        a.on_key(ch('j'));
+    }
+    a.on_key(ch('x'));
+    match &a.overlay {
+        Overlay::Explain { title, lines } => {
+            assert!(title.starts_with("rmw-sweep"), "{title}");
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with("What the article found"))
+            );
+        }
+        o => panic!("{o:?}"),
+    }
+}

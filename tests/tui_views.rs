@@ -245,3 +245,10 @@ fn ascii_mode() {
     }
     insta::assert_snapshot!("ascii_run_80x24", s);
 }
+
+#[test]
+fn explain_pane() {
+    let mut a = app("lvm-on-partition");
+    a.on_key(key(KeyCode::Char('x')));
+    both("explain", &a);
+}

@@ -215,6 +215,9 @@ pub struct DiscoverOptions {
     /// Skip reading signatures from device nodes (faster; the safety verdict then cannot see
     /// partition tables or file systems and says so).
     pub skip_signatures: bool,
+    /// Read signatures only from this device (by `major:minor` or kernel name): a check of one
+    /// target has no business reading every disk on the machine.
+    pub probe_only: Option<String>,
 }
 
 /// Reads every block device under `root`.
@@ -260,7 +263,13 @@ pub fn discover(root: &SysRoot, opts: &DiscoverOptions) -> Result<DeviceTree, Er
     let mut devices = tree_order(&raw, &order);
     if !opts.skip_signatures {
         for d in devices.iter_mut() {
-            probe_signatures(root, d);
+            let wanted = opts
+                .probe_only
+                .as_ref()
+                .is_none_or(|w| *w == d.maj_min || *w == d.name);
+            if wanted {
+                probe_signatures(root, d);
+            }
         }
     }
     let mut tree = DeviceTree { devices };

@@ -398,7 +398,11 @@ pub fn check(root: &SysRoot, target: &str) -> Result<SafetyReport, Error> {
             Ok(report)
         }
         Resolved::Named(name) => {
-            let tree = discover(root, &DiscoverOptions::default())?;
+            let opts = DiscoverOptions {
+                probe_only: Some(name.clone()),
+                ..Default::default()
+            };
+            let tree = discover(root, &opts)?;
             let d = tree.get(&name).ok_or_else(|| Error::UnknownDevice {
                 path: PathBuf::from("/dev").join(&name),
                 detail: format!("no device {name} in {}", root.sys("block").display()),

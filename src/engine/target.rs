@@ -77,6 +77,7 @@ fn watch_for_file(root: &SysRoot, path: &Path) -> (Vec<String>, usize, Option<St
     let devno = format!("{}:{}", libc::major(meta.dev()), libc::minor(meta.dev()));
     let opts = DiscoverOptions {
         skip_signatures: true,
+        ..Default::default()
     };
     let Ok(tree) = discover(root, &opts) else {
         return (Vec::new(), 0, None);
@@ -147,7 +148,11 @@ fn open_block(
             WriteSafety::Clear => {}
         }
     }
-    let tree = discover(root, &DiscoverOptions::default())?;
+    let opts = DiscoverOptions {
+        probe_only: Some(name.clone()),
+        ..Default::default()
+    };
+    let tree = discover(root, &opts)?;
     let dev = tree
         .get(&name)
         .ok_or_else(|| RunError::Invalid(vec![format!("device {name} vanished")]))?;

@@ -72,6 +72,11 @@ pub enum Overlay {
         typed: String,
         error: Option<String>,
     },
+    /// What the selected test or suite does, in dd and fio terms.
+    Explain {
+        title: String,
+        lines: Vec<String>,
+    },
     /// A write refused on a `blocked` device.
     Refused {
         device: String,
@@ -299,7 +304,7 @@ impl App {
             (Overlay::Confirm { .. }, _) => {
                 vec![("type the name", ""), ("Enter", "start"), ("Esc", "cancel")]
             }
-            (Overlay::Refused { .. }, _) => vec![("Esc", "back")],
+            (Overlay::Refused { .. }, _) | (Overlay::Explain { .. }, _) => vec![("Esc", "back")],
             (Overlay::None, Screen::Run) => {
                 vec![("Esc", "cancel test"), ("q", "cancel+quit"), ("?", "help")]
             }
@@ -317,6 +322,7 @@ impl App {
                 ("Tab", "pane"),
                 ("r", "run"),
                 ("e", "edit"),
+                ("x", "explain"),
                 ("v", "results"),
                 ("?", "help"),
                 ("q", "quit"),
@@ -340,8 +346,11 @@ impl App {
                 }
                 Action::None
             }
-            Overlay::Refused { .. } => {
-                if matches!(key.code, KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q')) {
+            Overlay::Refused { .. } | Overlay::Explain { .. } => {
+                if matches!(
+                    key.code,
+                    KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') | KeyCode::Char('x')
+                ) {
                     self.overlay = Overlay::None;
                 }
                 Action::None
@@ -482,6 +491,10 @@ impl App {
                 Action::None
             }
             KeyCode::Char('r') => self.request_run(),
+            KeyCode::Char('x') => {
+                self.overlay = self.explain();
+                Action::None
+            }
             KeyCode::Char('v') => {
                 if self.results.is_empty() {
                     self.status = Some("no results yet: press r to run a test".into());
@@ -614,6 +627,55 @@ impl App {
                 force: false,
             },
             suite: Box::new(suite),
+        }
+    }
+
+    /// The explain pane for the selected test or suite, on the selected target.
+    pub fn explain(&self) -> Overlay {
+        let path = match &self.target().device {
+            Some(d) => format!("/dev/{d}"),
+            None => format!("{}/blkscope.fio.tmp", self.scratch_dir.display()),
+        };
+        let total = self.target().size;
+        let job_lines = |job: &Job, lines: &mut Vec<String>| {
+            lines.push(format!(
+                "dd:  {}",
+                explain::dd_command(job, &path, total)
+                    .unwrap_or_else(|why| format!("(none: {why})"))
+            ));
+            lines.push(format!("fio: {}", explain::fio_command(job, &path, total)));
+            for n in explain::flag_notes(job) {
+                lines.push(format!("  - {n}"));
+            }
+            for t in explain::traps(job) {
+                lines.push(format!("trap: {t}"));
+            }
+        };
+        let mut lines = Vec::new();
+        if let Some(s) = self.selected_suite() {
+            lines.push(s.about.clone());
+            if let Some(f) = &s.found {
+                lines.push(format!("What the article found: {f}"));
+            }
+            lines.push(format!("{} runs of each test:", s.repeat));
+            for t in &s.tests {
+                lines.push(format!(
+                    "  {}: {}",
+                    t.name,
+                    t.job(self.target().lbs).label()
+                ));
+            }
+            return Overlay::Explain {
+                title: format!("{}: {}", s.name, s.title),
+                lines,
+            };
+        }
+        let p = self.test();
+        lines.push(p.about.to_string());
+        job_lines(&p.job, &mut lines);
+        Overlay::Explain {
+            title: format!("{} ({})", p.name, p.job.label()),
+            lines,
         }
     }
 

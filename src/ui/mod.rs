@@ -110,9 +110,13 @@ fn save_finished(
     let (info, result) = r.as_ref().ok()?;
     let run = app.run.as_ref()?;
     let device = info.device.clone().and_then(|n| {
-        discover(root, &DiscoverOptions::default())
-            .ok()
-            .and_then(|t| t.get(&n).cloned())
+        // Properties only: reading signatures now would put reads of our own into the
+        // device's diskstats right after the test.
+        let opts = DiscoverOptions {
+            skip_signatures: true,
+            ..Default::default()
+        };
+        discover(root, &opts).ok().and_then(|t| t.get(&n).cloned())
     });
     let tests = [crate::report::SavedTest {
         name: run.test.clone(),
@@ -216,6 +220,14 @@ async fn event_loop(
                 match ev {
                     Some(Ok(Event::Key(k))) if k.kind == KeyEventKind::Press => {
                         dirty = true;
+                        // Debug builds only: a key that panics, so tests can check that a panic
+                        // stops the engine, removes the scratch file and restores the terminal.
+                        #[cfg(debug_assertions)]
+                        if let crossterm::event::KeyCode::Char(c) = k.code
+                            && std::env::var("BLKSCOPE_DEBUG_PANIC_KEY").ok() == Some(c.to_string())
+                        {
+                            panic!("BLKSCOPE_DEBUG_PANIC_KEY pressed");
+                        }
                         match app.on_key(k) {
                             Action::None => {}
                             Action::Start { spec, job } => {

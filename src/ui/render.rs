@@ -142,6 +142,7 @@ pub fn draw(f: &mut Frame, app: &App, look: Look) {
             error,
         } => confirm(f, look, area, device, typed, error.as_deref()),
         Overlay::Refused { device, reasons } => refused(f, look, area, device, reasons),
+        Overlay::Explain { title, lines } => explain_pane(f, look, area, title, lines),
     }
 }
 
@@ -773,6 +774,7 @@ fn help(f: &mut Frame, look: Look, area: Rect) {
         ("Tab", "switch between Devices and Tests"),
         ("Enter", "Devices: go to Tests; Tests: edit"),
         ("e", "edit the selected test's parameters"),
+        ("x", "explain it: dd and fio lines, flags, traps"),
         ("r", "run the selected test on the selected target"),
         ("v", "show the results of this session"),
         (
@@ -875,6 +877,22 @@ fn confirm(f: &mut Frame, look: Look, area: Rect, device: &str, typed: &str, err
             .wrap(Wrap { trim: false })
             .alignment(Alignment::Left)
             .block(look.block(format!(" Confirm write to {device} "), true)),
+        r,
+    );
+}
+
+fn explain_pane(f: &mut Frame, look: Look, area: Rect, title: &str, lines: &[String]) {
+    let text: Vec<Line> = lines.iter().map(|l| Line::from(l.as_str())).collect();
+    let r = centered(
+        area,
+        area.width.saturating_sub(4),
+        area.height.saturating_sub(2),
+    );
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(text)
+            .wrap(Wrap { trim: false })
+            .block(look.block(format!(" Explain: {title} "), true)),
         r,
     );
 }
