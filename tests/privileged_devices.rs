@@ -55,22 +55,10 @@ fn mounted_partition_blocks_disk_and_itself_but_not_its_sibling() {
     }
     let image = Image::new(128 * MIB);
     // Two partitions written to the file before it becomes a device.
-    let script = "label: gpt\nsize=48MiB, type=linux\nsize=48MiB, type=linux\n";
-    let mut child = std::process::Command::new("sfdisk")
-        .env("PATH", path_with_sbin())
-        .args(["--quiet", image.path_str()])
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .expect("sfdisk");
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(script.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
-
+    sfdisk(
+        image.path_str(),
+        "label: gpt\nsize=48MiB, type=linux\nsize=48MiB, type=linux\n",
+    );
     let lo = Loop::over(image, None, true);
     let p1 = lo.wait_part(1);
     let p2 = lo.wait_part(2);
@@ -213,20 +201,7 @@ fn list_agrees_with_lsblk() {
     let _blank = Loop::new(32 * MIB, None, false);
     let _big = Loop::new(32 * MIB, Some(4096), false);
     let image = Image::new(64 * MIB);
-    let mut child = std::process::Command::new("sfdisk")
-        .env("PATH", path_with_sbin())
-        .args(["--quiet", image.path_str()])
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .expect("sfdisk");
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"label: dos\nsize=20MiB\nsize=20MiB\n")
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    sfdisk(image.path_str(), "label: dos\nsize=20MiB\nsize=20MiB\n");
     let parted = Loop::over(image, None, true);
     let p1 = parted.wait_part(1);
     let p2 = parted.wait_part(2);

@@ -5,7 +5,6 @@
 mod common;
 
 use std::fs::File;
-use std::process::{Command, Stdio};
 
 use blkscope::device::signatures::probe;
 use common::*;
@@ -143,25 +142,15 @@ fn luks2() {
     );
 }
 
-fn sfdisk(label: &str, expect: &str) {
+fn partition_table(label: &str, expect: &str) {
     if !require(false, &["sfdisk", "wipefs"]) {
         return;
     }
     let img = Image::new(64 * MIB);
-    let mut child = Command::new("sfdisk")
-        .env("PATH", path_with_sbin())
-        .args(["--quiet", img.path_str()])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("label: {label}\nsize=10MiB\nsize=10MiB\n").as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    sfdisk(
+        img.path_str(),
+        &format!("label: {label}\nsize=10MiB\nsize=10MiB\n"),
+    );
     let theirs = wipefs(img.path_str());
     let mine = ours(img.path_str());
     assert_eq!(mine, theirs, "{label}: blkscope vs wipefs");
@@ -170,12 +159,12 @@ fn sfdisk(label: &str, expect: &str) {
 
 #[test]
 fn gpt_with_pmbr_and_backup_header() {
-    sfdisk("gpt", "gpt");
+    partition_table("gpt", "gpt");
 }
 
 #[test]
 fn dos_partition_table() {
-    sfdisk("dos", "dos");
+    partition_table("dos", "dos");
 }
 
 #[test]

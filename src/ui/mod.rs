@@ -101,6 +101,34 @@ pub fn remove_stale_scratch_files(dir: &std::path::Path) -> usize {
     n
 }
 
+/// Runs `work` on the engine thread with a fresh cancel flag; its final message is sent when it
+/// returns. ENGINE_RUNNING is set meanwhile, for the panic hook.
+fn spawn_engine<F>(
+    tx: &tokio::sync::mpsc::UnboundedSender<EngineMsg>,
+    work: F,
+) -> std::io::Result<(std::thread::JoinHandle<()>, Arc<AtomicBool>)>
+where
+    F: FnOnce(Arc<AtomicBool>, &tokio::sync::mpsc::UnboundedSender<EngineMsg>) -> EngineMsg
+        + Send
+        + 'static,
+{
+    let flag = panic_cancel();
+    flag.store(false, Ordering::Relaxed);
+    let (tx2, flag2) = (tx.clone(), flag.clone());
+    ENGINE_RUNNING.store(true, Ordering::Relaxed);
+    let h = std::thread::Builder::new()
+        .name("blkscope-engine".into())
+        .spawn(move || {
+            let msg = work(flag2, &tx2);
+            ENGINE_RUNNING.store(false, Ordering::Relaxed);
+            let _ = tx2.send(msg);
+        });
+    if h.is_err() {
+        ENGINE_RUNNING.store(false, Ordering::Relaxed);
+    }
+    h.map(|h| (h, flag))
+}
+
 /// Saves a finished run like the command line does; returns its id.
 fn save_finished(
     root: &SysRoot,
@@ -231,55 +259,29 @@ async fn event_loop(
                         match app.on_key(k) {
                             Action::None => {}
                             Action::Start { spec, job } => {
-                                let flag = panic_cancel();
-                                flag.store(false, Ordering::Relaxed);
-                                cancel = Some(flag.clone());
-                                let tx2 = tx.clone();
                                 let root = opts.root.clone();
-                                ENGINE_RUNNING.store(true, Ordering::Relaxed);
-                                let h = std::thread::Builder::new()
-                                    .name("blkscope-engine".into())
-                                    .spawn(move || {
-                                        let txs = tx2.clone();
-                                        let r = engine::run(&root, &spec, &job, flag, |s| {
-                                            let _ = txs.send(EngineMsg::Sample(s.clone()));
-                                        });
-                                        ENGINE_RUNNING.store(false, Ordering::Relaxed);
-                                        let _ = tx2.send(EngineMsg::Finished(Box::new(r.map_err(|e| e.to_string()))));
+                                match spawn_engine(&tx, move |flag, tx| {
+                                    let r = engine::run(&root, &spec, &job, flag, |s| {
+                                        let _ = tx.send(EngineMsg::Sample(s.clone()));
                                     });
-                                match h {
-                                    Ok(h) => worker = Some(h),
-                                    Err(e) => {
-                                        ENGINE_RUNNING.store(false, Ordering::Relaxed);
-                                        app.on_finished(Err(format!("cannot start the engine thread: {e}")));
-                                    }
+                                    EngineMsg::Finished(Box::new(r.map_err(|e| e.to_string())))
+                                }) {
+                                    Ok((h, flag)) => { worker = Some(h); cancel = Some(flag); }
+                                    Err(e) => app.on_finished(Err(format!("cannot start the engine thread: {e}"))),
                                 }
                             }
                             Action::StartSuite { spec, suite } => {
-                                let flag = panic_cancel();
-                                flag.store(false, Ordering::Relaxed);
-                                cancel = Some(flag.clone());
-                                let tx2 = tx.clone();
                                 let root = opts.root.clone();
-                                ENGINE_RUNNING.store(true, Ordering::Relaxed);
-                                let h = std::thread::Builder::new()
-                                    .name("blkscope-engine".into())
-                                    .spawn(move || {
-                                        let (tp, ts) = (tx2.clone(), tx2.clone());
-                                        let r = crate::suite::run_suite(
-                                            &root, &suite, &spec, suite.repeat, flag,
-                                            |t, i, n| { let _ = tp.send(EngineMsg::SuiteProgress(t.to_string(), i, n)); },
-                                            |s| { let _ = ts.send(EngineMsg::Sample(s.clone())); },
-                                        );
-                                        ENGINE_RUNNING.store(false, Ordering::Relaxed);
-                                        let _ = tx2.send(EngineMsg::SuiteFinished(Box::new(r.map_err(|e| e.to_string()))));
-                                    });
-                                match h {
-                                    Ok(h) => worker = Some(h),
-                                    Err(e) => {
-                                        ENGINE_RUNNING.store(false, Ordering::Relaxed);
-                                        app.on_suite_finished(Err(format!("cannot start the engine thread: {e}")));
-                                    }
+                                match spawn_engine(&tx, move |flag, tx| {
+                                    let r = crate::suite::run_suite(
+                                        &root, &suite, &spec, suite.repeat, flag,
+                                        |t, i, n| { let _ = tx.send(EngineMsg::SuiteProgress(t.to_string(), i, n)); },
+                                        |s| { let _ = tx.send(EngineMsg::Sample(s.clone())); },
+                                    );
+                                    EngineMsg::SuiteFinished(Box::new(r.map_err(|e| e.to_string())))
+                                }) {
+                                    Ok((h, flag)) => { worker = Some(h); cancel = Some(flag); }
+                                    Err(e) => app.on_suite_finished(Err(format!("cannot start the engine thread: {e}"))),
                                 }
                             }
                             Action::Reopen => {

@@ -138,6 +138,25 @@ impl Image {
     }
 }
 
+/// Writes a partition table to an image (or device) with sfdisk, from a script on stdin.
+pub fn sfdisk(target: &str, script: &str) {
+    use std::io::Write;
+    let mut child = Command::new("sfdisk")
+        .env("PATH", path_with_sbin())
+        .args(["--quiet", target])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("sfdisk");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "sfdisk {target} failed");
+}
+
 /// A loop device over an image; detached on drop.
 pub struct Loop {
     pub path: PathBuf,
