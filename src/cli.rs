@@ -5,6 +5,14 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+/// Like eprintln!, but a closed stderr (a dropped SSH session) is not a panic.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 use crate::device::{self, Device, DeviceTree, DiscoverOptions, SafetyReport, WriteSafety};
 use crate::engine::job::{SizeSpec, parse_duration, parse_size, parse_size_or_percent};
 use crate::engine::{self, Data, EngineKind, Job, Mode, Op, RunResult, TargetSpec};
@@ -415,7 +423,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
             drop(lab);
-            eprintln!("blkscope: lab removed");
+            say!("blkscope: lab removed");
             Ok(0)
         }
         Some(Command::Stat {
@@ -494,7 +502,7 @@ fn run_cmd(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, 
         let (info, result) = match r {
             Ok(x) => x,
             Err(e) => {
-                eprintln!("blkscope: {e}");
+                say!("blkscope: {e}");
                 return Ok(e.exit_code());
             }
         };
@@ -722,8 +730,8 @@ fn save_run(
         })
         .collect();
     match crate::report::save(kind, name, target, device.as_ref(), &saved) {
-        Ok(p) => eprintln!("blkscope: saved {}", p.display()),
-        Err(e) => eprintln!("blkscope: warning: could not save the run: {e}"),
+        Ok(p) => say!("blkscope: saved {}", p.display()),
+        Err(e) => say!("blkscope: warning: could not save the run: {e}"),
     }
 }
 
@@ -784,14 +792,14 @@ fn suite_cmd(
     let cancel = cancel_on_signals();
     let progress = |t: &str, i: u32, n: u32| {
         if !json {
-            eprintln!("blkscope: {}: {t} (run {i}/{n})", suite.name);
+            say!("blkscope: {}: {t} (run {i}/{n})", suite.name);
         }
     };
     let outcome =
         match crate::suite::run_suite(root, &suite, spec, repeat, cancel, progress, |_| {}) {
             Ok(o) => o,
             Err(e) => {
-                eprintln!("blkscope: {e}");
+                say!("blkscope: {e}");
                 return Ok(e.exit_code());
             }
         };

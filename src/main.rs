@@ -12,7 +12,9 @@ fn main() {
     match run() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("blkscope: {e:#}");
+            // Not eprintln!: a closed stderr must not turn an error into a panic.
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "blkscope: {e:#}");
             let code = e
                 .downcast_ref::<blkscope::Error>()
                 .map(blkscope::Error::exit_code)

@@ -410,3 +410,11 @@ fn x_explains_the_selected_test_or_suite() {
         o => panic!("{o:?}"),
     }
 }
+
+#[test]
+fn marking_a_lab_device_sets_sync_latency_to_its_block_size() {
+    let mut a = app("lvm-on-partition");
+    a.mark_lab(&[("sdb".into(), "lab, 512-byte sectors".into())]);
+    let p = a.tests.iter().find(|p| p.id == "sync-latency").unwrap();
+    assert_eq!(p.job.bs, 512);
+}

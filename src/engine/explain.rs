@@ -28,6 +28,11 @@ fn bytes_of(job: &Job) -> Option<u64> {
 /// The fio command line for `job` on `filename` (a device or a file; for a directory target
 /// pass the file the test would create). `total` is the job's resolved total size.
 pub fn fio_command(job: &Job, filename: &str, total: u64) -> String {
+    // The job's own size when it has one; else what the target gives it.
+    let total = match job.size {
+        Some(s) => s.resolve(total),
+        None => total,
+    };
     let jobs = job.jobs.max(1) as u64;
     let region = (total / jobs) / job.bs.max(1) * job.bs.max(1);
     let mut a: Vec<String> = vec![
@@ -123,13 +128,12 @@ pub fn dd_command(job: &Job, target: &str, total: u64) -> Result<String, String>
                     s.push_str(" iflag=fullblock");
                 }
                 match job.mode {
-                    Mode::Direct => s.push_str(" oflag=direct"),
-                    Mode::Dsync => s.push_str(" oflag=dsync"),
-                    Mode::Sync => s.push_str(" oflag=sync"),
-                    Mode::Fdatasync => s.push_str(" conv=fdatasync"),
-                    Mode::Buffered | Mode::Nocache => {}
+                    Mode::Direct => s.push_str(" oflag=direct conv=notrunc"),
+                    Mode::Dsync => s.push_str(" oflag=dsync conv=notrunc"),
+                    Mode::Sync => s.push_str(" oflag=sync conv=notrunc"),
+                    Mode::Fdatasync => s.push_str(" conv=fdatasync,notrunc"),
+                    Mode::Buffered | Mode::Nocache => s.push_str(" conv=notrunc"),
                 }
-                s.push_str(" conv=notrunc");
                 s
             }
             _ => {
@@ -298,6 +302,24 @@ mod tests {
             ..Job::default()
         };
         assert!(dd_command(&job, "/dev/sdb", 1 << 30).is_err());
+    }
+
+    #[test]
+    fn fio_uses_the_jobs_own_size_and_dd_one_conv() {
+        let job = Job {
+            op: Op::Write,
+            bs: 65536,
+            mode: Mode::Fdatasync,
+            size: Some(SizeSpec::Bytes(16 << 20)),
+            ..Job::default()
+        };
+        let fio = fio_command(&job, "/dev/loop1", 256 << 20);
+        assert!(fio.contains("--size=16M"), "{fio}");
+        let dd = dd_command(&job, "/dev/loop1", 256 << 20).unwrap();
+        assert!(
+            dd.ends_with("count=256 iflag=fullblock conv=fdatasync,notrunc"),
+            "{dd}"
+        );
     }
 
     #[test]

@@ -247,7 +247,20 @@ impl App {
         }
         if let Some(i) = first {
             self.selected_target = i;
-            self.update_watch();
+            self.target_changed();
+        }
+    }
+
+    /// A new target: watch its devices, and measure sync-write latency at its logical block
+    /// size (unless the user set another block size).
+    fn target_changed(&mut self) {
+        self.update_watch();
+        self.diskstats.clear();
+        let lbs = self.target().lbs.max(512);
+        if let Some(p) = self.tests.iter_mut().find(|p| p.id == "sync-latency")
+            && (p.job.bs == 512 || p.job.bs == 4096)
+        {
+            p.job.bs = lbs;
         }
     }
 

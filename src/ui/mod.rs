@@ -72,8 +72,32 @@ struct TerminalGuard;
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
-        ratatui::restore();
+        restore_terminal();
     }
+}
+
+/// Raw mode off, main screen back, cursor shown. Errors are ignored, silently: after a hang-up
+/// there is no terminal left to restore, and printing about it to a closed stderr would panic
+/// (inside the panic hook, an abort that skips every cleanup).
+fn restore_terminal() {
+    let _ = crossterm::terminal::disable_raw_mode();
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        crossterm::terminal::LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+fn init_terminal() -> std::io::Result<ratatui::DefaultTerminal> {
+    crossterm::terminal::enable_raw_mode()?;
+    if let Err(e) =
+        crossterm::execute!(std::io::stdout(), crossterm::terminal::EnterAlternateScreen)
+    {
+        restore_terminal();
+        return Err(e);
+    }
+    ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(std::io::stdout()))
+        .inspect_err(|_| restore_terminal())
 }
 
 /// Removes scratch files left by a blkscope that died (their process no longer exists).
@@ -201,9 +225,10 @@ pub fn run(opts: UiOptions) -> Result<(), crate::Error> {
         .map_err(|e| crate::Error::io(std::path::Path::new("tokio runtime"), e))?;
 
     let mut terminal =
-        ratatui::try_init().map_err(|e| crate::Error::io(std::path::Path::new("terminal"), e))?;
+        init_terminal().map_err(|e| crate::Error::io(std::path::Path::new("terminal"), e))?;
     let _guard = TerminalGuard;
-    // ratatui's hook restores the terminal; first stop the engine so scratch files go too.
+    // On a panic: stop the engine (so its scratch file goes), restore the terminal, then let
+    // the default hook report it (it ignores a closed stderr).
     let prev = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         panic_cancel().store(true, Ordering::Relaxed);
@@ -211,6 +236,7 @@ pub fn run(opts: UiOptions) -> Result<(), crate::Error> {
         while ENGINE_RUNNING.load(Ordering::Relaxed) && t.elapsed() < Duration::from_millis(500) {
             std::thread::sleep(Duration::from_millis(5));
         }
+        restore_terminal();
         prev(info);
     }));
 

@@ -339,6 +339,11 @@ pub fn properties_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
             if let Some(m) = d.model.as_ref().or(d.dm_name.as_ref()) {
                 lines.push(kv("model", m.clone()));
             }
+            if t.badges.contains(&"LAB")
+                && let Some(note) = &t.model
+            {
+                lines.push(kv("lab", format!("{note}, removed when blkscope exits")));
+            }
             lines.push(kv(
                 "block size",
                 format!(
@@ -697,8 +702,8 @@ fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
         .collect();
     let widths = [
         Constraint::Length(2),
-        Constraint::Min(12),
-        Constraint::Min(10),
+        Constraint::Min(22),
+        Constraint::Length(12),
         Constraint::Length(8),
         Constraint::Length(8),
         Constraint::Length(9),
