@@ -16,11 +16,16 @@ pub const SCHEMA: &str = "blkscope-run/1";
 
 /// `$XDG_DATA_HOME/blkscope/runs`, or `~/.local/share/blkscope/runs`.
 pub fn runs_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
+    Some(xdg_dir("XDG_DATA_HOME", ".local/share")?.join("runs"))
+}
+
+/// `$VAR/blkscope`, or `~/FALLBACK/blkscope` (the XDG base directory rules).
+pub fn xdg_dir(var: &str, home_fallback: &str) -> Option<PathBuf> {
+    let base = std::env::var_os(var)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
-    Some(base.join("blkscope").join("runs"))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(home_fallback)))?;
+    Some(base.join("blkscope"))
 }
 
 /// One test of a saved run.
@@ -156,34 +161,35 @@ pub fn figures(run: &Value) -> Vec<Figures> {
         .as_array()
         .map(|ts| {
             ts.iter()
-                .map(|t| {
-                    let r = &t["result"];
-                    // With repeats, the medians.
-                    let sp = &r["spread"];
-                    let bps = sp["bytes_per_sec"]["median"]
-                        .as_f64()
-                        .unwrap_or(f(&r["bytes_per_sec"]));
-                    let iops = sp["iops"]["median"].as_f64().unwrap_or(f(&r["iops"]));
-                    Figures {
-                        name: t["name"].as_str().unwrap_or("").to_string(),
-                        mb_s: bps / 1e6,
-                        iops,
-                        p50_us: f(&r["latency_ns"]["p50"]) / 1e3,
-                        p99_us: f(&r["latency_ns"]["p99"]) / 1e3,
-                        spread: r["spread"]["relative_spread"].as_f64(),
-                        warnings: r["warnings"]
-                            .as_array()
-                            .map(|w| {
-                                w.iter()
-                                    .filter_map(|x| x["kind"].as_str().map(String::from))
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                    }
-                })
+                .map(|t| figures_of(t["name"].as_str().unwrap_or(""), &t["result"]))
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The figures of one result (a `RunResult` as JSON): with repeats, the medians.
+pub fn figures_of(name: &str, r: &Value) -> Figures {
+    let sp = &r["spread"];
+    let bps = sp["bytes_per_sec"]["median"]
+        .as_f64()
+        .unwrap_or(f(&r["bytes_per_sec"]));
+    let iops = sp["iops"]["median"].as_f64().unwrap_or(f(&r["iops"]));
+    Figures {
+        name: name.to_string(),
+        mb_s: bps / 1e6,
+        iops,
+        p50_us: f(&r["latency_ns"]["p50"]) / 1e3,
+        p99_us: f(&r["latency_ns"]["p99"]) / 1e3,
+        spread: sp["relative_spread"].as_f64(),
+        warnings: r["warnings"]
+            .as_array()
+            .map(|w| {
+                w.iter()
+                    .filter_map(|x| x["kind"].as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
 }
 
 /// Formats a saved run as `md`, `csv` or `json`.

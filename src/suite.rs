@@ -291,11 +291,7 @@ pub fn builtin() -> Vec<Suite> {
 
 /// `$XDG_CONFIG_HOME/blkscope/suites`, or `~/.config/blkscope/suites`.
 pub fn user_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(base.join("blkscope").join("suites"))
+    Some(crate::report::xdg_dir("XDG_CONFIG_HOME", ".config")?.join("suites"))
 }
 
 /// Every suite: built-in, then the user's (a user suite with a built-in's name replaces it).

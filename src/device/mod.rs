@@ -176,6 +176,13 @@ impl DeviceTree {
         self.devices.iter().find(|d| d.maj_min == maj_min)
     }
 
+    /// The block device whose file system holds `path` (none for tmpfs, overlay, ...).
+    pub fn holding(&self, path: &Path) -> Option<&Device> {
+        use std::os::unix::fs::MetadataExt;
+        let dev = std::fs::metadata(path).ok()?.dev();
+        self.by_maj_min(&format!("{}:{}", libc::major(dev), libc::minor(dev)))
+    }
+
     /// Everything built on top of `name`: its partitions and holders, recursively.
     pub fn above(&self, name: &str) -> Vec<&Device> {
         self.walk(name, |d| d.partitions.iter().chain(d.holders.iter()))

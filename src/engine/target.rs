@@ -70,11 +70,6 @@ fn watch_list(tree: &crate::device::DeviceTree, name: &str) -> (Vec<String>, usi
 
 /// The block device that holds a file, and its watch list (empty for tmpfs, overlay, ...).
 fn watch_for_file(root: &SysRoot, path: &Path) -> (Vec<String>, usize, Option<String>) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::metadata(path) else {
-        return (Vec::new(), 0, None);
-    };
-    let devno = format!("{}:{}", libc::major(meta.dev()), libc::minor(meta.dev()));
     let opts = DiscoverOptions {
         skip_signatures: true,
         ..Default::default()
@@ -82,7 +77,7 @@ fn watch_for_file(root: &SysRoot, path: &Path) -> (Vec<String>, usize, Option<St
     let Ok(tree) = discover(root, &opts) else {
         return (Vec::new(), 0, None);
     };
-    match tree.by_maj_min(&devno) {
+    match tree.holding(path) {
         Some(d) => {
             let (w, b) = watch_list(&tree, &d.name);
             (w, b, Some(d.name.clone()))

@@ -140,21 +140,8 @@ impl ResultRow {
         if let Some(f) = &self.reopened {
             return Some(f.clone());
         }
-        let r = self.result.as_ref()?;
-        Some(crate::report::Figures {
-            name: self.test.clone(),
-            mb_s: r
-                .spread
-                .as_ref()
-                .map(|s| s.bytes_per_sec.median)
-                .unwrap_or(r.bytes_per_sec)
-                / 1e6,
-            iops: r.spread.as_ref().map(|s| s.iops.median).unwrap_or(r.iops),
-            p50_us: r.latency_ns.p50 as f64 / 1e3,
-            p99_us: r.latency_ns.p99 as f64 / 1e3,
-            spread: r.spread.as_ref().map(|s| s.relative_spread),
-            warnings: r.warnings.iter().map(|w| w.kind.clone()).collect(),
-        })
+        let r = serde_json::to_value(self.result.as_ref()?).ok()?;
+        Some(crate::report::figures_of(&self.test, &r))
     }
 }
 
@@ -290,7 +277,7 @@ impl App {
     pub fn update_watch(&mut self) {
         let name = match &self.target().device {
             Some(d) => Some(d.clone()),
-            None => scratch_device(&self.tree, &self.scratch_dir),
+            None => self.tree.holding(&self.scratch_dir).map(|d| d.name.clone()),
         };
         self.watched = match name {
             Some(n) => crate::stats::related(&self.tree, &n)
@@ -530,15 +517,7 @@ impl App {
                 let n = self.targets.len() as isize;
                 self.selected_target =
                     (self.selected_target as isize + by).clamp(0, n - 1) as usize;
-                self.update_watch();
-                self.diskstats.clear();
-                // Sync-write latency is measured at the target's logical block size.
-                let lbs = self.target().lbs.max(512);
-                if let Some(p) = self.tests.iter_mut().find(|p| p.id == "sync-latency")
-                    && (p.job.bs == 512 || p.job.bs == 4096)
-                {
-                    p.job.bs = lbs;
-                }
+                self.target_changed();
             }
             Focus::Tests => {
                 let n = (self.tests.len() + self.suites.len()) as isize;
@@ -1094,12 +1073,4 @@ impl App {
     pub fn op_label(op: Op) -> &'static str {
         op.as_str()
     }
-}
-
-/// The block device holding `dir`, if discovery knows it.
-fn scratch_device(tree: &DeviceTree, dir: &std::path::Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(dir).ok()?;
-    let devno = format!("{}:{}", libc::major(m.dev()), libc::minor(m.dev()));
-    tree.by_maj_min(&devno).map(|d| d.name.clone())
 }
