@@ -734,3 +734,24 @@ fn human_summary_names_what_ran() {
     assert!(t.contains("job 1 at offset 2M"), "{t}");
     assert!(t.contains("warning [page_cache]"), "{t}");
 }
+
+#[test]
+fn check_and_run_read_no_other_disk() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let target = Loop::new(16 * MIB, None, false);
+    let bystander = Loop::new(16 * MIB, None, false);
+    let (r0, w0) = diskstats(&bystander.name);
+    let out = blkscope(&["check", target.dev()]);
+    assert_eq!(out.status.code(), Some(0));
+    let (doc, code) = run_json(&["run", target.dev(), "--size", "1M", "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(
+        diskstats(&bystander.name),
+        (r0, w0),
+        "checking and testing {} read {}",
+        target.name,
+        bystander.name
+    );
+}

@@ -329,6 +329,15 @@ fn resolve(root: &SysRoot, target: &str) -> Result<Resolved, Error> {
 /// Decides whether a write test may run on `target` (a block device path or name, a directory
 /// or a regular file).
 pub fn check(root: &SysRoot, target: &str) -> Result<SafetyReport, Error> {
+    check_tree(root, target).map(|(report, _)| report)
+}
+
+/// [`check`], also handing back the device tree it discovered for a block target (with the
+/// target's signatures only), so the caller need not discover again.
+pub fn check_tree(
+    root: &SysRoot,
+    target: &str,
+) -> Result<(SafetyReport, Option<DeviceTree>), Error> {
     use ReasonCode::*;
     match resolve(root, target)? {
         Resolved::Directory(p) => {
@@ -339,7 +348,7 @@ pub fn check(root: &SysRoot, target: &str) -> Result<SafetyReport, Error> {
                     p.display()
                 ),
             )];
-            Ok(file_report(target, reasons))
+            Ok((file_report(target, reasons), None))
         }
         Resolved::File(p) => {
             let reasons = vec![Reason::new(
@@ -349,7 +358,7 @@ pub fn check(root: &SysRoot, target: &str) -> Result<SafetyReport, Error> {
                     p.display()
                 ),
             )];
-            Ok(file_report(target, reasons))
+            Ok((file_report(target, reasons), None))
         }
         Resolved::Block { path, maj_min } => {
             // Test the open first: a user without permission gets one clear line.
@@ -360,7 +369,12 @@ pub fn check(root: &SysRoot, target: &str) -> Result<SafetyReport, Error> {
             {
                 return Err(Error::NeedRoot { path });
             }
-            let tree = discover(root, &DiscoverOptions::default())?;
+            // Only the target's own signatures matter to its verdict: read no other disk.
+            let opts = DiscoverOptions {
+                probe_only: Some(maj_min.clone()),
+                ..Default::default()
+            };
+            let tree = discover(root, &opts)?;
             let d = tree
                 .by_maj_min(&maj_min)
                 .ok_or_else(|| Error::UnknownDevice {
@@ -395,7 +409,7 @@ pub fn check(root: &SysRoot, target: &str) -> Result<SafetyReport, Error> {
                 sort_reasons(&mut report.reasons);
                 report.write_safety = verdict(&report.reasons);
             }
-            Ok(report)
+            Ok((report, Some(tree)))
         }
         Resolved::Named(name) => {
             let opts = DiscoverOptions {
@@ -407,7 +421,8 @@ pub fn check(root: &SysRoot, target: &str) -> Result<SafetyReport, Error> {
                 path: PathBuf::from("/dev").join(&name),
                 detail: format!("no device {name} in {}", root.sys("block").display()),
             })?;
-            Ok(block_report(target, d))
+            let report = block_report(target, d);
+            Ok((report, Some(tree)))
         }
     }
 }

@@ -105,11 +105,11 @@ fn open_err(path: &Path, e: std::io::Error) -> RunError {
 
 /// Checks and opens the target of `job`.
 pub fn open(root: &SysRoot, spec: &TargetSpec, job: &Job) -> Result<OpenTarget, RunError> {
-    let report = safety::check(root, &spec.path)?;
+    let (report, tree) = safety::check_tree(root, &spec.path)?;
     let writes = job.op.writes();
     let flags = job.mode.open_flags();
-    if report.target_kind == "block" {
-        return open_block(root, spec, job, report, writes, flags);
+    if let Some(tree) = tree {
+        return open_block(spec, job, report, &tree, writes, flags);
     }
     let path = Path::new(&spec.path);
     if path.is_dir() {
@@ -120,10 +120,10 @@ pub fn open(root: &SysRoot, spec: &TargetSpec, job: &Job) -> Result<OpenTarget, 
 }
 
 fn open_block(
-    root: &SysRoot,
     spec: &TargetSpec,
     job: &Job,
     report: SafetyReport,
+    tree: &crate::device::DeviceTree,
     writes: bool,
     flags: i32,
 ) -> Result<OpenTarget, RunError> {
@@ -143,11 +143,6 @@ fn open_block(
             WriteSafety::Clear => {}
         }
     }
-    let opts = DiscoverOptions {
-        probe_only: Some(name.clone()),
-        ..Default::default()
-    };
-    let tree = discover(root, &opts)?;
     let dev = tree
         .get(&name)
         .ok_or_else(|| RunError::Invalid(vec![format!("device {name} vanished")]))?;
@@ -157,7 +152,7 @@ fn open_block(
         is_block: true,
     };
     let plan = job.validate(&facts).map_err(invalid)?;
-    let (watch, below_count) = watch_list(&tree, &name);
+    let (watch, below_count) = watch_list(tree, &name);
     let path = dev.path.clone();
     let file = if writes {
         open_exclusive(&path, true, flags).map_err(|e| open_err(&path, e))?
