@@ -138,73 +138,17 @@ fn a_hung_up_lab_tui_removes_its_devices() {
     if !require(true, &["losetup", "tmux"]) {
         return;
     }
-    let session = format!("blkscope-lab-hup-{}", std::process::id());
-    let home = test_home();
-    let cmd = format!(
-        "XDG_DATA_HOME={} XDG_CONFIG_HOME={} {} lab --size 32M; sleep 30",
-        home.join("data").display(),
-        home.join("config").display(),
-        env!("CARGO_BIN_EXE_blkscope")
-    );
-    let ok = std::process::Command::new("tmux")
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &session,
-            "-x",
-            "80",
-            "-y",
-            "24",
-            &cmd,
-        ])
-        .env("TERM", "xterm-256color")
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-    struct Kill(String);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("tmux")
-                .args(["kill-session", "-t", &self.0])
-                .status();
-        }
-    }
-    let kill = Kill(session.clone());
-    // Wait for the TUI, and find the lab it made (its state file names its pid).
-    let pane_pid: String = {
-        let out = std::process::Command::new("tmux")
-            .args(["display-message", "-p", "-t", &session, "#{pane_pid}"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
-    let mut lab: Option<serde_json::Value> = None;
-    for _ in 0..100 {
-        let screen = std::process::Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &session])
-            .output()
-            .unwrap();
-        if String::from_utf8_lossy(&screen.stdout).contains("LAB") {
-            let kids = std::process::Command::new("pgrep")
-                .args(["-P", &pane_pid])
-                .output()
-                .unwrap();
-            for pid in String::from_utf8_lossy(&kids.stdout).split_whitespace() {
-                if let Ok(t) = std::fs::read_to_string(format!("/run/blkscope/labs/{pid}.json")) {
-                    lab = Some(serde_json::from_str(&t).unwrap());
-                }
-            }
-            if lab.is_some() {
-                break;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = Tmux::start(dir.path(), "", "lab --size 32M");
+    t.wait_for(&["LAB"], 20);
+    // The lab's state file is named after the blkscope process.
+    let state = format!("/run/blkscope/labs/{}.json", t.pid());
+    let lab: Option<serde_json::Value> = std::fs::read_to_string(&state)
+        .ok()
+        .map(|t| serde_json::from_str(&t).unwrap());
     let lab = lab.expect("the lab TUI started and recorded its devices");
     assert_eq!(lab["devices"].as_array().unwrap().len(), 2);
-    drop(kill);
+    drop(t); // kills the session: a hang-up
     let start = std::time::Instant::now();
     loop {
         let left = lab["devices"]

@@ -5,112 +5,9 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::*;
-
-struct Tmux {
-    session: String,
-}
-
-impl Tmux {
-    fn start(dir: &std::path::Path, extra_env: &str) -> Self {
-        let session = format!("blkscope-e2e-{}-{}", std::process::id(), fastrand::u32(..));
-        // Saved runs and user suites go to the test's own home, not the real one.
-        let home = test_home();
-        let cmd = format!(
-            "cd {} && XDG_DATA_HOME={} XDG_CONFIG_HOME={} {extra_env} {} ; echo BLKSCOPE-EXITED; sleep 60",
-            dir.display(),
-            home.join("data").display(),
-            home.join("config").display(),
-            env!("CARGO_BIN_EXE_blkscope")
-        );
-        let ok = Command::new("tmux")
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                &session,
-                "-x",
-                "80",
-                "-y",
-                "24",
-                &cmd,
-            ])
-            .env("TERM", "xterm-256color")
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "tmux new-session failed");
-        Self { session }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            assert!(
-                Command::new("tmux")
-                    .args(["send-keys", "-t", &self.session, k])
-                    .status()
-                    .unwrap()
-                    .success()
-            );
-            std::thread::sleep(Duration::from_millis(60));
-        }
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.session])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn display(&self, fmt: &str) -> String {
-        let out = Command::new("tmux")
-            .args(["display-message", "-p", "-t", &self.session, fmt])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    fn pid(&self) -> i32 {
-        // The pane runs a shell; blkscope is its child.
-        let shell: i32 = self.display("#{pane_pid}").parse().unwrap();
-        let out = Command::new("pgrep")
-            .args(["-P", &shell.to_string(), "blkscope"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("no blkscope under the pane's shell {shell}"))
-    }
-
-    /// Waits until the screen contains every needle.
-    fn wait_for(&self, needles: &[&str], secs: u64) -> String {
-        let t = Instant::now();
-        loop {
-            let s = self.screen();
-            if needles.iter().all(|n| s.contains(n)) {
-                return s;
-            }
-            if t.elapsed() > Duration::from_secs(secs) {
-                panic!("waited {secs} s for {needles:?}; the screen shows:\n{s}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
-            .status();
-    }
-}
 
 fn scratch_files(dir: &std::path::Path) -> usize {
     std::fs::read_dir(dir).unwrap().count()
@@ -122,7 +19,7 @@ fn run_a_sequential_write_and_quit() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let t = Tmux::start(dir.path(), "NO_COLOR=1");
+    let t = Tmux::start(dir.path(), "NO_COLOR=1", "");
     let s = t.wait_for(&["Devices", "Tests", "scratch file"], 20);
     assert!(
         s.contains(">scratch file"),
@@ -167,7 +64,7 @@ fn run_a_sequential_write_and_quit() {
 
 fn killed_mid_test(sig: i32) {
     let dir = tempfile::tempdir().unwrap();
-    let t = Tmux::start(dir.path(), "");
+    let t = Tmux::start(dir.path(), "", "");
     t.wait_for(&["Devices"], 20);
     t.keys(&["r"]);
     t.wait_for(&["ETA"], 10);
@@ -207,7 +104,11 @@ fn a_panic_mid_test_stops_the_engine_and_restores_the_terminal() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let t = Tmux::start(dir.path(), "RUST_BACKTRACE=0 BLKSCOPE_DEBUG_PANIC_KEY=P");
+    let t = Tmux::start(
+        dir.path(),
+        "RUST_BACKTRACE=0 BLKSCOPE_DEBUG_PANIC_KEY=P",
+        "",
+    );
     t.wait_for(&["Devices"], 20);
     t.keys(&["r"]);
     t.wait_for(&["ETA"], 10);

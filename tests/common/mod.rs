@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 /// A data and config home of this test binary's own (saved runs, user suites), removed when the
 /// test binary exits.
@@ -309,4 +310,108 @@ pub fn reason_codes(report: &serde_json::Value) -> Vec<String> {
         .iter()
         .map(|r| r["code"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// blkscope running in a tmux session of its own at 80x24; the session is killed on drop.
+pub struct Tmux {
+    session: String,
+}
+
+impl Tmux {
+    /// `cd DIR && [EXTRA_ENV] blkscope ARGS`, then `BLKSCOPE-EXITED` is printed.
+    pub fn start(dir: &Path, extra_env: &str, args: &str) -> Self {
+        let session = format!("blkscope-e2e-{}-{}", std::process::id(), fastrand::u32(..));
+        // Saved runs and user suites go to the test's own home, not the real one.
+        let home = test_home();
+        let cmd = format!(
+            "cd {} && XDG_DATA_HOME={} XDG_CONFIG_HOME={} {extra_env} {} {args}; echo BLKSCOPE-EXITED; sleep 60",
+            dir.display(),
+            home.join("data").display(),
+            home.join("config").display(),
+            env!("CARGO_BIN_EXE_blkscope")
+        );
+        let ok = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &session,
+                "-x",
+                "80",
+                "-y",
+                "24",
+                &cmd,
+            ])
+            .env("TERM", "xterm-256color")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux new-session failed");
+        Self { session }
+    }
+
+    pub fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            assert!(
+                Command::new("tmux")
+                    .args(["send-keys", "-t", &self.session, k])
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    }
+
+    pub fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.session])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn display(&self, fmt: &str) -> String {
+        let out = Command::new("tmux")
+            .args(["display-message", "-p", "-t", &self.session, fmt])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    pub fn pid(&self) -> i32 {
+        // The pane runs a shell; blkscope is its child.
+        let shell: i32 = self.display("#{pane_pid}").parse().unwrap();
+        let out = Command::new("pgrep")
+            .args(["-P", &shell.to_string(), "blkscope"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("no blkscope under the pane's shell {shell}"))
+    }
+
+    /// Waits until the screen contains every needle.
+    pub fn wait_for(&self, needles: &[&str], secs: u64) -> String {
+        let t = Instant::now();
+        loop {
+            let s = self.screen();
+            if needles.iter().all(|n| s.contains(n)) {
+                return s;
+            }
+            if t.elapsed() > Duration::from_secs(secs) {
+                panic!("waited {secs} s for {needles:?}; the screen shows:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.session])
+            .status();
+    }
 }
