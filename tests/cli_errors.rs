@@ -88,17 +88,7 @@ fn unreadable_directory_as_non_root() {
         std::os::unix::fs::PermissionsExt::from_mode(0o700),
     )
     .unwrap();
-    let out = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            env!("CARGO_BIN_EXE_blkscope"),
-            "check",
-            locked.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let out = blkscope_as_nobody(&["check", locked.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");

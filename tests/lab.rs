@@ -113,17 +113,7 @@ fn the_lab_needs_root_and_says_so() {
     if !require(true, &["setpriv"]) {
         return;
     }
-    let out = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            env!("CARGO_BIN_EXE_blkscope"),
-            "lab",
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let out = blkscope_as_nobody(&["lab", "--json"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");

@@ -166,17 +166,7 @@ fn non_root_user_gets_one_clear_line() {
         return;
     }
     let lo = Loop::new(16 * MIB, None, false);
-    let out = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            env!("CARGO_BIN_EXE_blkscope"),
-            "check",
-            lo.dev(),
-        ])
-        .output()
-        .expect("setpriv");
+    let out = blkscope_as_nobody(&["check", lo.dev()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty(), "nothing on stdout");

@@ -78,6 +78,16 @@ pub fn tool_exists(t: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Runs blkscope as user nobody (uid/gid 65534, no groups), through setpriv.
+pub fn blkscope_as_nobody(args: &[&str]) -> Output {
+    Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_blkscope"))
+        .args(args)
+        .output()
+        .expect("setpriv")
+}
+
 /// Runs a command and panics with its output when it fails.
 pub fn sh(cmd: &str, args: &[&str]) -> Output {
     let out = Command::new(cmd)
