@@ -207,18 +207,6 @@ fn remove_devices(devices: &[LabDevice]) {
     }
 }
 
-/// Whether a process runs (a zombie, killed but not reaped, does not).
-pub fn pid_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => s
-            .rsplit(')')
-            .next()
-            .and_then(|rest| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
-    }
-}
-
 /// Removes labs whose process is gone. Returns how many devices it detached or files it removed.
 pub fn cleanup_stale() -> usize {
     let Ok(rd) = std::fs::read_dir(STATE_DIR) else {
@@ -232,7 +220,7 @@ pub fn cleanup_stale() -> usize {
         let Ok(st) = serde_json::from_str::<State>(&text) else {
             continue;
         };
-        if st.pid == std::process::id() || pid_alive(st.pid) {
+        if st.pid == std::process::id() || crate::sys::pid_alive(st.pid) {
             continue;
         }
         remove_devices(&st.devices);

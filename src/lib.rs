@@ -1,14 +1,22 @@
 //! blkscope: test and watch Linux block devices honestly.
 //!
+//! The layers, each importing only from those below it:
+//!
+//! - [`cli`]: the `blkscope` command line (the binary is a thin shell around it): clap
+//!   definitions, dispatch, one file per command.
+//! - [`ui`]: the terminal UI, a view over state that the engine and the sampler feed.
+//! - [`output`]: human formatting (sizes, rates, durations, tables, results) for both.
+//! - [`session`]: one path to run a test with repeats, or a suite, and save the outcome;
+//!   [`suite`] (the suites' TOML and `explain`), [`runs`] (saved runs, reports, compare) and
+//!   [`lab`] (throwaway loop devices).
+//! - [`engine`]: the I/O engine (io_uring, or pread/pwrite) that runs a job on a target and
+//!   streams live samples; a run's result and the findings that explain its diskstats.
+//! - [`stats`]: /proc/diskstats in `iostat -x` terms.
 //! - [`device`]: discovery of every block device from sysfs/procfs, on-disk signatures, and the
 //!   safety check that stands before any write.
-//! - [`engine`]: the I/O engine (io_uring, or pread/pwrite) that runs a job on a target and
-//!   streams live samples.
-//! - [`stats`]: /proc/diskstats in `iostat -x` terms, and findings that explain them.
-//! - [`ui`]: the terminal UI, a view over state that the engine and the sampler feed.
-//! - [`cli`]: the `blkscope` command line (the binary is a thin shell around it).
+//! - [`sys`], [`sysroot`], [`units`], [`error`]: system calls, the sysfs/procfs root, units.
 //!
-//! The device and engine code know nothing of any user interface. `unsafe` lives only in [`sys`].
+//! Nothing below [`ui`] knows of any user interface. `unsafe` lives only in [`sys`].
 #![deny(unsafe_code)]
 
 pub mod cli;
@@ -16,7 +24,9 @@ pub mod device;
 pub mod engine;
 pub mod error;
 pub mod lab;
-pub mod report;
+pub mod output;
+pub mod runs;
+pub mod session;
 pub mod stats;
 pub mod suite;
 pub mod sys;

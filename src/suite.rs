@@ -291,7 +291,7 @@ pub fn builtin() -> Vec<Suite> {
 
 /// `$XDG_CONFIG_HOME/blkscope/suites`, or `~/.config/blkscope/suites`.
 pub fn user_dir() -> Option<PathBuf> {
-    Some(crate::report::xdg_dir("XDG_CONFIG_HOME", ".config")?.join("suites"))
+    Some(crate::runs::xdg_dir("XDG_CONFIG_HOME", ".config")?.join("suites"))
 }
 
 /// Every suite: built-in, then the user's (a user suite with a built-in's name replaces it).
@@ -326,87 +326,85 @@ pub fn find(name: &str) -> Result<Option<Suite>, SuiteError> {
     Ok(all()?.into_iter().find(|s| s.name == name))
 }
 
-/// What a suite run produced.
-pub struct SuiteOutcome {
-    pub target: Option<crate::engine::TargetInfo>,
-    /// Each test with the job that ran and its result (with repeats folded in).
-    pub tests: Vec<(SuiteTest, Job, crate::engine::RunResult)>,
-    pub cancelled: bool,
-}
-
 /// The logical block size a suite's `bs = "logical"` means on this target.
 pub fn target_lbs(root: &crate::SysRoot, path: &str) -> u64 {
     let p = Path::new(path);
     if p.is_dir() || p.is_file() {
         return 4096;
     }
-    let name = path.strip_prefix("/dev/").unwrap_or(path);
-    let opts = crate::device::DiscoverOptions {
-        skip_signatures: true,
-        ..Default::default()
-    };
-    crate::device::discover(root, &opts)
-        .ok()
-        .and_then(|t| t.get(name).map(|d| d.logical_block_size))
+    crate::device::properties(root, path)
+        .map(|d| d.logical_block_size)
         .unwrap_or(512)
 }
 
-/// Runs every test of `suite` on the target, `repeat` times each. Between repeats of a read
-/// test the target's cached pages are dropped. `on_run` hears (test name, run, of) before each.
-pub fn run_suite(
-    root: &crate::SysRoot,
-    suite: &Suite,
-    spec: &crate::engine::TargetSpec,
-    repeat: u32,
-    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    mut on_run: impl FnMut(&str, u32, u32),
-    mut on_sample: impl FnMut(&crate::engine::Sample),
-) -> Result<SuiteOutcome, crate::engine::RunError> {
-    use std::sync::atomic::Ordering;
-    let lbs = target_lbs(root, &spec.path);
-    let repeat = repeat.max(1);
-    let mut out = SuiteOutcome {
-        target: None,
-        tests: Vec::new(),
-        cancelled: false,
+/// One test to explain.
+#[derive(Debug, Clone)]
+pub struct ExplainedTest {
+    pub name: String,
+    pub about: Option<String>,
+    pub job: Job,
+}
+
+/// What `explain NAME` names: a whole suite (with its head), one test of a suite, or a
+/// built-in test.
+#[derive(Debug, Clone)]
+pub struct Explanation {
+    /// The suite, when the whole suite is explained.
+    pub suite: Option<Suite>,
+    /// Whether the tests come from a suite (each is followed by a blank line).
+    pub in_suite: bool,
+    pub tests: Vec<ExplainedTest>,
+}
+
+/// Looks up NAME for `explain`: a suite, SUITE/TEST, or a built-in test, with the jobs for a
+/// target whose logical block size is `lbs`.
+pub fn explain(name: &str, lbs: u64) -> Result<Explanation, crate::Error> {
+    let suites = all().map_err(|e| crate::Error::Usage(e.to_string()))?;
+    let (suite_name, test_name) = match name.split_once('/') {
+        Some((s, t)) => (s, Some(t)),
+        None => (name, None),
     };
-    'tests: for t in &suite.tests {
-        let job = t.job(lbs);
-        let mut runs = Vec::new();
-        for i in 0..repeat {
-            if cancel.load(Ordering::Relaxed) {
-                out.cancelled = true;
-                break 'tests;
-            }
-            on_run(&t.name, i + 1, repeat);
-            let mut j = job.clone();
-            if i > 0 && j.op.reads() {
-                j.drop_cache_first = true;
-            }
-            let (info, r) = crate::engine::run(root, spec, &j, cancel.clone(), &mut on_sample)?;
-            out.target.get_or_insert(info);
-            let stop = r.cancelled || r.error.is_some();
-            runs.push(r);
-            if stop {
-                out.cancelled |= cancel.load(Ordering::Relaxed);
-                break;
-            }
+    if let Some(s) = suites.iter().find(|s| s.name == suite_name) {
+        let tests: Vec<ExplainedTest> = s
+            .tests
+            .iter()
+            .filter(|t| test_name.is_none_or(|n| n == t.name))
+            .map(|t| ExplainedTest {
+                name: t.name.clone(),
+                about: t.about.clone(),
+                job: t.job(lbs),
+            })
+            .collect();
+        if tests.is_empty() {
+            return Err(crate::Error::Usage(format!(
+                "suite {} has no test '{}'; `blkscope explain {}` lists them",
+                s.name,
+                test_name.unwrap_or(""),
+                s.name
+            )));
         }
-        if runs.is_empty() {
-            break;
-        }
-        let r = if runs.len() > 1 {
-            crate::engine::report::with_repeats(runs)
-        } else {
-            runs.pop().expect("one run")
-        };
-        let failed = r.error.is_some() || r.cancelled;
-        out.tests.push((t.clone(), job, r));
-        if failed {
-            break;
-        }
+        return Ok(Explanation {
+            suite: test_name.is_none().then(|| s.clone()),
+            in_suite: true,
+            tests,
+        });
     }
-    Ok(out)
+    let presets = crate::engine::presets::builtin(lbs);
+    if let Some(p) = presets.iter().find(|p| p.id == name) {
+        return Ok(Explanation {
+            suite: None,
+            in_suite: false,
+            tests: vec![ExplainedTest {
+                name: p.name.to_string(),
+                about: Some(p.about.to_string()),
+                job: p.job.clone(),
+            }],
+        });
+    }
+    Err(crate::Error::Usage(format!(
+        "no suite or test '{name}'; `blkscope suites` lists suites; tests: {}",
+        presets.iter().map(|p| p.id).collect::<Vec<_>>().join(", ")
+    )))
 }
 
 #[cfg(test)]

@@ -340,15 +340,20 @@ fn suites_are_offered_in_the_test_picker() {
 fn results_compare_and_reopen() {
     let mut a = app("md-raid1");
     let saved = |id: &str, mbs: f64| {
-        serde_json::json!({
-            "schema": "blkscope-run/1", "id": id, "kind": "run", "name": "Seq write",
-            "target": {"path": "/srv/scratch", "size_bytes": 268435456u64},
+        let lat = serde_json::json!({"min": 500, "mean": 1100.0, "p50": 1000, "p90": 1500,
+            "p99": 2000, "p99_9": 2500, "p99_99": 3000, "max": 4000});
+        let doc = serde_json::json!({
+            "schema": "blkscope-run/1", "id": id, "created": "2026-11-22T00:00:00Z",
+            "kind": "run", "name": "Seq write",
+            "target": {"path": "/srv/scratch", "device": null, "size_bytes": 268435456u64},
+            "device": null,
             "tests": [{
                 "name": "Seq write",
                 "job": serde_json::to_value(&a.tests[0].job).unwrap(),
-                "result": {"bytes_per_sec": mbs * 1e6, "iops": mbs, "latency_ns": {"p50": 1000, "p99": 2000}, "warnings": []}
+                "result": {"bytes_per_sec": mbs * 1e6, "iops": mbs, "latency_ns": lat, "warnings": []}
             }]
-        })
+        });
+        serde_json::from_value::<blkscope::runs::SavedRun>(doc).unwrap()
     };
     let runs = vec![
         saved("20261122T000000Z-a", 400.0),

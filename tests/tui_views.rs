@@ -12,7 +12,7 @@ use ratatui::backend::TestBackend;
 
 use blkscope::SysRoot;
 use blkscope::device::{DiscoverOptions, discover};
-use blkscope::engine::report::Sample;
+use blkscope::engine::result::Sample;
 use blkscope::engine::{self, Job, TargetSpec};
 use blkscope::stats::IostatX;
 use blkscope::ui::Look;

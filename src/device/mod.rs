@@ -227,6 +227,18 @@ pub struct DiscoverOptions {
     pub probe_only: Option<String>,
 }
 
+/// The properties of one device by kernel name (or `/dev/` path), without reading any device
+/// node: a lookup that puts no reads of its own into the device's diskstats. None when there is
+/// no such device.
+pub fn properties(root: &SysRoot, name: &str) -> Option<Device> {
+    let name = name.strip_prefix("/dev/").unwrap_or(name);
+    let opts = DiscoverOptions {
+        skip_signatures: true,
+        ..Default::default()
+    };
+    discover(root, &opts).ok()?.get(name).cloned()
+}
+
 /// Reads every block device under `root`.
 pub fn discover(root: &SysRoot, opts: &DiscoverOptions) -> Result<DeviceTree, Error> {
     let block = root.sys("block");

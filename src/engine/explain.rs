@@ -25,6 +25,65 @@ fn bytes_of(job: &Job) -> Option<u64> {
     }
 }
 
+/// The three command lines that match a job: blkscope's own, dd's (or why dd cannot do it)
+/// and fio's. Every view that shows command lines takes them from here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Commands {
+    pub blkscope: String,
+    pub dd: Result<String, String>,
+    pub fio: String,
+}
+
+/// The command lines for `job` on `target` (a device, or the file a directory target gets),
+/// where `total` is the job's resolved total size.
+pub fn commands(job: &Job, target: &str, total: u64) -> Commands {
+    Commands {
+        blkscope: blkscope_command(job, target, total),
+        dd: dd_command(job, target, total),
+        fio: fio_command(job, target, total),
+    }
+}
+
+/// The `blkscope run` line for `job`.
+pub fn blkscope_command(job: &Job, target: &str, total: u64) -> String {
+    let mut run = format!(
+        "blkscope run {target} --op {} --bs {} --iodepth {} --jobs {} --mode {}",
+        job.op.as_str(),
+        job.bs,
+        job.iodepth,
+        job.jobs,
+        job.mode.as_str()
+    );
+    if let Some(s) = job.size {
+        run.push_str(&format!(" --size {}", s.resolve(0).max(total)));
+    }
+    if let Some(r) = job.runtime {
+        run.push_str(&format!(" --runtime {}ms", r.as_millis()));
+    }
+    if job.data == Data::Zero {
+        run.push_str(" --data zero");
+    }
+    run
+}
+
+/// The dd line for a finished run, "(no dd equivalent: why)" when there is none. dd runs over a
+/// size, not for a time: for a timed test it covers what the run moved (`moved` bytes).
+pub fn dd_line_for_run(job: &Job, target: &str, total: u64, moved: Option<u64>) -> String {
+    let mut dd_job = job.clone();
+    let mut note = "";
+    if dd_job.runtime.is_some()
+        && let Some(moved) = moved
+    {
+        let per = moved / dd_job.jobs.max(1) as u64 / dd_job.bs * dd_job.bs;
+        dd_job.runtime = None;
+        dd_job.size = Some(SizeSpec::Bytes(per * dd_job.jobs.max(1) as u64));
+        note = "  # as much as this run moved";
+    }
+    dd_command(&dd_job, target, total)
+        .map(|c| format!("{c}{note}"))
+        .unwrap_or_else(|why| format!("(no dd equivalent: {why})"))
+}
+
 /// The fio command line for `job` on `filename` (a device or a file; for a directory target
 /// pass the file the test would create). `total` is the job's resolved total size.
 pub fn fio_command(job: &Job, filename: &str, total: u64) -> String {

@@ -348,6 +348,15 @@ pub struct Plan {
 }
 
 impl Job {
+    /// The job's total in bytes as planned, before a target resolves it: its size when given
+    /// in bytes, else the default size.
+    pub fn planned_bytes(&self) -> u64 {
+        match self.size {
+            Some(SizeSpec::Bytes(b)) | Some(SizeSpec::Text(Sized::Bytes(b))) => b,
+            _ => DEFAULT_SIZE,
+        }
+    }
+
     /// Checks the job against the target before anything is opened. Returns every problem.
     pub fn validate(&self, t: &TargetFacts) -> Result<Plan, Vec<Invalid>> {
         let mut errs = Vec::new();

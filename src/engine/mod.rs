@@ -6,9 +6,10 @@
 //! thread samples their interval figures and calls back.
 
 pub mod explain;
+pub mod findings;
 pub mod job;
 pub mod presets;
-pub mod report;
+pub mod result;
 pub mod target;
 pub mod worker;
 
@@ -18,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub use job::{Data, EngineKind, Job, Mode, Op};
-pub use report::{RunResult, Sample, Warning};
+pub use result::{RunResult, Sample, Warning};
 pub use target::{TargetInfo, TargetSpec};
 
 use crate::device::safety::SafetyReport;
@@ -273,7 +274,7 @@ pub fn run(
             _ => 0.0,
         };
         let b = o.read_bytes + o.write_bytes;
-        streams.push(report::Stream {
+        streams.push(result::Stream {
             job: j as u32,
             offset: job.offset + j as u64 * plan.region,
             bytes: b,
@@ -320,8 +321,8 @@ pub fn run(
         } else {
             0.0
         },
-        latency_ns: report::Latency::from_histogram(&hist),
-        cpu: report::Cpu {
+        latency_ns: result::Latency::from_histogram(&hist),
+        cpu: result::Cpu {
             user_s: user,
             system_s: system,
             per_io_us: if ios > 0 {
@@ -359,7 +360,7 @@ fn explain(
     b: &crate::stats::Snapshot,
     result: &mut RunResult,
 ) {
-    use crate::stats::findings::{Activity, Moved, analyze};
+    use findings::{Activity, Moved, analyze};
     let seconds = b.at.saturating_duration_since(a.at).as_secs_f64();
     let mut devices = Vec::new();
     let mut stats_off = Vec::new();
@@ -372,7 +373,7 @@ fn explain(
                 stats_off.push(name.clone());
             }
             if result.device_bytes.is_none() {
-                result.device_bytes = Some(report::DeviceBytes {
+                result.device_bytes = Some(result::DeviceBytes {
                     device: name.clone(),
                     read: d.sectors_read * 512,
                     written: d.sectors_written * 512,

@@ -96,6 +96,60 @@ impl Drop for OpenTarget {
 
 static FILE_COUNTER: AtomicU32 = AtomicU32::new(0);
 
+/// Scratch files are named `.blkscope-PID-N.tmp`: the pid tells a later blkscope whether the
+/// run that made one is still alive.
+const SCRATCH_PREFIX: &str = ".blkscope-";
+const SCRATCH_SUFFIX: &str = ".tmp";
+
+/// The `n`th scratch file of this process in `dir`.
+fn scratch_path(dir: &Path, n: u32) -> PathBuf {
+    dir.join(format!(
+        "{SCRATCH_PREFIX}{}-{n}{SCRATCH_SUFFIX}",
+        std::process::id()
+    ))
+}
+
+/// The file name the dd and fio lines use for a directory target (they cannot share
+/// blkscope's per-process name).
+pub fn command_line_file(dir: &Path) -> String {
+    format!("{}/blkscope.fio.tmp", dir.display())
+}
+
+/// The path the dd and fio lines name for a target: the device, or a file in the scratch
+/// directory.
+pub fn command_line_target(device: Option<&str>, scratch_dir: &Path) -> String {
+    match device {
+        Some(d) => format!("/dev/{d}"),
+        None => command_line_file(scratch_dir),
+    }
+}
+
+/// Removes scratch files in `dir` left by a blkscope that died (their process no longer
+/// exists); returns how many. Every command that makes scratch files calls it first.
+pub fn remove_stale_scratch_files(dir: &Path) -> usize {
+    let mut n = 0;
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(SCRATCH_PREFIX) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if name.ends_with(SCRATCH_SUFFIX)
+            && pid != std::process::id()
+            && !crate::sys::pid_alive(pid)
+            && std::fs::remove_file(e.path()).is_ok()
+        {
+            n += 1;
+        }
+    }
+    n
+}
+
 fn open_err(path: &Path, e: std::io::Error) -> RunError {
     RunError::Open {
         path: path.to_path_buf(),
@@ -210,7 +264,7 @@ fn open_dir_file(
         .unwrap_or(DEFAULT_FILE_SIZE)
         + job.offset;
     let n = FILE_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let path = dir.join(format!(".blkscope-{}-{n}.tmp", std::process::id()));
+    let path = scratch_path(dir, n);
     let created = OpenOptions::new()
         .read(true)
         .write(true)

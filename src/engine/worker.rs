@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use super::job::{Data, EngineKind, Op};
-use super::report::IoFailure;
+use super::result::IoFailure;
 use crate::sys::{AlignedBuf, Completion, Dir, UringQueue};
 
 pub(crate) fn new_histogram() -> Histogram<u64> {

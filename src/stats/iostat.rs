@@ -147,6 +147,45 @@ pub struct IostatX {
     pub reset: bool,
 }
 
+/// The `iostat -x -d` columns, in sysstat's order, as its header names them.
+pub const COLUMNS: [&str; 22] = [
+    "r/s", "rkB/s", "rrqm/s", "%rrqm", "r_await", "rareq-sz", "w/s", "wkB/s", "wrqm/s", "%wrqm",
+    "w_await", "wareq-sz", "d/s", "dkB/s", "drqm/s", "%drqm", "d_await", "dareq-sz", "f/s",
+    "f_await", "aqu-sz", "%util",
+];
+
+impl IostatX {
+    /// The value of a column by its `iostat -x` header (`r/s`, `%util`, ...); None for a name
+    /// that is not one of [`COLUMNS`].
+    pub fn column(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "r/s" => self.r_s,
+            "rkB/s" => self.rkb_s,
+            "rrqm/s" => self.rrqm_s,
+            "%rrqm" => self.rrqm,
+            "r_await" => self.r_await,
+            "rareq-sz" => self.rareq_sz,
+            "w/s" => self.w_s,
+            "wkB/s" => self.wkb_s,
+            "wrqm/s" => self.wrqm_s,
+            "%wrqm" => self.wrqm,
+            "w_await" => self.w_await,
+            "wareq-sz" => self.wareq_sz,
+            "d/s" => self.d_s,
+            "dkB/s" => self.dkb_s,
+            "drqm/s" => self.drqm_s,
+            "%drqm" => self.drqm,
+            "d_await" => self.d_await,
+            "dareq-sz" => self.dareq_sz,
+            "f/s" => self.f_s,
+            "f_await" => self.f_await,
+            "aqu-sz" => self.aqu_sz,
+            "%util" => self.util,
+            _ => return None,
+        })
+    }
+}
+
 fn per(n: u64, d: u64) -> f64 {
     if d == 0 { 0.0 } else { n as f64 / d as f64 }
 }

@@ -2,7 +2,6 @@
 //! the columns computed as sysstat does ([`iostat`]), and findings that explain what the
 //! numbers mean during a test ([`findings`]). Nothing here knows of any UI.
 
-pub mod findings;
 pub mod iostat;
 
 use std::collections::HashMap;
@@ -153,6 +152,50 @@ pub fn related(tree: &DeviceTree, name: &str) -> Vec<String> {
     v.extend(tree.below(name).iter().map(|d| d.name.clone()));
     v.extend(tree.above(name).iter().map(|d| d.name.clone()));
     v
+}
+
+/// The devices `stat` reports on, in order: the named ones (by name or path), or every whole
+/// device that has statistics; an unknown name is an error.
+pub fn resolve_devices(root: &SysRoot, names: &[String]) -> Result<Vec<String>, crate::Error> {
+    let snap = Snapshot::read(root)?;
+    if names.is_empty() {
+        let tree = crate::device::discover(
+            root,
+            &crate::device::DiscoverOptions {
+                skip_signatures: true,
+                ..Default::default()
+            },
+        )?;
+        return Ok(tree
+            .listed(false)
+            .devices
+            .iter()
+            .filter(|d| !d.is_partition() && snap.devices.contains_key(&d.name))
+            .map(|d| d.name.clone())
+            .collect());
+    }
+    names
+        .iter()
+        .map(|n| {
+            let name = n.strip_prefix("/dev/").unwrap_or(n);
+            let name = std::fs::canonicalize(n)
+                .ok()
+                .filter(|_| root.is_live() && n.starts_with('/'))
+                .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| name.to_string());
+            if snap.devices.contains_key(&name) {
+                Ok(name)
+            } else {
+                Err(crate::Error::UnknownDevice {
+                    path: std::path::PathBuf::from(n),
+                    detail: format!(
+                        "it is not in {}; `blkscope list` shows the devices",
+                        root.proc("diskstats").display()
+                    ),
+                })
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

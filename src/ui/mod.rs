@@ -18,7 +18,7 @@ use futures_util::StreamExt;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::device::{DiscoverOptions, discover};
-use crate::engine::report::Sample;
+use crate::engine::result::Sample;
 use crate::engine::{self, RunResult, TargetInfo};
 use crate::stats::Sampler;
 use crate::sysroot::SysRoot;
@@ -53,8 +53,10 @@ pub fn look_from_env(force_ascii: bool) -> Look {
 enum EngineMsg {
     Sample(Sample),
     SuiteProgress(String, u32, u32),
-    SuiteFinished(Box<Result<crate::suite::SuiteOutcome, String>>),
-    Finished(Box<Result<(TargetInfo, RunResult), String>>),
+    /// A suite's outcome, and the id it was saved under.
+    SuiteFinished(Box<Result<crate::session::Outcome, String>>, Option<String>),
+    /// A test's target and result, and the id it was saved under.
+    Finished(Box<Result<(TargetInfo, RunResult), String>>, Option<String>),
 }
 
 /// Set while an engine thread runs; the panic hook waits on it.
@@ -100,31 +102,6 @@ fn init_terminal() -> std::io::Result<ratatui::DefaultTerminal> {
         .inspect_err(|_| restore_terminal())
 }
 
-/// Removes scratch files left by a blkscope that died (their process no longer exists).
-pub fn remove_stale_scratch_files(dir: &std::path::Path) -> usize {
-    let mut n = 0;
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(".blkscope-") else {
-            continue;
-        };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        if name.ends_with(".tmp")
-            && pid != std::process::id()
-            && !crate::lab::pid_alive(pid)
-            && std::fs::remove_file(e.path()).is_ok()
-        {
-            n += 1;
-        }
-    }
-    n
-}
-
 /// Runs `work` on the engine thread with a fresh cancel flag; its final message is sent when it
 /// returns. ENGINE_RUNNING is set meanwhile, for the panic hook.
 fn spawn_engine<F>(
@@ -153,51 +130,27 @@ where
     h.map(|h| (h, flag))
 }
 
-/// Saves a finished run like the command line does; returns its id.
-fn save_finished(
-    root: &SysRoot,
-    app: &App,
-    r: &Result<(TargetInfo, RunResult), String>,
-) -> Option<String> {
-    let (info, result) = r.as_ref().ok()?;
-    let run = app.run.as_ref()?;
-    let device = info.device.clone().and_then(|n| {
-        // Properties only: reading signatures now would put reads of our own into the
-        // device's diskstats right after the test.
-        let opts = DiscoverOptions {
-            skip_signatures: true,
-            ..Default::default()
-        };
-        discover(root, &opts).ok().and_then(|t| t.get(&n).cloned())
-    });
-    let tests = [crate::report::SavedTest {
-        name: run.test.clone(),
-        job: &run.job,
-        result,
-    }];
-    let path = crate::report::save("run", &run.test, Some(info), device.as_ref(), &tests).ok()?;
-    path.file_stem().map(|s| s.to_string_lossy().into_owned())
+/// Hands the session's live samples and progress to the UI thread.
+struct ToUi<'a>(&'a tokio::sync::mpsc::UnboundedSender<EngineMsg>);
+
+impl crate::session::Observer for ToUi<'_> {
+    fn run_starting(&mut self, test: &str, run: u32, of: u32) {
+        let _ = self
+            .0
+            .send(EngineMsg::SuiteProgress(test.to_string(), run, of));
+    }
+    fn sample(&mut self, s: &Sample) {
+        let _ = self.0.send(EngineMsg::Sample(s.clone()));
+    }
 }
 
-/// The newest `n` saved runs, oldest first.
-fn load_saved(n: usize) -> Vec<serde_json::Value> {
-    let Some(dir) = crate::report::runs_dir() else {
-        return Vec::new();
-    };
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut paths: Vec<PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    paths.sort();
-    let skip = paths.len().saturating_sub(n);
-    paths[skip..]
-        .iter()
-        .filter_map(|p| crate::report::load(p).ok())
-        .collect()
+/// Saves an outcome the way the command line does; returns its id (None if it was not saved).
+fn save(root: &SysRoot, kind: &str, name: &str, o: &crate::session::Outcome) -> Option<String> {
+    if o.tests.is_empty() {
+        return None;
+    }
+    let path = crate::session::save(root, kind, name, o).ok()?;
+    path.file_stem().map(|s| s.to_string_lossy().into_owned())
 }
 
 /// Runs the TUI until the user quits.
@@ -207,7 +160,7 @@ pub fn run(opts: UiOptions) -> Result<(), crate::Error> {
         crate::lab::cleanup_stale();
     }
     let tree = discover(&opts.root, &DiscoverOptions::default())?;
-    let stale = remove_stale_scratch_files(&opts.dir);
+    let stale = engine::target::remove_stale_scratch_files(&opts.dir);
     let mut app = App::new(tree, opts.dir.clone());
     app.mark_lab(&opts.lab);
     match crate::suite::all() {
@@ -286,11 +239,18 @@ async fn event_loop(
                             Action::None => {}
                             Action::Start { spec, job } => {
                                 let root = opts.root.clone();
+                                let name = app.run.as_ref().map(|r| r.test.clone()).unwrap_or_else(|| job.label());
                                 match spawn_engine(&tx, move |flag, tx| {
-                                    let r = engine::run(&root, &spec, &job, flag, |s| {
-                                        let _ = tx.send(EngineMsg::Sample(s.clone()));
+                                    let mut obs = ToUi(tx);
+                                    let r = crate::session::run_test(&root, &spec, &name, &job, 1, flag, &mut obs);
+                                    let saved = r.as_ref().ok().and_then(|o| save(&root, "run", &name, o));
+                                    let r = r.map_err(|e| e.to_string()).and_then(|o| {
+                                        match (o.target, o.tests.into_iter().next()) {
+                                            (Some(info), Some(t)) => Ok((info, t.result)),
+                                            _ => Err("cancelled before the test started".to_string()),
+                                        }
                                     });
-                                    EngineMsg::Finished(Box::new(r.map_err(|e| e.to_string())))
+                                    EngineMsg::Finished(Box::new(r), saved)
                                 }) {
                                     Ok((h, flag)) => { worker = Some(h); cancel = Some(flag); }
                                     Err(e) => app.on_finished(Err(format!("cannot start the engine thread: {e}"))),
@@ -299,19 +259,17 @@ async fn event_loop(
                             Action::StartSuite { spec, suite } => {
                                 let root = opts.root.clone();
                                 match spawn_engine(&tx, move |flag, tx| {
-                                    let r = crate::suite::run_suite(
-                                        &root, &suite, &spec, suite.repeat, flag,
-                                        |t, i, n| { let _ = tx.send(EngineMsg::SuiteProgress(t.to_string(), i, n)); },
-                                        |s| { let _ = tx.send(EngineMsg::Sample(s.clone())); },
-                                    );
-                                    EngineMsg::SuiteFinished(Box::new(r.map_err(|e| e.to_string())))
+                                    let mut obs = ToUi(tx);
+                                    let r = crate::session::run_suite(&root, &suite, &spec, suite.repeat, flag, &mut obs);
+                                    let saved = r.as_ref().ok().and_then(|o| save(&root, "suite", &suite.name, o));
+                                    EngineMsg::SuiteFinished(Box::new(r.map_err(|e| e.to_string())), saved)
                                 }) {
                                     Ok((h, flag)) => { worker = Some(h); cancel = Some(flag); }
                                     Err(e) => app.on_suite_finished(Err(format!("cannot start the engine thread: {e}"))),
                                 }
                             }
                             Action::Reopen => {
-                                app.add_reopened(load_saved(20));
+                                app.add_reopened(crate::runs::newest(20));
                             }
                             Action::Cancel => {
                                 if let Some(c) = &cancel { c.store(true, Ordering::Relaxed); }
@@ -331,13 +289,12 @@ async fn event_loop(
                 match msg {
                     EngineMsg::Sample(s) => app.on_sample(s),
                     EngineMsg::SuiteProgress(t, i, n) => app.on_suite_progress(&t, i, n),
-                    EngineMsg::SuiteFinished(r) => {
-                        app.on_suite_finished(*r);
+                    EngineMsg::SuiteFinished(r, saved) => {
+                        app.on_suite_saved(*r, saved);
                         if let Some(w) = worker.take() { let _ = w.join(); }
                         cancel = None;
                     }
-                    EngineMsg::Finished(r) => {
-                        let saved = save_finished(&opts.root, app, &r);
+                    EngineMsg::Finished(r, saved) => {
                         app.on_finished(*r);
                         if let (Some(id), Some(row)) = (saved, app.results.last_mut()) {
                             row.saved_id = Some(id);

@@ -2,6 +2,9 @@
 //! (`ui::run`) feeds keys, engine samples and diskstats in, and carries out the [`Action`]s that
 //! come back; `render` draws the state. So every key can be tested on the state alone.
 
+mod form;
+mod results;
+
 use std::path::PathBuf;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -9,10 +12,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use crate::device::{DeviceTree, WriteSafety};
 use crate::engine::job::{Data, EngineKind, Job, Mode, Op, SizeSpec, TargetFacts};
 use crate::engine::presets::{self, Preset};
-use crate::engine::report::{RunResult, Sample};
+use crate::engine::result::{RunResult, Sample};
 use crate::engine::{TargetInfo, TargetSpec, explain};
+use crate::output::fmt_size;
 use crate::stats::IostatX;
-use crate::units::fmt_size;
 
 /// Something the test could run on.
 #[derive(Debug, Clone)]
@@ -131,17 +134,19 @@ pub struct ResultRow {
     /// The id it was saved under.
     pub saved_id: Option<String>,
     /// A run reopened from disk: its figures.
-    pub reopened: Option<crate::report::Figures>,
+    pub reopened: Option<crate::runs::Figures>,
 }
 
 impl ResultRow {
     /// The figures compared and shown, live or reopened.
-    pub fn figures(&self) -> Option<crate::report::Figures> {
+    pub fn figures(&self) -> Option<crate::runs::Figures> {
         if let Some(f) = &self.reopened {
             return Some(f.clone());
         }
-        let r = serde_json::to_value(self.result.as_ref()?).ok()?;
-        Some(crate::report::figures_of(&self.test, &r))
+        Some(crate::runs::Figures::of_result(
+            &self.test,
+            self.result.as_ref()?,
+        ))
     }
 }
 
@@ -592,11 +597,20 @@ impl App {
         }
     }
 
+    /// What the engine opens: the device, or the scratch directory.
     fn target_path(&self) -> String {
         match &self.target().device {
             Some(d) => format!("/dev/{d}"),
             None => self.scratch_dir.display().to_string(),
         }
+    }
+
+    /// What the dd and fio lines name: the device, or a file in the scratch directory.
+    fn command_line_target(&self) -> String {
+        crate::engine::target::command_line_target(
+            self.target().device.as_deref(),
+            &self.scratch_dir,
+        )
     }
 
     fn start_suite(&mut self, suite: crate::suite::Suite, confirm: Option<String>) -> Action {
@@ -624,18 +638,15 @@ impl App {
 
     /// The explain pane for the selected test or suite, on the selected target.
     pub fn explain(&self) -> Overlay {
-        let path = match &self.target().device {
-            Some(d) => format!("/dev/{d}"),
-            None => format!("{}/blkscope.fio.tmp", self.scratch_dir.display()),
-        };
+        let path = self.command_line_target();
         let total = self.target().size;
         let job_lines = |job: &Job, lines: &mut Vec<String>| {
+            let c = explain::commands(job, &path, total);
             lines.push(format!(
                 "dd:  {}",
-                explain::dd_command(job, &path, total)
-                    .unwrap_or_else(|why| format!("(none: {why})"))
+                c.dd.unwrap_or_else(|why| format!("(none: {why})"))
             ));
-            lines.push(format!("fio: {}", explain::fio_command(job, &path, total)));
+            lines.push(format!("fio: {}", c.fio));
             for n in explain::flag_notes(job) {
                 lines.push(format!("  - {n}"));
             }
@@ -671,158 +682,10 @@ impl App {
         }
     }
 
-    /// `c`: the selected result against the latest earlier result of the same test.
-    pub fn compare_selected(&mut self) {
-        let i = self.selected_result;
-        let Some(cur) = self.results.get(i).and_then(|r| r.figures()) else {
-            self.status = Some("nothing to compare: this result has no figures".into());
-            return;
-        };
-        let prev = self.results[..i]
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(_, r)| r.test == self.results[i].test && r.figures().is_some());
-        self.status = Some(match prev {
-            None => format!(
-                "no earlier result of {} to compare with: run it again (r), or reopen saved runs (o)",
-                self.results[i].test
-            ),
-            Some((j, p)) => {
-                let p = p.figures().expect("checked");
-                let ratio = |a: f64, b: f64| {
-                    if a > 0.0 {
-                        format!("{:.2}x", b / a)
-                    } else {
-                        "-".into()
-                    }
-                };
-                format!(
-                    "#{} vs #{}: MB/s {}  IOPS {}  p50 {}  p99 {}",
-                    i + 1,
-                    j + 1,
-                    ratio(p.mb_s, cur.mb_s),
-                    ratio(p.iops, cur.iops),
-                    ratio(p.p50_us, cur.p50_us),
-                    ratio(p.p99_us, cur.p99_us)
-                )
-            }
-        });
-    }
-
-    /// Adds saved runs (oldest first) to the results as rows.
-    pub fn add_reopened(&mut self, runs: Vec<serde_json::Value>) {
-        let mut n = 0;
-        for v in runs {
-            let id = v["id"].as_str().unwrap_or("").to_string();
-            let target = v["target"]["path"].as_str().unwrap_or("-").to_string();
-            for (k, f) in crate::report::figures(&v).into_iter().enumerate() {
-                let t = &v["tests"][k];
-                let job: Option<Job> = serde_json::from_value(t["job"].clone()).ok();
-                let total = v["target"]["size_bytes"].as_u64().unwrap_or(0);
-                let (dd, fio) = match &job {
-                    Some(j) => (
-                        explain::dd_command(j, &target, total)
-                            .unwrap_or_else(|why| format!("(no dd equivalent: {why})")),
-                        explain::fio_command(j, &target, total),
-                    ),
-                    None => (String::new(), String::new()),
-                };
-                let name = if v["kind"] == "suite" {
-                    format!("{}/{}", v["name"].as_str().unwrap_or(""), f.name)
-                } else {
-                    f.name.clone()
-                };
-                self.results.push(ResultRow {
-                    test: name,
-                    target: target.clone(),
-                    info: None,
-                    result: None,
-                    error: None,
-                    dd,
-                    fio,
-                    saved_id: Some(id.clone()),
-                    reopened: Some(f),
-                });
-                n += 1;
-            }
-        }
-        self.status = Some(format!("reopened {n} saved result(s)"));
-        if !self.results.is_empty() {
-            self.selected_result = self.results.len() - 1;
-            self.screen = Screen::Results;
-        }
-    }
-
-    /// The suite moved on to another test (or run of it).
-    pub fn on_suite_progress(&mut self, test: &str, run: u32, of: u32) {
-        let lbs = self.target().lbs;
-        if let Some(r) = self.run.as_mut()
-            && let Some(name) = r.suite.clone()
-            && let Some(s) = self.suites.iter().find(|s| s.name == name)
-        {
-            if let Some(t) = s.tests.iter().find(|t| t.name == test) {
-                r.job = t.job(lbs);
-            }
-            r.test = format!("{name}: {test} ({run}/{of})");
-            r.samples.clear();
-        }
-    }
-
-    /// The suite finished: one result row per test.
-    pub fn on_suite_finished(&mut self, outcome: Result<crate::suite::SuiteOutcome, String>) {
-        let Some(run) = self.run.clone() else { return };
-        let suite = run.suite.clone().unwrap_or_default();
-        let path = self.target_path();
-        match outcome {
-            Ok(o) => {
-                for (t, job, r) in o.tests {
-                    let total = o
-                        .target
-                        .as_ref()
-                        .map(|i| i.size_bytes)
-                        .unwrap_or(self.target().size);
-                    self.results.push(ResultRow {
-                        test: format!("{suite}/{}", t.name),
-                        target: run.target.clone(),
-                        info: o.target.clone(),
-                        dd: explain::dd_command(&job, &path, total)
-                            .unwrap_or_else(|why| format!("(no dd equivalent: {why})")),
-                        fio: explain::fio_command(&job, &path, total),
-                        result: Some(r),
-                        error: None,
-                        saved_id: None,
-                        reopened: None,
-                    });
-                }
-            }
-            Err(e) => self.results.push(ResultRow {
-                test: suite,
-                target: run.target.clone(),
-                info: None,
-                result: None,
-                error: Some(e),
-                dd: String::new(),
-                fio: String::new(),
-                saved_id: None,
-                reopened: None,
-            }),
-        }
-        if !self.results.is_empty() {
-            self.selected_result = self.results.len() - 1;
-        }
-        if !self.quit {
-            self.screen = Screen::Results;
-        }
-    }
-
     fn start(&mut self, confirm: Option<String>) -> Action {
         let t = self.target().clone();
         let test = self.test().clone();
-        let path = match &t.device {
-            Some(d) => format!("/dev/{d}"),
-            None => self.scratch_dir.display().to_string(),
-        };
+        let path = self.target_path();
         self.run = Some(RunView {
             test: test.name.to_string(),
             target: t.label.clone(),
@@ -857,220 +720,5 @@ impl App {
         if let Some(r) = self.run.as_mut() {
             r.samples.push(s);
         }
-    }
-
-    /// The engine finished (or failed to start).
-    pub fn on_finished(&mut self, outcome: Result<(TargetInfo, RunResult), String>) {
-        let Some(run) = self.run.clone() else { return };
-        let t = self.target();
-        let path = match &t.device {
-            Some(d) => format!("/dev/{d}"),
-            None => format!("{}/blkscope.fio.tmp", self.scratch_dir.display()),
-        };
-        let total = match &outcome {
-            Ok((info, _)) => info.size_bytes.saturating_sub(run.job.offset),
-            Err(_) => t.size,
-        };
-        // dd runs over a size: for a timed test, over the bytes this run moved.
-        let mut dd_job = run.job.clone();
-        let mut dd_note = "";
-        if dd_job.runtime.is_some()
-            && let Ok((_, r)) = &outcome
-        {
-            let per = r.bytes / dd_job.jobs.max(1) as u64 / dd_job.bs * dd_job.bs;
-            dd_job.runtime = None;
-            dd_job.size = Some(SizeSpec::Bytes(per * dd_job.jobs.max(1) as u64));
-            dd_note = "  # as much as this run moved";
-        }
-        let dd = explain::dd_command(&dd_job, &path, total)
-            .map(|c| format!("{c}{dd_note}"))
-            .unwrap_or_else(|why| format!("(no dd equivalent: {why})"));
-        let fio = explain::fio_command(&run.job, &path, total);
-        let (info, result, error) = match outcome {
-            Ok((i, r)) => (Some(i), Some(r), None),
-            Err(e) => (None, None, Some(e)),
-        };
-        self.results.push(ResultRow {
-            test: run.test,
-            target: run.target,
-            info,
-            result,
-            error,
-            dd,
-            fio,
-            saved_id: None,
-            reopened: None,
-        });
-        self.selected_result = self.results.len() - 1;
-        if !self.quit {
-            self.screen = Screen::Results;
-        }
-    }
-
-    fn on_form_key(&mut self, mut form: Form, key: KeyEvent) -> Action {
-        if let Some(mut text) = form.editing.take() {
-            match key.code {
-                KeyCode::Esc => {
-                    form.error = None;
-                }
-                KeyCode::Backspace => {
-                    text.pop();
-                    form.editing = Some(text);
-                }
-                KeyCode::Enter => match self.apply_text(form.field, &text) {
-                    Ok(()) => form.error = None,
-                    Err(e) => {
-                        form.error = Some(e);
-                        form.editing = Some(text);
-                    }
-                },
-                KeyCode::Char(c) => {
-                    text.push(c);
-                    form.editing = Some(text);
-                }
-                _ => form.editing = Some(text),
-            }
-            self.overlay = Overlay::Form(form);
-            return Action::None;
-        }
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => {
-                self.overlay = Overlay::None;
-                return Action::None;
-            }
-            KeyCode::Up | KeyCode::Char('k') => form.field = form.field.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => {
-                form.field = (form.field + 1).min(FORM_FIELDS.len() - 1)
-            }
-            KeyCode::Left | KeyCode::Right | KeyCode::Char(' ') => {
-                let fwd = key.code != KeyCode::Left;
-                if let Err(e) = self.cycle(form.field, fwd) {
-                    form.error = Some(e);
-                } else {
-                    form.error = None;
-                }
-            }
-            KeyCode::Enter => {
-                if matches!(FORM_FIELDS[form.field], "mode" | "data" | "engine") {
-                    if let Err(e) = self.cycle(form.field, true) {
-                        form.error = Some(e);
-                    }
-                } else {
-                    form.editing = Some(self.field_value(form.field));
-                    form.error = None;
-                }
-            }
-            KeyCode::Char('r') => {
-                self.overlay = Overlay::None;
-                return self.request_run();
-            }
-            _ => {}
-        }
-        self.overlay = Overlay::Form(form);
-        Action::None
-    }
-
-    /// The field's value as text.
-    pub fn field_value(&self, field: usize) -> String {
-        let j = &self.test().job;
-        match FORM_FIELDS[field] {
-            "bs" => fmt_size(j.bs).replace('B', ""),
-            "size" => match j.size {
-                None => "auto".into(),
-                Some(SizeSpec::Bytes(b)) => fmt_size(b),
-                Some(SizeSpec::Text(crate::engine::job::Sized::Bytes(b))) => fmt_size(b),
-                Some(SizeSpec::Text(crate::engine::job::Sized::Percent(p))) => format!("{p}%"),
-            },
-            "runtime" => match j.runtime {
-                None => "none".into(),
-                Some(d) => format!("{}s", d.as_secs_f64()),
-            },
-            "iodepth" => j.iodepth.to_string(),
-            "jobs" => j.jobs.to_string(),
-            "mode" => j.mode.as_str().into(),
-            "data" => match j.data {
-                Data::Random => "random".into(),
-                Data::Zero => "zero".into(),
-            },
-            "engine" => j.engine.as_str().into(),
-            _ => String::new(),
-        }
-    }
-
-    /// Applies a typed value if it parses and the job stays valid on the target.
-    fn apply_text(&mut self, field: usize, text: &str) -> Result<(), String> {
-        use crate::engine::job::{parse_duration, parse_size, parse_size_or_percent};
-        let mut j = self.test().job.clone();
-        let t = text.trim();
-        match FORM_FIELDS[field] {
-            "bs" => j.bs = parse_size(t)?,
-            "size" => {
-                j.size = if t.is_empty() || t == "auto" {
-                    None
-                } else {
-                    Some(SizeSpec::Text(parse_size_or_percent(t)?))
-                }
-            }
-            "runtime" => {
-                j.runtime = if t.is_empty() || t == "none" {
-                    None
-                } else {
-                    Some(parse_duration(t)?)
-                }
-            }
-            "iodepth" => {
-                j.iodepth = t
-                    .parse()
-                    .map_err(|_| format!("'{t}' is not a number: use 1 to 4096"))?
-            }
-            "jobs" => {
-                j.jobs = t
-                    .parse()
-                    .map_err(|_| format!("'{t}' is not a number: use 1 to 256"))?
-            }
-            _ => return Ok(()),
-        }
-        self.set_job(j)
-    }
-
-    fn cycle(&mut self, field: usize, fwd: bool) -> Result<(), String> {
-        let mut j = self.test().job.clone();
-        fn step<T: Copy + PartialEq>(all: &[T], cur: T, fwd: bool) -> T {
-            let i = all.iter().position(|x| *x == cur).unwrap_or(0);
-            let n = all.len();
-            all[if fwd { (i + 1) % n } else { (i + n - 1) % n }]
-        }
-        match FORM_FIELDS[field] {
-            "mode" => {
-                let modes = [
-                    Mode::Direct,
-                    Mode::Dsync,
-                    Mode::Sync,
-                    Mode::Fdatasync,
-                    Mode::Buffered,
-                    Mode::Nocache,
-                ];
-                j.mode = step(&modes, j.mode, fwd);
-            }
-            "data" => j.data = step(&[Data::Random, Data::Zero], j.data, fwd),
-            "engine" => j.engine = step(&[EngineKind::Uring, EngineKind::Psync], j.engine, fwd),
-            _ => return Ok(()),
-        }
-        self.set_job(j)
-    }
-
-    /// Keeps the edited job only when it is valid on the selected target.
-    fn set_job(&mut self, j: Job) -> Result<(), String> {
-        match j.validate(&self.facts()) {
-            Ok(_) => {
-                self.tests[self.selected_test].job = j;
-                Ok(())
-            }
-            Err(e) => Err(e.into_iter().map(|x| x.0).collect::<Vec<_>>().join("; ")),
-        }
-    }
-
-    pub fn op_label(op: Op) -> &'static str {
-        op.as_str()
     }
 }

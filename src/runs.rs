@@ -6,13 +6,40 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::device::Device;
-use crate::engine::{Job, RunResult, TargetInfo};
+use crate::engine::result::{Latency, Spread};
+use crate::engine::{Job, RunResult, TargetInfo, Warning};
 
 pub const SCHEMA: &str = "blkscope-run/1";
+
+/// The current time as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+pub fn rfc3339_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
 
 /// `$XDG_DATA_HOME/blkscope/runs`, or `~/.local/share/blkscope/runs`.
 pub fn runs_dir() -> Option<PathBuf> {
@@ -28,12 +55,65 @@ pub fn xdg_dir(var: &str, home_fallback: &str) -> Option<PathBuf> {
     Some(base.join("blkscope"))
 }
 
-/// One test of a saved run.
+/// One test of a run, as it is saved.
 #[derive(Debug, Clone, Serialize)]
-pub struct SavedTest<'a> {
+pub struct SavedTest {
     pub name: String,
-    pub job: &'a Job,
-    pub result: &'a RunResult,
+    pub job: Job,
+    pub result: RunResult,
+}
+
+/// A saved run as reports and comparisons read it. Every field named here must be in the file:
+/// a missing or renamed one is an error naming the file and the field, never a silent 0.
+/// (Fields the readers do not use, such as the diskstats of each run, are kept in the file and
+/// shown by `report --format json`, but not typed here.)
+#[derive(Debug, Clone, Deserialize)]
+pub struct SavedRun {
+    pub schema: String,
+    pub id: String,
+    pub created: String,
+    pub kind: String,
+    pub name: String,
+    pub target: Option<SavedTarget>,
+    pub device: Option<SavedDevice>,
+    pub tests: Vec<SavedRecord>,
+    /// The whole document, for `report --format json`.
+    #[serde(skip)]
+    pub raw: Value,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SavedTarget {
+    pub path: String,
+    pub device: Option<String>,
+    pub size_bytes: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SavedDevice {
+    pub model: Option<String>,
+    pub logical_block_size: u64,
+    pub physical_block_size: u64,
+    pub rotational: bool,
+    pub write_cache: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SavedRecord {
+    pub name: String,
+    pub job: Job,
+    pub result: SavedResult,
+}
+
+/// The figures of a saved result.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SavedResult {
+    pub bytes_per_sec: f64,
+    pub iops: f64,
+    pub latency_ns: Latency,
+    #[serde(default)]
+    pub spread: Option<Spread>,
+    pub warnings: Vec<Warning>,
 }
 
 /// Writes a run and returns its path.
@@ -51,7 +131,7 @@ pub fn save(
         )
     })?;
     std::fs::create_dir_all(&dir)?;
-    let created = crate::cli::rfc3339_now();
+    let created = rfc3339_now();
     let stamp: String = created
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
@@ -125,23 +205,41 @@ pub fn resolve(run: &str) -> Result<PathBuf, String> {
     }
 }
 
-/// Reads a saved run and checks its schema.
-pub fn load(path: &Path) -> Result<Value, String> {
+/// The newest `n` saved runs that load, oldest first.
+pub fn newest(n: usize) -> Vec<SavedRun> {
+    let Some(dir) = runs_dir() else {
+        return Vec::new();
+    };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    let skip = paths.len().saturating_sub(n);
+    paths[skip..].iter().filter_map(|p| load(p).ok()).collect()
+}
+
+/// Reads a saved run and checks its schema. Errors name the file, and the field when one is
+/// missing or of the wrong type.
+pub fn load(path: &Path) -> Result<SavedRun, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let v: Value = serde_json::from_str(&text)
+    let raw: Value = serde_json::from_str(&text)
         .map_err(|e| format!("{}: not a blkscope run: {e}", path.display()))?;
-    if v["schema"] != SCHEMA {
+    if raw["schema"] != SCHEMA {
         return Err(format!(
             "{}: schema {} is not {SCHEMA}",
             path.display(),
-            v["schema"]
+            raw["schema"]
         ));
     }
-    Ok(v)
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
+    let mut run: SavedRun = serde_json::from_value(raw.clone())
+        .map_err(|e| format!("{}: not a blkscope run: {e}", path.display()))?;
+    run.raw = raw;
+    Ok(run)
 }
 
 /// Figures of one test, as reports and comparisons use them.
@@ -156,47 +254,65 @@ pub struct Figures {
     pub warnings: Vec<String>,
 }
 
-pub fn figures(run: &Value) -> Vec<Figures> {
-    run["tests"]
-        .as_array()
-        .map(|ts| {
-            ts.iter()
-                .map(|t| figures_of(t["name"].as_str().unwrap_or(""), &t["result"]))
-                .collect()
-        })
-        .unwrap_or_default()
-}
+impl Figures {
+    /// The figures of a result: with repeats, the medians.
+    fn new(
+        name: &str,
+        bps: f64,
+        iops: f64,
+        lat: &Latency,
+        spread: Option<&Spread>,
+        warnings: &[Warning],
+    ) -> Self {
+        Figures {
+            name: name.to_string(),
+            mb_s: spread.map(|s| s.bytes_per_sec.median).unwrap_or(bps) / 1e6,
+            iops: spread.map(|s| s.iops.median).unwrap_or(iops),
+            p50_us: lat.p50 as f64 / 1e3,
+            p99_us: lat.p99 as f64 / 1e3,
+            spread: spread.map(|s| s.relative_spread),
+            warnings: warnings.iter().map(|w| w.kind.clone()).collect(),
+        }
+    }
 
-/// The figures of one result (a `RunResult` as JSON): with repeats, the medians.
-pub fn figures_of(name: &str, r: &Value) -> Figures {
-    let sp = &r["spread"];
-    let bps = sp["bytes_per_sec"]["median"]
-        .as_f64()
-        .unwrap_or(f(&r["bytes_per_sec"]));
-    let iops = sp["iops"]["median"].as_f64().unwrap_or(f(&r["iops"]));
-    Figures {
-        name: name.to_string(),
-        mb_s: bps / 1e6,
-        iops,
-        p50_us: f(&r["latency_ns"]["p50"]) / 1e3,
-        p99_us: f(&r["latency_ns"]["p99"]) / 1e3,
-        spread: sp["relative_spread"].as_f64(),
-        warnings: r["warnings"]
-            .as_array()
-            .map(|w| {
-                w.iter()
-                    .filter_map(|x| x["kind"].as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default(),
+    /// The figures of a result that just ran.
+    pub fn of_result(name: &str, r: &RunResult) -> Self {
+        Self::new(
+            name,
+            r.bytes_per_sec,
+            r.iops,
+            &r.latency_ns,
+            r.spread.as_ref(),
+            &r.warnings,
+        )
+    }
+
+    /// The figures of a saved result.
+    pub fn of_saved(name: &str, r: &SavedResult) -> Self {
+        Self::new(
+            name,
+            r.bytes_per_sec,
+            r.iops,
+            &r.latency_ns,
+            r.spread.as_ref(),
+            &r.warnings,
+        )
     }
 }
 
+/// The figures of every test of a saved run.
+pub fn figures(run: &SavedRun) -> Vec<Figures> {
+    run.tests
+        .iter()
+        .map(|t| Figures::of_saved(&t.name, &t.result))
+        .collect()
+}
+
 /// Formats a saved run as `md`, `csv` or `json`.
-pub fn render(run: &Value, format: &str) -> Result<String, String> {
+pub fn render(run: &SavedRun, format: &str) -> Result<String, String> {
     let figs = figures(run);
     match format {
-        "json" => serde_json::to_string_pretty(run).map_err(|e| e.to_string()),
+        "json" => serde_json::to_string_pretty(&run.raw).map_err(|e| e.to_string()),
         "csv" => {
             let mut s = String::from("test,mb_per_s,iops,p50_us,p99_us,relative_spread,warnings\n");
             for x in &figs {
@@ -217,25 +333,27 @@ pub fn render(run: &Value, format: &str) -> Result<String, String> {
         "md" => {
             let mut s = format!(
                 "# blkscope {} `{}`\n\n- run: {}\n- created: {}\n- target: {} ({})\n",
-                run["kind"].as_str().unwrap_or(""),
-                run["name"].as_str().unwrap_or(""),
-                run["id"].as_str().unwrap_or(""),
-                run["created"].as_str().unwrap_or(""),
-                run["target"]["path"].as_str().unwrap_or("-"),
-                run["target"]["device"].as_str().unwrap_or("file"),
+                run.kind,
+                run.name,
+                run.id,
+                run.created,
+                run.target.as_ref().map(|t| t.path.as_str()).unwrap_or("-"),
+                run.target
+                    .as_ref()
+                    .and_then(|t| t.device.as_deref())
+                    .unwrap_or("file"),
             );
-            if let Some(m) = run["device"]["model"].as_str() {
-                let _ = writeln!(s, "- model: {m}");
-            }
-            if run["device"].is_object() {
-                let d = &run["device"];
+            if let Some(d) = &run.device {
+                if let Some(m) = &d.model {
+                    let _ = writeln!(s, "- model: {m}");
+                }
                 let _ = writeln!(
                     s,
                     "- block size: logical {} physical {}, rotational {}, write cache {}",
-                    d["logical_block_size"],
-                    d["physical_block_size"],
-                    d["rotational"],
-                    d["write_cache"].as_str().unwrap_or("-")
+                    d.logical_block_size,
+                    d.physical_block_size,
+                    d.rotational,
+                    d.write_cache.as_deref().unwrap_or("-")
                 );
             }
             s.push_str("\n| test | MB/s | IOPS | p50 | p99 | spread | notes |\n");
@@ -255,23 +373,14 @@ pub fn render(run: &Value, format: &str) -> Result<String, String> {
                     x.warnings.join(", ")
                 );
             }
-            let notes: Vec<String> = run["tests"]
-                .as_array()
-                .into_iter()
-                .flatten()
+            let notes: Vec<String> = run
+                .tests
+                .iter()
                 .flat_map(|t| {
-                    t["result"]["warnings"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(move |w| {
-                            format!(
-                                "- **{}** `{}`: {}",
-                                t["name"].as_str().unwrap_or(""),
-                                w["kind"].as_str().unwrap_or(""),
-                                w["message"].as_str().unwrap_or("")
-                            )
-                        })
+                    t.result
+                        .warnings
+                        .iter()
+                        .map(move |w| format!("- **{}** `{}`: {}", t.name, w.kind, w.message))
                 })
                 .collect();
             if !notes.is_empty() {
@@ -305,7 +414,7 @@ pub struct Diff {
 }
 
 /// Compares two saved runs test by test (matched by name).
-pub fn compare(a: &Value, b: &Value) -> Vec<Diff> {
+pub fn compare(a: &SavedRun, b: &SavedRun) -> Vec<Diff> {
     let fa = figures(a);
     let fb = figures(b);
     let mut out = Vec::new();

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::iostat::{Counters, compute};
 use crate::engine::job::{Job, Mode, Op};
+use crate::stats::iostat::{Counters, compute};
 use crate::units::fmt_size;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -2,7 +2,7 @@
 //! `--ndjson`).
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One live sample, every `interval` (default 100 ms).
 #[derive(Debug, Clone, Serialize)]
@@ -27,7 +27,7 @@ pub struct Sample {
 }
 
 /// Completion latency summary, nanoseconds.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Latency {
     pub min: u64,
     pub mean: f64,
@@ -77,7 +77,7 @@ pub struct IoFailure {
 }
 
 /// Something the user should know about a result.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Warning {
     pub kind: String,
     pub message: String,
@@ -123,7 +123,7 @@ pub struct RunResult {
     pub error: Option<IoFailure>,
     pub warnings: Vec<Warning>,
     /// What the diskstats of the devices under the test showed, explained.
-    pub findings: Vec<crate::stats::findings::Finding>,
+    pub findings: Vec<crate::engine::findings::Finding>,
     /// The target's device and its related devices over the run, in `iostat -x` terms.
     pub diskstats: Vec<crate::stats::IostatX>,
     /// What reached the target's device (for a file: the device holding it) during the run.
@@ -151,7 +151,7 @@ pub struct Stream {
 }
 
 /// Min, median and max over repeats.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Spread {
     pub runs: usize,
     pub bytes_per_sec: MinMedMax,
@@ -166,7 +166,7 @@ pub struct Spread {
 /// A run is an outlier when its throughput is more than this far from the median.
 pub const OUTLIER_DISTANCE: f64 = 0.25;
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct MinMedMax {
     pub min: f64,
     pub median: f64,

@@ -1,0 +1,264 @@
+//! The command line's definitions (clap derive): options, subcommands and their value parsers.
+//! Nothing here runs anything.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::engine::job::{SizeSpec, parse_duration, parse_size, parse_size_or_percent};
+use crate::engine::{Data, EngineKind, Job, Mode, Op};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "blkscope",
+    version,
+    about = "Test and watch Linux block devices honestly",
+    long_about = "Test and watch Linux block devices honestly: every device with the properties \
+                  that decide how to test it, a safety check before any write, and (in later \
+                  versions) io_uring tests with live iostat -x figures."
+)]
+pub struct Cli {
+    /// Read sysfs and procfs under this directory instead of / (for fixture trees and chroots).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+
+    /// Where the TUI's scratch file goes (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Draw the TUI with ASCII and dot markers instead of line drawing and braille (automatic
+    /// on TERM=linux, vt100 and dumb).
+    #[arg(long)]
+    pub ascii: bool,
+
+    /// Redraw the TUI at most this many times a second.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=60))]
+    pub fps: u32,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every block device, tree-ordered like lsblk, with its write safety.
+    List {
+        /// Print {"devices": [...]} as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Do not read device nodes for signatures (faster; no root needed).
+        #[arg(long)]
+        no_signatures: bool,
+        /// Draw the tree with ASCII instead of line-drawing characters.
+        #[arg(long)]
+        ascii: bool,
+        /// Also list empty loop devices and RAM disks (lsblk hides them too).
+        #[arg(long, short)]
+        all: bool,
+    },
+    /// Say whether a write test may run on TARGET, and why.
+    ///
+    /// Exit status: 0 clear, 3 confirm (the device name must be typed back), 4 blocked.
+    Check {
+        /// A block device (/dev/sdb or sdb), a directory, or a regular file.
+        target: String,
+        /// Print {"target", "write_safety", "reasons": [...]} as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show /proc/diskstats in `iostat -x` terms, every interval (like `iostat -x -d -y`).
+    Stat {
+        /// Devices by name (sda) or path (/dev/sda); none means every whole device.
+        devices: Vec<String>,
+        /// Time between reports (e.g. 1s, 500ms).
+        #[arg(long, default_value = "1s", value_parser = parse_duration)]
+        interval: std::time::Duration,
+        /// Stop after N reports (default: until Ctrl-C).
+        #[arg(long)]
+        count: Option<u64>,
+        /// One JSON object per report: {"timestamp", "devices": [...]}, with sysstat's keys.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a test on TARGET (a block device, a directory for a scratch file, or a file).
+    ///
+    /// Exit status: 0 done, 1 failed at run time, 2 invalid job, 3 confirmation missing,
+    /// 4 blocked.
+    Run(RunArgs),
+    /// List the suites: the articles' recipes, and yours from $XDG_CONFIG_HOME/blkscope/suites.
+    Suites {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a suite on TARGET, each test repeated (default: the suite's own count, usually 3).
+    Suite {
+        name: String,
+        target: String,
+        #[arg(long)]
+        repeat: Option<u32>,
+        #[arg(long, value_name = "NAME")]
+        confirm: Option<String>,
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+        /// Do not save the run in $XDG_DATA_HOME/blkscope/runs.
+        #[arg(long)]
+        no_save: bool,
+    },
+    /// Explain a suite or a test: the dd and fio lines, what each flag does, the trap it avoids,
+    /// and what the article found. NAME: a suite, SUITE/TEST, or a built-in test (seq-write, ...).
+    Explain {
+        name: String,
+        /// The target to put in the command lines.
+        #[arg(long, default_value = "/dev/sdX")]
+        target: String,
+        /// The target's logical block size, for tests sized in logical blocks.
+        #[arg(long, default_value_t = 512)]
+        logical_block_size: u64,
+    },
+    /// Export a saved run (a path, an id, or `last`) as Markdown, CSV or JSON.
+    Report {
+        run: String,
+        #[arg(long, default_value = "md", value_parser = ["md", "csv", "json"])]
+        format: String,
+    },
+    /// Make throwaway loop devices (512- and 4096-byte sectors) to practise on, and open the TUI
+    /// with them; everything is removed on exit (or at the next start, after a crash).
+    Lab {
+        /// Size of each lab device.
+        #[arg(long, default_value = "256M", value_parser = parse_size)]
+        size: u64,
+        /// Give each device a GPT with two partitions.
+        #[arg(long)]
+        partitioned: bool,
+        /// Print the devices as one JSON line and wait for Ctrl-C or SIGTERM instead of opening
+        /// the TUI (for scripts).
+        #[arg(long)]
+        json: bool,
+        /// Only remove labs left by a blkscope that did not exit cleanly.
+        #[arg(long)]
+        cleanup: bool,
+    },
+    /// Compare two saved runs test by test: throughput, IOPS and latency, with the ratio.
+    Compare {
+        a: String,
+        b: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// A block device (/dev/sdb), a directory (a scratch file is created there and removed), or
+    /// an existing file (writes need --force).
+    pub target: String,
+    /// read, write, randread, randwrite or randrw.
+    #[arg(long, default_value = "write", value_parser = parse_op)]
+    pub op: Op,
+    /// Block size: 512, 4k, 1M, 1G (K/M/G powers of 1024; KB/MB/GB powers of 1000).
+    #[arg(long, default_value = "1M", value_parser = parse_size)]
+    pub bs: u64,
+    /// Bytes over all jobs, or a percentage of the device (default 1G, or the whole target if
+    /// smaller; with --runtime, the whole target).
+    #[arg(long, value_parser = parse_size_or_percent)]
+    pub size: Option<crate::engine::job::Sized>,
+    /// Run for this long (e.g. 10s) instead of once over the size.
+    #[arg(long, value_parser = parse_duration)]
+    pub runtime: Option<std::time::Duration>,
+    /// Run this long first without counting it (e.g. 2s).
+    #[arg(long, value_parser = parse_duration)]
+    pub ramp: Option<std::time::Duration>,
+    /// I/Os in flight per job (io_uring).
+    #[arg(long, default_value_t = 1)]
+    pub iodepth: u32,
+    /// Concurrent jobs (threads), each in its own region: job j starts at offset + j x region.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: u32,
+    /// Where the first region starts.
+    #[arg(long, default_value = "0", value_parser = parse_size)]
+    pub offset: u64,
+    /// direct (O_DIRECT), dsync (O_DSYNC), sync (O_SYNC), fdatasync (buffered + fdatasync at the
+    /// end, timed), buffered (no sync: measures RAM), nocache (reads after dropping the cache).
+    #[arg(long, default_value = "direct", value_parser = parse_mode)]
+    pub mode: Mode,
+    /// random (incompressible, unique per block) or zero (compresses: flatters some storage).
+    #[arg(long, default_value = "random", value_parser = parse_data)]
+    pub data: Data,
+    /// uring (io_uring) or psync (pread/pwrite).
+    #[arg(long, default_value = "uring", value_parser = parse_engine)]
+    pub engine: EngineKind,
+    /// For randrw: percent of I/Os that read.
+    #[arg(long, default_value_t = 50)]
+    pub rwmixread: u8,
+    /// Use io_uring SQPOLL (a kernel thread polls the queue; costs a core).
+    #[arg(long)]
+    pub sqpoll: bool,
+    /// Interval between live samples (--ndjson).
+    #[arg(long, default_value = "100ms", value_parser = parse_duration)]
+    pub interval: std::time::Duration,
+    /// Run the test N times and report min/median/max.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// The device name, typed back, to allow a write on a device that carries data.
+    #[arg(long, value_name = "NAME")]
+    pub confirm: Option<String>,
+    /// Allow a write test to overwrite an existing regular file named as TARGET.
+    #[arg(long)]
+    pub force: bool,
+    /// Print {"version": 1, "target": {...}, "results": [...]} at the end.
+    #[arg(long, conflicts_with = "ndjson")]
+    pub json: bool,
+    /// Stream one JSON object per interval sample, then the result object.
+    #[arg(long)]
+    pub ndjson: bool,
+    /// Do not save the run in $XDG_DATA_HOME/blkscope/runs.
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+fn parse_op(s: &str) -> Result<Op, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_ascii_lowercase()))
+        .map_err(|_| format!("'{s}': use read, write, randread, randwrite or randrw"))
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_ascii_lowercase()))
+        .map_err(|_| format!("'{s}': use direct, dsync, sync, fdatasync, buffered or nocache"))
+}
+
+fn parse_data(s: &str) -> Result<Data, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_ascii_lowercase()))
+        .map_err(|_| format!("'{s}': use random or zero"))
+}
+
+fn parse_engine(s: &str) -> Result<EngineKind, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "uring" | "io_uring" => Ok(EngineKind::Uring),
+        "psync" | "sync" | "pread" => Ok(EngineKind::Psync),
+        _ => Err(format!("'{s}': use uring or psync")),
+    }
+}
+
+impl RunArgs {
+    pub fn job(&self) -> Job {
+        Job {
+            op: self.op,
+            bs: self.bs,
+            iodepth: self.iodepth,
+            jobs: self.jobs,
+            offset: self.offset,
+            size: self.size.map(SizeSpec::Text),
+            runtime: self.runtime,
+            ramp: self.ramp,
+            mode: self.mode,
+            data: self.data,
+            engine: self.engine,
+            rwmixread: self.rwmixread,
+            sqpoll: self.sqpoll,
+            interval: Some(self.interval),
+            drop_cache_first: false,
+        }
+    }
+}

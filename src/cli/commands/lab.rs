@@ -1,0 +1,69 @@
+//! `blkscope lab`: throwaway loop devices to practise on, in the TUI or for scripts.
+
+use std::io::{self, IsTerminal, Write};
+
+use crate::cli::{println, say, stdout_err};
+use crate::sysroot::SysRoot;
+
+pub struct LabArgs {
+    pub size: u64,
+    pub partitioned: bool,
+    pub json: bool,
+    pub cleanup: bool,
+    pub ascii: bool,
+    pub fps: u32,
+}
+
+pub fn run(root: &SysRoot, a: &LabArgs, out: &mut impl Write) -> Result<i32, crate::Error> {
+    if a.cleanup {
+        let n = crate::lab::cleanup_stale();
+        println(out, &format!("removed {n} leftover lab device(s)"))?;
+        return Ok(0);
+    }
+    let lab = crate::lab::Lab::create(&crate::lab::LabOptions {
+        size: a.size,
+        partitioned: a.partitioned,
+    })?;
+    if !a.json && io::stdout().is_terminal() && io::stdin().is_terminal() {
+        let names = lab
+            .devices
+            .iter()
+            .map(|d| (d.name.clone(), format!("lab, {}-byte sectors", d.sector)))
+            .collect();
+        let r = crate::ui::run(crate::ui::UiOptions {
+            root: root.clone(),
+            dir: lab.dir.clone(),
+            fps: a.fps,
+            look: crate::ui::look_from_env(a.ascii),
+            lab: names,
+        });
+        drop(lab);
+        r?;
+        return Ok(0);
+    }
+    let cancel = crate::session::cancel_on_signals();
+    if a.json {
+        let v = serde_json::json!({"dir": lab.dir, "devices": lab.devices});
+        println(out, &v.to_string())?;
+    } else {
+        for d in &lab.devices {
+            println(
+                out,
+                &format!(
+                    "{}  {}-byte sectors  over {}",
+                    d.path,
+                    d.sector,
+                    d.backing.display()
+                ),
+            )?;
+        }
+        println(out, "The lab stays until Ctrl-C (or SIGTERM).")?;
+    }
+    out.flush().map_err(stdout_err)?;
+    while !cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(lab);
+    say!("blkscope: lab removed");
+    Ok(0)
+}

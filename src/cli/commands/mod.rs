@@ -1,0 +1,12 @@
+//! One file per subcommand: arguments in, library calls, text or JSON out.
+
+pub mod check;
+pub mod compare;
+pub mod explain;
+pub mod lab;
+pub mod list;
+pub mod report;
+pub mod run;
+pub mod stat;
+pub mod suite;
+pub mod tui;

@@ -1,0 +1,147 @@
+//! `blkscope run TARGET`: one test, repeated with `--repeat`, with a progress bar, live NDJSON
+//! samples, the human result or the JSON document, and the run saved.
+
+use std::io::{self, IsTerminal, Write};
+
+use crate::cli::{RunArgs, print, println, say, stdout_err};
+use crate::engine::{RunResult, Sample, TargetInfo, TargetSpec};
+use crate::output::text;
+use crate::session::{self, Observer};
+use crate::sysroot::SysRoot;
+use crate::units::fmt_size;
+
+/// What the command line shows while the runs go: a progress bar on a terminal, NDJSON samples,
+/// each run's human result.
+struct Progress<'a, W: Write> {
+    out: &'a mut W,
+    show_bar: bool,
+    bar: Option<indicatif::ProgressBar>,
+    ndjson: bool,
+    human: bool,
+    run: u32,
+    /// The first error writing NDJSON (a closed pipe): reported after the run.
+    write_err: Option<io::Error>,
+    /// The first error printing a result.
+    print_err: Option<crate::Error>,
+}
+
+impl<W: Write> Observer for Progress<'_, W> {
+    fn run_starting(&mut self, _test: &str, run: u32, of: u32) {
+        self.run = run;
+        self.bar = self.show_bar.then(|| {
+            let b = indicatif::ProgressBar::new(1000);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{prefix} [{bar:30}] {percent:>3}% {msg} ETA {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            b.set_prefix(format!("run {run}/{of}"));
+            b
+        });
+    }
+
+    fn sample(&mut self, s: &Sample) {
+        if let Some(b) = &self.bar {
+            b.set_position((s.progress.unwrap_or(0.0) * 1000.0) as u64);
+            b.set_message(format!(
+                "{}/s {:.0} IOPS",
+                fmt_size(s.bytes_per_sec as u64),
+                s.iops
+            ));
+        }
+        if self.ndjson && self.write_err.is_none() {
+            let mut v = serde_json::to_value(s).unwrap_or_default();
+            v["type"] = "sample".into();
+            v["run"] = self.run.into();
+            if let Err(e) = writeln!(self.out, "{v}").and_then(|_| self.out.flush()) {
+                self.write_err = Some(e);
+            }
+        }
+    }
+
+    fn run_finished(&mut self, info: &TargetInfo, r: &RunResult, run: u32, of: u32) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+        if self.human
+            && self.print_err.is_none()
+            && let Err(e) = print(self.out, &text::run_result(info, r, run, of))
+        {
+            self.print_err = Some(e);
+        }
+    }
+}
+
+pub fn run(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, crate::Error> {
+    let job = args.job();
+    let spec = TargetSpec {
+        path: args.target.clone(),
+        confirm: args.confirm.clone(),
+        force: args.force,
+    };
+    let cancel = session::cancel_on_signals();
+    let human = !args.json && !args.ndjson;
+    let mut progress = Progress {
+        out: &mut *out,
+        show_bar: io::stderr().is_terminal() && !args.ndjson,
+        bar: None,
+        ndjson: args.ndjson,
+        human,
+        run: 0,
+        write_err: None,
+        print_err: None,
+    };
+    let outcome = session::run_test(
+        root,
+        &spec,
+        &job.label(),
+        &job,
+        args.repeat,
+        cancel,
+        &mut progress,
+    );
+    if let Some(b) = progress.bar.take() {
+        b.finish_and_clear();
+    }
+    if let Some(e) = progress.write_err.take() {
+        return Err(stdout_err(e));
+    }
+    if let Some(e) = progress.print_err.take() {
+        return Err(e);
+    }
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            say!("blkscope: {e}");
+            return Ok(e.exit_code());
+        }
+    };
+    let Some(test) = outcome.tests.first() else {
+        return Ok(1);
+    };
+    let failed = outcome.failed();
+    if args.repeat > 1 && human {
+        print(out, &text::spread(&test.result))?;
+    }
+    if !args.no_save {
+        match session::save(root, "run", &job.label(), &outcome) {
+            Ok(p) => say!("blkscope: saved {}", p.display()),
+            Err(e) => say!("blkscope: warning: could not save the run: {e}"),
+        }
+    }
+    let doc = serde_json::json!({
+        "version": 1,
+        "target": outcome.target,
+        "results": [test.result],
+    });
+    if args.json {
+        crate::cli::print_json(out, &doc)?;
+    } else if args.ndjson {
+        let mut d = doc;
+        d["type"] = "result".into();
+        println(out, &d.to_string())?;
+    }
+    Ok(if failed { 1 } else { 0 })
+}

@@ -1,0 +1,109 @@
+//! `blkscope suites` and `blkscope suite NAME TARGET`.
+
+use std::io::Write;
+
+use crate::cli::{print, print_json, say};
+use crate::engine::TargetSpec;
+use crate::session::{self, Observer};
+use crate::sysroot::SysRoot;
+
+pub fn list(json: bool, out: &mut impl Write) -> Result<i32, crate::Error> {
+    let suites = crate::suite::all().map_err(|e| crate::Error::Usage(e.to_string()))?;
+    if json {
+        let v: Vec<_> = suites
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "name": s.name, "title": s.title, "source": s.source, "about": s.about,
+                    "repeat": s.repeat, "tests": s.tests.iter().map(|t| &t.name).collect::<Vec<_>>(),
+                    "origin": s.origin,
+                })
+            })
+            .collect();
+        print_json(out, &v)?;
+        return Ok(0);
+    }
+    print(out, &crate::output::text::suites(&suites))?;
+    Ok(0)
+}
+
+/// Says on stderr which test runs (unless the output is JSON).
+struct Announce<'a> {
+    suite: &'a str,
+    quiet: bool,
+}
+
+impl Observer for Announce<'_> {
+    fn run_starting(&mut self, test: &str, run: u32, of: u32) {
+        if !self.quiet {
+            say!("blkscope: {}: {test} (run {run}/{of})", self.suite);
+        }
+    }
+}
+
+pub fn run(
+    root: &SysRoot,
+    name: &str,
+    spec: &TargetSpec,
+    repeat: Option<u32>,
+    json: bool,
+    no_save: bool,
+    out: &mut impl Write,
+) -> Result<i32, crate::Error> {
+    let suite = crate::suite::find(name)
+        .map_err(|e| crate::Error::Usage(e.to_string()))?
+        .ok_or_else(|| {
+            crate::Error::Usage(format!("no suite '{name}'; `blkscope suites` lists them"))
+        })?;
+    let repeat = repeat.unwrap_or(suite.repeat);
+    let cancel = session::cancel_on_signals();
+    let mut announce = Announce {
+        suite: &suite.name,
+        quiet: json,
+    };
+    let outcome = match session::run_suite(root, &suite, spec, repeat, cancel, &mut announce) {
+        Ok(o) => o,
+        Err(e) => {
+            say!("blkscope: {e}");
+            return Ok(e.exit_code());
+        }
+    };
+    if !no_save {
+        match session::save(root, "suite", &suite.name, &outcome) {
+            Ok(p) => say!("blkscope: saved {}", p.display()),
+            Err(e) => say!("blkscope: warning: could not save the run: {e}"),
+        }
+    }
+    let failed = outcome.failed();
+    if json {
+        let tests: Vec<_> = outcome
+            .tests
+            .iter()
+            .map(|t| serde_json::json!({"name": t.name, "about": t.about, "job": t.job, "result": t.result}))
+            .collect();
+        print_json(
+            out,
+            &serde_json::json!({
+                "version": 1, "suite": suite.name, "title": suite.title, "repeat": repeat,
+                "target": outcome.target, "tests": tests, "cancelled": outcome.cancelled,
+            }),
+        )?;
+        return Ok(if failed { 1 } else { 0 });
+    }
+    let target = outcome
+        .target
+        .as_ref()
+        .map(|t| t.path.clone())
+        .unwrap_or_else(|| spec.path.clone());
+    print(
+        out,
+        &crate::output::text::suite_table(
+            &suite,
+            &target,
+            repeat,
+            &outcome.tests,
+            outcome.cancelled,
+        ),
+    )?;
+    Ok(if failed { 1 } else { 0 })
+}

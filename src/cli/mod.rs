@@ -1,0 +1,112 @@
+//! The `blkscope` command line: [`args`] holds the clap definitions, this module parses and
+//! dispatches and maps errors to exit statuses, and [`commands`] has one file per subcommand
+//! that turns its arguments into library calls and prints. What a TUI or a remote host would
+//! also need lives in the library (session, suite, runs, output), not here.
+
+pub mod args;
+pub mod commands;
+
+use std::io::{self, Write};
+
+pub use args::{Cli, Command, RunArgs};
+
+use crate::sysroot::SysRoot;
+
+/// Like eprintln!, but a closed stderr (a dropped SSH session) is not a panic.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+pub(crate) use say;
+
+/// Runs the command line; returns the process exit status.
+pub fn run(cli: Cli) -> Result<i32, crate::Error> {
+    let root = cli.root.clone().map(SysRoot::at).unwrap_or_default();
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    match cli.command {
+        None => commands::tui::run(&root, cli.dir, cli.ascii, cli.fps, &mut out),
+        Some(Command::List {
+            json,
+            no_signatures,
+            ascii,
+            all,
+        }) => commands::list::run(&root, json, no_signatures, ascii, all, &mut out),
+        Some(Command::Check { target, json }) => {
+            commands::check::run(&root, &target, json, &mut out)
+        }
+        Some(Command::Run(args)) => commands::run::run(&root, &args, &mut out),
+        Some(Command::Suites { json }) => commands::suite::list(json, &mut out),
+        Some(Command::Suite {
+            name,
+            target,
+            repeat,
+            confirm,
+            force,
+            json,
+            no_save,
+        }) => {
+            let spec = crate::engine::TargetSpec {
+                path: target,
+                confirm,
+                force,
+            };
+            commands::suite::run(&root, &name, &spec, repeat, json, no_save, &mut out)
+        }
+        Some(Command::Explain {
+            name,
+            target,
+            logical_block_size,
+        }) => commands::explain::run(&name, &target, logical_block_size, &mut out),
+        Some(Command::Report { run, format }) => commands::report::run(&run, &format, &mut out),
+        Some(Command::Compare { a, b, json }) => commands::compare::run(&a, &b, json, &mut out),
+        Some(Command::Lab {
+            size,
+            partitioned,
+            json,
+            cleanup,
+        }) => {
+            let a = commands::lab::LabArgs {
+                size,
+                partitioned,
+                json,
+                cleanup,
+                ascii: cli.ascii,
+                fps: cli.fps,
+            };
+            commands::lab::run(&root, &a, &mut out)
+        }
+        Some(Command::Stat {
+            devices,
+            interval,
+            count,
+            json,
+        }) => commands::stat::run(&root, &devices, interval, count, json, &mut out),
+    }
+}
+
+/// An error writing to stdout (a closed pipe, a full disk).
+pub(crate) fn stdout_err(e: io::Error) -> crate::Error {
+    crate::Error::io(std::path::Path::new("<stdout>"), e)
+}
+
+/// Prints text that already ends in a newline (or nothing).
+pub(crate) fn print(out: &mut impl Write, s: &str) -> Result<(), crate::Error> {
+    out.write_all(s.as_bytes()).map_err(stdout_err)
+}
+
+/// Prints one line.
+pub(crate) fn println(out: &mut impl Write, s: &str) -> Result<(), crate::Error> {
+    writeln!(out, "{s}").map_err(stdout_err)
+}
+
+/// Prints pretty JSON and a newline.
+pub(crate) fn print_json<T: serde::Serialize>(
+    out: &mut impl Write,
+    v: &T,
+) -> Result<(), crate::Error> {
+    serde_json::to_writer_pretty(&mut *out, v).map_err(|e| stdout_err(e.into()))?;
+    println(out, "")
+}

@@ -1,0 +1,315 @@
+//! The text of the headless commands' human output: a check's verdict, a run's result and its
+//! spread, a suite's table, an explanation and a comparison. Each function returns the lines,
+//! newline-terminated; the caller prints them.
+
+use std::fmt::Write as _;
+
+use super::{fmt_duration, fmt_rate};
+use crate::device::{SafetyReport, WriteSafety};
+use crate::engine::{Job, RunResult, TargetInfo, explain};
+use crate::units::fmt_size;
+
+fn fmt_ns(ns: f64) -> String {
+    fmt_duration(ns, 1)
+}
+
+/// `check`'s verdict, its reasons and the advice that follows from them.
+pub fn check(r: &SafetyReport) -> String {
+    let mut out = String::new();
+    let what = match &r.device {
+        Some(d) => format!("{} ({d})", r.target),
+        None => r.target.clone(),
+    };
+    let _ = writeln!(out, "{what}: {}", r.write_safety.as_str());
+    for reason in &r.reasons {
+        let _ = writeln!(out, "  [{}] {}", reason.code.badge(), reason.detail);
+    }
+    for note in &r.read_notes {
+        let _ = writeln!(out, "  note: {}", note.detail);
+    }
+    let advice = match (r.write_safety, &r.device) {
+        (WriteSafety::Clear, _) => "A write test may run.".to_string(),
+        (WriteSafety::Confirm, Some(d)) => {
+            format!("A write test destroys what is on it: it needs --confirm {d}.")
+        }
+        (WriteSafety::Confirm, None) => "A write test needs confirmation.".to_string(),
+        (WriteSafety::Blocked, _) => "Write tests are refused; read tests are allowed.".to_string(),
+    };
+    let _ = writeln!(out, "{advice}");
+    out
+}
+
+/// One run's result: what ran, throughput, latency, CPU, streams, notes, warnings, error.
+pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String {
+    let mut out = String::new();
+    let which = if of > 1 {
+        format!(" (run {run}/{of})")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "{} {} QD{} x{} {} {} data on {} via {}{which}",
+        r.op,
+        fmt_size(r.bs),
+        r.iodepth,
+        r.jobs,
+        r.mode,
+        r.data,
+        info.test_file.as_deref().unwrap_or(&info.path),
+        r.engine
+    );
+    let _ = writeln!(
+        out,
+        "  {} in {:.3} s: {}, {:.0} IOPS",
+        fmt_size(r.bytes),
+        r.seconds,
+        fmt_rate(r.bytes_per_sec),
+        r.iops
+    );
+    let l = &r.latency_ns;
+    let _ = writeln!(
+        out,
+        "  latency: min {}  mean {}  p50 {}  p99 {}  p99.9 {}  max {}",
+        fmt_ns(l.min as f64),
+        fmt_ns(l.mean),
+        fmt_ns(l.p50 as f64),
+        fmt_ns(l.p99 as f64),
+        fmt_ns(l.p99_9 as f64),
+        fmt_ns(l.max as f64)
+    );
+    let _ = writeln!(
+        out,
+        "  cpu: {:.2} s user, {:.2} s system ({:.2} us per I/O)",
+        r.cpu.user_s, r.cpu.system_s, r.cpu.per_io_us
+    );
+    if r.streams.len() > 1 {
+        for s in &r.streams {
+            let _ = writeln!(
+                out,
+                "  job {} at offset {}: {} in {:.3} s, {}",
+                s.job,
+                fmt_size(s.offset),
+                fmt_size(s.bytes),
+                s.seconds,
+                fmt_rate(s.bytes_per_sec)
+            );
+        }
+    }
+    if let Some(n) = &r.engine_note {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    for w in &r.warnings {
+        let _ = writeln!(out, "  warning [{}]: {}", w.kind, w.message);
+    }
+    if let Some(e) = &r.error {
+        let _ = writeln!(
+            out,
+            "  error: {} {}{}",
+            e.op,
+            e.message,
+            e.offset
+                .map(|o| format!(" at offset {o}"))
+                .unwrap_or_default()
+        );
+    }
+    if r.cancelled {
+        let _ = writeln!(out, "  cancelled: the figures above are partial");
+    }
+    out
+}
+
+/// The spread of a repeated run (empty when it was run once).
+pub fn spread(r: &RunResult) -> String {
+    let mut out = String::new();
+    if let Some(s) = &r.spread {
+        let _ = writeln!(
+            out,
+            "{} runs: min {}  median {}  max {}  (spread {:.1}% of the median)",
+            s.runs,
+            fmt_rate(s.bytes_per_sec.min),
+            fmt_rate(s.bytes_per_sec.median),
+            fmt_rate(s.bytes_per_sec.max),
+            s.relative_spread * 100.0
+        );
+        let _ = writeln!(
+            out,
+            "         IOPS min {:.0}  median {:.0}  max {:.0}",
+            s.iops.min, s.iops.median, s.iops.max
+        );
+    }
+    out
+}
+
+/// The list of suites.
+pub fn suites(suites: &[crate::suite::Suite]) -> String {
+    let mut out = String::new();
+    for s in suites {
+        let origin = if s.origin == "builtin" {
+            String::new()
+        } else {
+            format!("  [{}]", s.origin)
+        };
+        let _ = writeln!(
+            out,
+            "{:<12} {} ({} tests, {} runs each){origin}",
+            s.name,
+            s.title,
+            s.tests.len(),
+            s.repeat
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nRun one: blkscope suite NAME TARGET   Explain one: blkscope explain NAME"
+    );
+    out
+}
+
+/// A suite's results: one row per test with its median, range, spread, streams and findings.
+pub fn suite_table(
+    suite: &crate::suite::Suite,
+    target: &str,
+    repeat: u32,
+    tests: &[crate::session::TestOutcome],
+    cancelled: bool,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} on {target} ({repeat} run(s) each)", suite.title);
+    let _ = writeln!(
+        out,
+        "  {:<28} {:>10} {:>19} {:>9} {:>9} {:>7}",
+        "test", "MB/s", "(min-max)", "IOPS", "p99", "spread"
+    );
+    for t in tests {
+        let r = &t.result;
+        let (lo, hi, spread) = match &r.spread {
+            Some(s) => (
+                s.bytes_per_sec.min / 1e6,
+                s.bytes_per_sec.max / 1e6,
+                format!("{:.1}%", s.relative_spread * 100.0),
+            ),
+            None => (r.bytes_per_sec / 1e6, r.bytes_per_sec / 1e6, "-".into()),
+        };
+        let med = r
+            .spread
+            .as_ref()
+            .map(|s| s.bytes_per_sec.median)
+            .unwrap_or(r.bytes_per_sec);
+        let _ = writeln!(
+            out,
+            "  {:<28} {:>10.1} {:>19} {:>9.0} {:>9} {:>7}",
+            t.name,
+            med / 1e6,
+            format!("({lo:.1}-{hi:.1})"),
+            r.iops,
+            fmt_ns(r.latency_ns.p99 as f64),
+            spread
+        );
+        if r.streams.len() > 1 {
+            let s: Vec<String> = r
+                .streams
+                .iter()
+                .map(|s| format!("job {} {:.1} MB/s", s.job, s.bytes_per_sec / 1e6))
+                .collect();
+            let _ = writeln!(out, "      per stream: {}", s.join(", "));
+        }
+        if let Some(d) = &r.device_bytes {
+            let _ = writeln!(
+                out,
+                "      {} read {} and wrote {} while it ran",
+                d.device,
+                fmt_size(d.read),
+                fmt_size(d.written)
+            );
+        }
+        for w in &r.warnings {
+            let _ = writeln!(out, "      [{}] {}", w.kind, w.message);
+        }
+        if let Some(e) = &r.error {
+            let _ = writeln!(out, "      error: {} {}", e.op, e.message);
+        }
+    }
+    if let Some(found) = &suite.found {
+        let _ = writeln!(out, "\nWhat the article found: {found}");
+    }
+    if cancelled {
+        let _ = writeln!(out, "cancelled: the suite stopped early");
+    }
+    out
+}
+
+/// One test explained: its label, what it is for, the blkscope, dd and fio lines, what each
+/// flag does, and the traps it avoids.
+pub fn explain_job(name: &str, about: Option<&str>, job: &Job, target: &str) -> String {
+    let mut out = String::new();
+    let total = job.planned_bytes();
+    let _ = writeln!(out, "{name}: {}", job.label());
+    if let Some(a) = about {
+        let _ = writeln!(out, "  {a}");
+    }
+    let c = explain::commands(job, target, total);
+    let _ = writeln!(out, "  blkscope: {}", c.blkscope);
+    match &c.dd {
+        Ok(dd) => {
+            let _ = writeln!(out, "  dd:       {dd}");
+        }
+        Err(why) => {
+            let _ = writeln!(out, "  dd:       (none: {why})");
+        }
+    }
+    let _ = writeln!(out, "  fio:      {}", c.fio);
+    for n in explain::flag_notes(job) {
+        let _ = writeln!(out, "    - {n}");
+    }
+    for t in explain::traps(job) {
+        let _ = writeln!(out, "  trap: {t}");
+    }
+    out
+}
+
+/// An explanation: a whole suite's head, then each test.
+pub fn explanation(e: &crate::suite::Explanation, target: &str) -> String {
+    let mut out = String::new();
+    if let Some(s) = &e.suite {
+        let _ = writeln!(out, "{}: {}", s.name, s.title);
+        if let Some(src) = &s.source {
+            let _ = writeln!(out, "From: {src}");
+        }
+        let _ = writeln!(out, "{}", s.about);
+        if let Some(f) = &s.found {
+            let _ = writeln!(out, "What the article found: {f}");
+        }
+        let _ = writeln!(out, "Each test runs {} time(s).\n", s.repeat);
+    }
+    for t in &e.tests {
+        out.push_str(&explain_job(&t.name, t.about.as_deref(), &t.job, target));
+        if e.in_suite {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Two saved runs side by side.
+pub fn comparison(a_id: &str, b_id: &str, diffs: &[crate::runs::Diff]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "A: {a_id}\nB: {b_id}");
+    let _ = writeln!(
+        out,
+        "{:<28} {:<7} {:>12} {:>12} {:>7}",
+        "test", "", "A", "B", "B/A"
+    );
+    for d in diffs {
+        let _ = writeln!(
+            out,
+            "{:<28} {:<7} {:>12.1} {:>12.1} {:>7}",
+            d.test,
+            d.metric,
+            d.a,
+            d.b,
+            d.ratio.map(|r| format!("{r:.2}x")).unwrap_or("-".into())
+        );
+    }
+    out
+}

@@ -1,0 +1,216 @@
+//! One path to run a test: a job repeated under one set of rules, or a suite of such tests, and
+//! the outcome saved. The command line and the TUI (and later remote hosts) call this; none of
+//! them has a repeat loop or a save of its own.
+//!
+//! The repeat rules: each test runs `repeat` times; before every repeat after the first of a
+//! test that reads, the target's cached pages are dropped (so repeat 2 does not read what repeat
+//! 1 left in memory); a run that failed or was cancelled ends the test, and a failed test ends a
+//! suite. Repeats are folded into one result with its spread (`engine::result::with_repeats`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::engine::{self, Job, RunError, RunResult, Sample, TargetInfo, TargetSpec};
+use crate::suite::Suite;
+use crate::sysroot::SysRoot;
+
+/// What a caller hears while tests run. Every method has a default that does nothing.
+pub trait Observer {
+    /// Run `run` of `of` of the test `test` is about to start.
+    fn run_starting(&mut self, _test: &str, _run: u32, _of: u32) {}
+    /// A live sample of the run under way.
+    fn sample(&mut self, _s: &Sample) {}
+    /// Run `run` of `of` finished (with or without an error).
+    fn run_finished(&mut self, _info: &TargetInfo, _r: &RunResult, _run: u32, _of: u32) {}
+}
+
+/// An observer that hears nothing.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// One test that ran: its name, the job and the result (repeats folded in).
+#[derive(Debug, Clone)]
+pub struct TestOutcome {
+    pub name: String,
+    pub about: Option<String>,
+    pub job: Job,
+    pub result: RunResult,
+}
+
+/// What a test or a suite produced.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// The target as the first run opened it (None when nothing ran).
+    pub target: Option<TargetInfo>,
+    pub tests: Vec<TestOutcome>,
+    /// Stopped early by the cancel flag.
+    pub cancelled: bool,
+}
+
+impl Outcome {
+    /// Whether anything failed or was cut short.
+    pub fn failed(&self) -> bool {
+        self.cancelled
+            || self
+                .tests
+                .iter()
+                .any(|t| t.result.error.is_some() || t.result.cancelled)
+    }
+}
+
+/// Where and how tests run: the target, the cancel flag and who hears about it.
+struct Runner<'a> {
+    root: &'a SysRoot,
+    spec: &'a TargetSpec,
+    cancel: Arc<AtomicBool>,
+    obs: &'a mut dyn Observer,
+}
+
+/// Runs `job` `repeat` times under the repeat rules; None when no run started (cancelled
+/// before the first). The first run's target goes into `target`.
+fn run_repeated(
+    r: &mut Runner,
+    name: &str,
+    job: &Job,
+    repeat: u32,
+    target: &mut Option<TargetInfo>,
+) -> Result<Option<RunResult>, RunError> {
+    let Runner {
+        root,
+        spec,
+        cancel,
+        obs,
+    } = r;
+    let repeat = repeat.max(1);
+    let mut runs = Vec::new();
+    for i in 0..repeat {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        obs.run_starting(name, i + 1, repeat);
+        let mut j = job.clone();
+        if i > 0 && j.op.reads() {
+            j.drop_cache_first = true;
+        }
+        let (info, res) = engine::run(root, spec, &j, cancel.clone(), |s| obs.sample(s))?;
+        obs.run_finished(&info, &res, i + 1, repeat);
+        target.get_or_insert(info);
+        let stop = res.cancelled || res.error.is_some();
+        runs.push(res);
+        if stop {
+            break;
+        }
+    }
+    Ok(match runs.len() {
+        0 => None,
+        1 => runs.pop(),
+        _ => Some(engine::result::with_repeats(runs)),
+    })
+}
+
+/// Runs one test, `repeat` times.
+pub fn run_test(
+    root: &SysRoot,
+    spec: &TargetSpec,
+    name: &str,
+    job: &Job,
+    repeat: u32,
+    cancel: Arc<AtomicBool>,
+    obs: &mut dyn Observer,
+) -> Result<Outcome, RunError> {
+    let mut out = Outcome::default();
+    let mut runner = Runner {
+        root,
+        spec,
+        cancel: cancel.clone(),
+        obs,
+    };
+    let r = run_repeated(&mut runner, name, job, repeat, &mut out.target)?;
+    if let Some(result) = r {
+        out.tests.push(TestOutcome {
+            name: name.to_string(),
+            about: None,
+            job: job.clone(),
+            result,
+        });
+    }
+    out.cancelled = cancel.load(Ordering::Relaxed);
+    Ok(out)
+}
+
+/// Runs every test of `suite` on the target, `repeat` times each.
+pub fn run_suite(
+    root: &SysRoot,
+    suite: &Suite,
+    spec: &TargetSpec,
+    repeat: u32,
+    cancel: Arc<AtomicBool>,
+    obs: &mut dyn Observer,
+) -> Result<Outcome, RunError> {
+    let lbs = crate::suite::target_lbs(root, &spec.path);
+    let mut out = Outcome::default();
+    let mut runner = Runner {
+        root,
+        spec,
+        cancel: cancel.clone(),
+        obs,
+    };
+    for t in &suite.tests {
+        let job = t.job(lbs);
+        let Some(result) = run_repeated(&mut runner, &t.name, &job, repeat, &mut out.target)?
+        else {
+            break;
+        };
+        let failed = result.error.is_some() || result.cancelled;
+        out.tests.push(TestOutcome {
+            name: t.name.clone(),
+            about: t.about.clone(),
+            job,
+            result,
+        });
+        if failed {
+            break;
+        }
+    }
+    out.cancelled = cancel.load(Ordering::Relaxed);
+    Ok(out)
+}
+
+/// Saves an outcome as a run of `kind` (`run` or `suite`) named `name`, with the properties of
+/// the device it ran on (read without touching the device, so the save puts no reads into its
+/// diskstats). Returns the saved file.
+pub fn save(
+    root: &SysRoot,
+    kind: &str,
+    name: &str,
+    outcome: &Outcome,
+) -> Result<PathBuf, std::io::Error> {
+    let device = outcome
+        .target
+        .as_ref()
+        .and_then(|t| t.device.as_deref())
+        .and_then(|n| crate::device::properties(root, n));
+    let tests: Vec<crate::runs::SavedTest> = outcome
+        .tests
+        .iter()
+        .map(|t| crate::runs::SavedTest {
+            name: t.name.clone(),
+            job: t.job.clone(),
+            result: t.result.clone(),
+        })
+        .collect();
+    crate::runs::save(kind, name, outcome.target.as_ref(), device.as_ref(), &tests)
+}
+
+/// A cancel flag raised by Ctrl-C, SIGTERM and SIGHUP; a second one of them exits at once
+/// (status 130).
+pub fn cancel_on_signals() -> Arc<AtomicBool> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let cancel = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, cancel.clone());
+        let _ = signal_hook::flag::register(sig, cancel.clone());
+    }
+    cancel
+}

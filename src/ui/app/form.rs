@@ -1,0 +1,175 @@
+//! The test form (`e`): each field's text, typed values and cycling through choices; invalid
+//! values are refused with the reason and the job is left as it was.
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::*;
+
+impl App {
+    pub(super) fn on_form_key(&mut self, mut form: Form, key: KeyEvent) -> Action {
+        if let Some(mut text) = form.editing.take() {
+            match key.code {
+                KeyCode::Esc => {
+                    form.error = None;
+                }
+                KeyCode::Backspace => {
+                    text.pop();
+                    form.editing = Some(text);
+                }
+                KeyCode::Enter => match self.apply_text(form.field, &text) {
+                    Ok(()) => form.error = None,
+                    Err(e) => {
+                        form.error = Some(e);
+                        form.editing = Some(text);
+                    }
+                },
+                KeyCode::Char(c) => {
+                    text.push(c);
+                    form.editing = Some(text);
+                }
+                _ => form.editing = Some(text),
+            }
+            self.overlay = Overlay::Form(form);
+            return Action::None;
+        }
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => {
+                self.overlay = Overlay::None;
+                return Action::None;
+            }
+            KeyCode::Up | KeyCode::Char('k') => form.field = form.field.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => {
+                form.field = (form.field + 1).min(FORM_FIELDS.len() - 1)
+            }
+            KeyCode::Left | KeyCode::Right | KeyCode::Char(' ') => {
+                let fwd = key.code != KeyCode::Left;
+                if let Err(e) = self.cycle(form.field, fwd) {
+                    form.error = Some(e);
+                } else {
+                    form.error = None;
+                }
+            }
+            KeyCode::Enter => {
+                if matches!(FORM_FIELDS[form.field], "mode" | "data" | "engine") {
+                    if let Err(e) = self.cycle(form.field, true) {
+                        form.error = Some(e);
+                    }
+                } else {
+                    form.editing = Some(self.field_value(form.field));
+                    form.error = None;
+                }
+            }
+            KeyCode::Char('r') => {
+                self.overlay = Overlay::None;
+                return self.request_run();
+            }
+            _ => {}
+        }
+        self.overlay = Overlay::Form(form);
+        Action::None
+    }
+
+    /// The field's value as text.
+    pub fn field_value(&self, field: usize) -> String {
+        let j = &self.test().job;
+        match FORM_FIELDS[field] {
+            "bs" => fmt_size(j.bs).replace('B', ""),
+            "size" => match j.size {
+                None => "auto".into(),
+                Some(SizeSpec::Bytes(b)) => fmt_size(b),
+                Some(SizeSpec::Text(crate::engine::job::Sized::Bytes(b))) => fmt_size(b),
+                Some(SizeSpec::Text(crate::engine::job::Sized::Percent(p))) => format!("{p}%"),
+            },
+            "runtime" => match j.runtime {
+                None => "none".into(),
+                Some(d) => format!("{}s", d.as_secs_f64()),
+            },
+            "iodepth" => j.iodepth.to_string(),
+            "jobs" => j.jobs.to_string(),
+            "mode" => j.mode.as_str().into(),
+            "data" => match j.data {
+                Data::Random => "random".into(),
+                Data::Zero => "zero".into(),
+            },
+            "engine" => j.engine.as_str().into(),
+            _ => String::new(),
+        }
+    }
+
+    /// Applies a typed value if it parses and the job stays valid on the target.
+    pub(super) fn apply_text(&mut self, field: usize, text: &str) -> Result<(), String> {
+        use crate::engine::job::{parse_duration, parse_size, parse_size_or_percent};
+        let mut j = self.test().job.clone();
+        let t = text.trim();
+        match FORM_FIELDS[field] {
+            "bs" => j.bs = parse_size(t)?,
+            "size" => {
+                j.size = if t.is_empty() || t == "auto" {
+                    None
+                } else {
+                    Some(SizeSpec::Text(parse_size_or_percent(t)?))
+                }
+            }
+            "runtime" => {
+                j.runtime = if t.is_empty() || t == "none" {
+                    None
+                } else {
+                    Some(parse_duration(t)?)
+                }
+            }
+            "iodepth" => {
+                j.iodepth = t
+                    .parse()
+                    .map_err(|_| format!("'{t}' is not a number: use 1 to 4096"))?
+            }
+            "jobs" => {
+                j.jobs = t
+                    .parse()
+                    .map_err(|_| format!("'{t}' is not a number: use 1 to 256"))?
+            }
+            _ => return Ok(()),
+        }
+        self.set_job(j)
+    }
+
+    pub(super) fn cycle(&mut self, field: usize, fwd: bool) -> Result<(), String> {
+        let mut j = self.test().job.clone();
+        fn step<T: Copy + PartialEq>(all: &[T], cur: T, fwd: bool) -> T {
+            let i = all.iter().position(|x| *x == cur).unwrap_or(0);
+            let n = all.len();
+            all[if fwd { (i + 1) % n } else { (i + n - 1) % n }]
+        }
+        match FORM_FIELDS[field] {
+            "mode" => {
+                let modes = [
+                    Mode::Direct,
+                    Mode::Dsync,
+                    Mode::Sync,
+                    Mode::Fdatasync,
+                    Mode::Buffered,
+                    Mode::Nocache,
+                ];
+                j.mode = step(&modes, j.mode, fwd);
+            }
+            "data" => j.data = step(&[Data::Random, Data::Zero], j.data, fwd),
+            "engine" => j.engine = step(&[EngineKind::Uring, EngineKind::Psync], j.engine, fwd),
+            _ => return Ok(()),
+        }
+        self.set_job(j)
+    }
+
+    /// Keeps the edited job only when it is valid on the selected target.
+    pub(super) fn set_job(&mut self, j: Job) -> Result<(), String> {
+        match j.validate(&self.facts()) {
+            Ok(_) => {
+                self.tests[self.selected_test].job = j;
+                Ok(())
+            }
+            Err(e) => Err(e.into_iter().map(|x| x.0).collect::<Vec<_>>().join("; ")),
+        }
+    }
+
+    pub fn op_label(op: Op) -> &'static str {
+        op.as_str()
+    }
+}

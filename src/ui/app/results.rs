@@ -1,0 +1,190 @@
+//! Finished runs and suites as result rows: their command lines, comparisons, and saved runs
+//! reopened.
+
+use super::*;
+
+impl App {
+    /// `c`: the selected result against the latest earlier result of the same test.
+    pub fn compare_selected(&mut self) {
+        let i = self.selected_result;
+        let Some(cur) = self.results.get(i).and_then(|r| r.figures()) else {
+            self.status = Some("nothing to compare: this result has no figures".into());
+            return;
+        };
+        let prev = self.results[..i]
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, r)| r.test == self.results[i].test && r.figures().is_some());
+        self.status = Some(match prev {
+            None => format!(
+                "no earlier result of {} to compare with: run it again (r), or reopen saved runs (o)",
+                self.results[i].test
+            ),
+            Some((j, p)) => {
+                let p = p.figures().expect("checked");
+                let ratio = |a: f64, b: f64| {
+                    if a > 0.0 {
+                        format!("{:.2}x", b / a)
+                    } else {
+                        "-".into()
+                    }
+                };
+                format!(
+                    "#{} vs #{}: MB/s {}  IOPS {}  p50 {}  p99 {}",
+                    i + 1,
+                    j + 1,
+                    ratio(p.mb_s, cur.mb_s),
+                    ratio(p.iops, cur.iops),
+                    ratio(p.p50_us, cur.p50_us),
+                    ratio(p.p99_us, cur.p99_us)
+                )
+            }
+        });
+    }
+
+    /// Adds saved runs (oldest first) to the results as rows.
+    pub fn add_reopened(&mut self, runs: Vec<crate::runs::SavedRun>) {
+        let mut n = 0;
+        for v in runs {
+            let id = v.id.clone();
+            let target = v
+                .target
+                .as_ref()
+                .map(|t| t.path.clone())
+                .unwrap_or_else(|| "-".into());
+            let total = v.target.as_ref().map(|t| t.size_bytes).unwrap_or(0);
+            for (t, f) in v.tests.iter().zip(crate::runs::figures(&v)) {
+                let c = explain::commands(&t.job, &target, total);
+                let dd =
+                    c.dd.unwrap_or_else(|why| format!("(no dd equivalent: {why})"));
+                let fio = c.fio;
+                let name = if v.kind == "suite" {
+                    format!("{}/{}", v.name, f.name)
+                } else {
+                    f.name.clone()
+                };
+                self.results.push(ResultRow {
+                    test: name,
+                    target: target.clone(),
+                    info: None,
+                    result: None,
+                    error: None,
+                    dd,
+                    fio,
+                    saved_id: Some(id.clone()),
+                    reopened: Some(f),
+                });
+                n += 1;
+            }
+        }
+        self.status = Some(format!("reopened {n} saved result(s)"));
+        if !self.results.is_empty() {
+            self.selected_result = self.results.len() - 1;
+            self.screen = Screen::Results;
+        }
+    }
+
+    /// The suite moved on to another test (or run of it).
+    pub fn on_suite_progress(&mut self, test: &str, run: u32, of: u32) {
+        let lbs = self.target().lbs;
+        if let Some(r) = self.run.as_mut()
+            && let Some(name) = r.suite.clone()
+            && let Some(s) = self.suites.iter().find(|s| s.name == name)
+        {
+            if let Some(t) = s.tests.iter().find(|t| t.name == test) {
+                r.job = t.job(lbs);
+            }
+            r.test = format!("{name}: {test} ({run}/{of})");
+            r.samples.clear();
+        }
+    }
+
+    /// The suite finished: one result row per test.
+    pub fn on_suite_finished(&mut self, outcome: Result<crate::session::Outcome, String>) {
+        self.on_suite_saved(outcome, None);
+    }
+
+    /// The suite finished and was saved under `saved_id` (None: not saved).
+    pub fn on_suite_saved(
+        &mut self,
+        outcome: Result<crate::session::Outcome, String>,
+        saved_id: Option<String>,
+    ) {
+        let Some(run) = self.run.clone() else { return };
+        let suite = run.suite.clone().unwrap_or_default();
+        let path = self.command_line_target();
+        match outcome {
+            Ok(o) => {
+                let total = o
+                    .target
+                    .as_ref()
+                    .map(|i| i.size_bytes)
+                    .unwrap_or(self.target().size);
+                for t in o.tests {
+                    let moved = Some(t.result.bytes);
+                    self.results.push(ResultRow {
+                        test: format!("{suite}/{}", t.name),
+                        target: run.target.clone(),
+                        info: o.target.clone(),
+                        dd: explain::dd_line_for_run(&t.job, &path, total, moved),
+                        fio: explain::fio_command(&t.job, &path, total),
+                        result: Some(t.result),
+                        error: None,
+                        saved_id: saved_id.clone(),
+                        reopened: None,
+                    });
+                }
+            }
+            Err(e) => self.results.push(ResultRow {
+                test: suite,
+                target: run.target.clone(),
+                info: None,
+                result: None,
+                error: Some(e),
+                dd: String::new(),
+                fio: String::new(),
+                saved_id: None,
+                reopened: None,
+            }),
+        }
+        if !self.results.is_empty() {
+            self.selected_result = self.results.len() - 1;
+        }
+        if !self.quit {
+            self.screen = Screen::Results;
+        }
+    }
+
+    /// The engine finished (or failed to start).
+    pub fn on_finished(&mut self, outcome: Result<(TargetInfo, RunResult), String>) {
+        let Some(run) = self.run.clone() else { return };
+        let path = self.command_line_target();
+        let total = match &outcome {
+            Ok((info, _)) => info.size_bytes.saturating_sub(run.job.offset),
+            Err(_) => self.target().size,
+        };
+        let moved = outcome.as_ref().ok().map(|(_, r)| r.bytes);
+        let dd = explain::dd_line_for_run(&run.job, &path, total, moved);
+        let fio = explain::fio_command(&run.job, &path, total);
+        let (info, result, error) = match outcome {
+            Ok((i, r)) => (Some(i), Some(r), None),
+            Err(e) => (None, None, Some(e)),
+        };
+        self.results.push(ResultRow {
+            test: run.test,
+            target: run.target,
+            info,
+            result,
+            error,
+            dd,
+            fio,
+            saved_id: None,
+            reopened: None,
+        });
+        self.selected_result = self.results.len() - 1;
+        if !self.quit {
+            self.screen = Screen::Results;
+        }
+    }
+}

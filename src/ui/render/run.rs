@@ -1,0 +1,324 @@
+//! The run view (live charts, progress, percentiles), the iostat -x panel beside it, and the
+//! results view.
+
+use super::*;
+
+/// iostat -x of the watched devices, one column per device.
+pub fn diskstats_panel(f: &mut Frame, app: &App, look: Look, area: Rect) {
+    let names: Vec<&String> = app.watched.iter().take(2).collect();
+    let mut lines = Vec::new();
+    if names.is_empty() {
+        lines.push(Line::from("no block device to watch"));
+    } else {
+        let mut head = format!("{:<8}", "");
+        for n in &names {
+            head.push_str(&format!(" {:>9.9}", n));
+        }
+        lines.push(Line::from(Span::styled(
+            head,
+            Style::default().add_modifier(Modifier::BOLD),
+        )));
+        // The columns that explain a test, in the order the panel teaches them.
+        let rows: [&str; 11] = [
+            "r/s", "w/s", "rkB/s", "wkB/s", "rrqm/s", "wrqm/s", "r_await", "w_await", "aqu-sz",
+            "%util", "f/s",
+        ];
+        for label in rows {
+            let get = |x: &crate::stats::IostatX| x.column(label).unwrap_or(0.0);
+            let mut s = format!("{label:<8}");
+            for n in &names {
+                match app.diskstats.iter().find(|x| &&x.disk_device == n) {
+                    Some(x) if x.stats_off => s.push_str(&format!(" {:>9}", "off")),
+                    Some(x) => s.push_str(&format!(" {:>9}", crate::output::fmt_compact(get(x)))),
+                    None => s.push_str(&format!(" {:>9}", "-")),
+                }
+            }
+            let hot = label == "r/s" && rmw_live(app);
+            lines.push(if hot {
+                Line::from(Span::styled(s, look.alert()))
+            } else {
+                Line::from(s)
+            });
+        }
+    }
+    f.render_widget(
+        Paragraph::new(lines).block(look.block(" iostat -x (1 s) ", false)),
+        area,
+    );
+}
+
+/// Reads on the target while a write-only test runs: read-modify-write, live.
+fn rmw_live(app: &App) -> bool {
+    let Some(run) = &app.run else { return false };
+    app.running()
+        && matches!(
+            run.job.op,
+            crate::engine::Op::Write | crate::engine::Op::Randwrite
+        )
+        && app
+            .diskstats
+            .first()
+            .is_some_and(|x| x.r_s > 0.0 && !x.stats_off)
+}
+
+pub(super) fn run_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
+    let Some(run) = &app.run else { return };
+    let [left, right] =
+        Layout::horizontal([Constraint::Min(36), Constraint::Length(30)]).areas(area);
+    let [charts, info] = Layout::vertical([Constraint::Min(6), Constraint::Length(6)]).areas(left);
+    let [c1, c2] =
+        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(charts);
+    let secs: Vec<(f64, f64)> = run
+        .samples
+        .iter()
+        .map(|s| (s.elapsed_s, s.bytes_per_sec / 1e6))
+        .collect();
+    let iops: Vec<(f64, f64)> = run.samples.iter().map(|s| (s.elapsed_s, s.iops)).collect();
+    let x_max = run
+        .job
+        .runtime
+        .map(|r| r.as_secs_f64() + run.job.ramp.map(|x| x.as_secs_f64()).unwrap_or(0.0))
+        .unwrap_or_else(|| secs.last().map(|p| p.0).unwrap_or(1.0))
+        .max(secs.last().map(|p| p.0).unwrap_or(0.0))
+        .max(1.0);
+    let title = format!(" {} on {} ", run.test, run.target);
+    chart(f, look, c1, &title, "MB/s", &secs, x_max);
+    chart(f, look, c2, " IOPS ", "IOPS", &iops, x_max);
+
+    let last = run.samples.last();
+    let done: u64 = last.map(|s| s.total_bytes).unwrap_or(0);
+    let elapsed = last.map(|s| s.elapsed_s).unwrap_or(0.0);
+    let progress = last.and_then(|s| s.progress).unwrap_or(0.0);
+    let eta = if progress > 0.01 {
+        format!("{:.0} s", elapsed / progress - elapsed)
+    } else {
+        "-".into()
+    };
+    let bar_w = 20usize;
+    let filled = (progress * bar_w as f64).round() as usize;
+    let (fill, empty) = if look.ascii {
+        ("#", "-")
+    } else {
+        ("█", "░")
+    };
+    let bar = format!(
+        "{}{}",
+        fill.repeat(filled),
+        empty.repeat(bar_w - filled.min(bar_w))
+    );
+    let mut lines = vec![
+        Line::from(format!("{bar} {:>3.0}%  ETA {eta}", progress * 100.0)),
+        Line::from(format!("done {}  elapsed {:.1} s", fmt_size(done), elapsed)),
+        Line::from(match last {
+            Some(s) => format!(
+                "{:.1} MB/s {:.0} IOPS p50 {} p99 {}",
+                s.bytes_per_sec / 1e6,
+                s.iops,
+                fmt_ns(s.p50_ns),
+                fmt_ns(s.p99_ns)
+            ),
+            None => "starting...".into(),
+        }),
+    ];
+    if run.cancelling {
+        lines.push(Line::from(Span::styled(
+            "cancelling: waiting for the I/O in flight...",
+            look.alert(),
+        )));
+    }
+    f.render_widget(
+        Paragraph::new(lines).block(look.block(format!(" {} ", run.job.label()), false)),
+        info,
+    );
+    let [panel, note] = Layout::vertical([Constraint::Length(14), Constraint::Min(0)]).areas(right);
+    diskstats_panel(f, app, look, panel);
+    let explain = if rmw_live(app) {
+        Some(
+            "reads during a write-only test: read-modify-write. Writes smaller than the \
+             4 KiB page-cache block make the kernel read the block first.",
+        )
+    } else if app
+        .diskstats
+        .first()
+        .is_some_and(|x| x.f_s > 0.0 && app.running())
+    {
+        Some("f/s: cache flushes; each O_DSYNC write waits for one.")
+    } else if app
+        .diskstats
+        .first()
+        .is_some_and(|x| x.util >= 95.0 && x.aqu_sz < 1.5)
+    {
+        Some("%util ~100 with ~1 in flight: busy time, not capacity.")
+    } else {
+        None
+    };
+    if let Some(e) = explain {
+        f.render_widget(
+            Paragraph::new(Span::styled(e, look.alert())).wrap(Wrap { trim: true }),
+            note,
+        );
+    }
+}
+
+fn chart(
+    f: &mut Frame,
+    look: Look,
+    area: Rect,
+    title: &str,
+    unit: &str,
+    pts: &[(f64, f64)],
+    x_max: f64,
+) {
+    let y_max = pts.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1.0) * 1.1;
+    let ds = Dataset::default()
+        .name(unit.to_string())
+        .marker(look.marker())
+        .graph_type(GraphType::Line)
+        .style(if look.color {
+            Style::default().fg(Color::Cyan)
+        } else {
+            Style::default()
+        })
+        .data(pts);
+    let c = Chart::new(vec![ds])
+        .block(look.block(title.to_string(), false))
+        .x_axis(
+            Axis::default()
+                .bounds([0.0, x_max])
+                .labels(vec![Span::raw("0 s"), Span::raw(format!("{x_max:.0} s"))]),
+        )
+        .y_axis(Axis::default().bounds([0.0, y_max]).labels(vec![
+            Span::raw("0"),
+            Span::raw(crate::output::fmt_compact(y_max)),
+        ]))
+        .legend_position(None);
+    f.render_widget(c, area);
+}
+
+fn fmt_ns(ns: u64) -> String {
+    crate::output::fmt_duration(ns as f64, 0)
+}
+
+pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
+    let [table_area, detail] =
+        Layout::vertical([Constraint::Min(4), Constraint::Length(area.height / 2)]).areas(area);
+    let header = Row::new(["#", "test", "target", "MB/s", "IOPS", "p50", "p99", ""])
+        .style(Style::default().add_modifier(Modifier::BOLD));
+    let rows: Vec<Row> = app
+        .results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let (mbs, iops, p50, p99, note) = match (&r.result, &r.error) {
+                (None, None) if r.reopened.is_some() => {
+                    let f = r.reopened.as_ref().expect("checked");
+                    (
+                        format!("{:.1}", f.mb_s),
+                        format!("{:.0}", f.iops),
+                        fmt_ns((f.p50_us * 1e3) as u64),
+                        fmt_ns((f.p99_us * 1e3) as u64),
+                        "saved".to_string(),
+                    )
+                }
+                (Some(x), _) => (
+                    format!("{:.1}", x.bytes_per_sec / 1e6),
+                    format!("{:.0}", x.iops),
+                    fmt_ns(x.latency_ns.p50),
+                    fmt_ns(x.latency_ns.p99),
+                    if x.error.is_some() {
+                        "error".to_string()
+                    } else if x.partial {
+                        "partial".to_string()
+                    } else if !x.warnings.is_empty() {
+                        format!("{} note(s)", x.warnings.len())
+                    } else {
+                        String::new()
+                    },
+                ),
+                (None, Some(_)) => (
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "failed".into(),
+                ),
+                _ => Default::default(),
+            };
+            let row = Row::new(vec![
+                Cell::from((i + 1).to_string()),
+                Cell::from(r.test.clone()),
+                Cell::from(r.target.clone()),
+                Cell::from(mbs),
+                Cell::from(iops),
+                Cell::from(p50),
+                Cell::from(p99),
+                Cell::from(note),
+            ]);
+            if i == app.selected_result {
+                row.style(look.selected())
+            } else {
+                row
+            }
+        })
+        .collect();
+    let widths = [
+        Constraint::Length(2),
+        Constraint::Min(22),
+        Constraint::Length(12),
+        Constraint::Length(8),
+        Constraint::Length(8),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(9),
+    ];
+    f.render_widget(
+        Table::new(rows, widths)
+            .header(header)
+            .block(look.block(" Results ", true)),
+        table_area,
+    );
+    let Some(r) = app.results.get(app.selected_result) else {
+        return;
+    };
+    let mut lines: Vec<Line> = Vec::new();
+    if let Some(e) = &r.error {
+        lines.push(Line::from(Span::styled(
+            format!("failed: {e}"),
+            look.alert(),
+        )));
+    }
+    if let Some(x) = &r.result {
+        if let Some(e) = &x.error {
+            lines.push(Line::from(Span::styled(
+                format!("I/O error: {} {}", e.op, e.message),
+                look.alert(),
+            )));
+        }
+        for w in &x.warnings {
+            lines.push(Line::from(vec![
+                Span::styled(format!("[{}] ", w.kind), look.alert()),
+                Span::raw(w.message.clone()),
+            ]));
+        }
+        if let Some(n) = &x.engine_note {
+            lines.push(Line::from(format!("note: {n}")));
+        }
+    }
+    if let Some(id) = &r.saved_id {
+        lines.push(Line::from(format!("saved as {id}")));
+    }
+    lines.push(Line::from(vec![
+        Span::styled("dd:  ", Style::default().add_modifier(Modifier::BOLD)),
+        Span::raw(r.dd.clone()),
+    ]));
+    lines.push(Line::from(vec![
+        Span::styled("fio: ", Style::default().add_modifier(Modifier::BOLD)),
+        Span::raw(r.fio.clone()),
+    ]));
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(look.block(" What it means, and the same test in dd and fio ", false)),
+        detail,
+    );
+}
