@@ -101,7 +101,6 @@ fn a_killed_lab_is_removed_by_the_next_start() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(100));
     let out = bin().args(["lab", "--cleanup"]).output().unwrap();
     assert!(out.status.success());
     assert!(stdout_of(&out).contains("removed 2"), "{}", stdout_of(&out));

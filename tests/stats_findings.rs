@@ -4,7 +4,6 @@
 mod common;
 
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use common::*;
 
@@ -56,7 +55,11 @@ fn stat_json_agrees_with_iostat() {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Both samplers start once the load is under way.
+    let (r0, _) = diskstats_sectors(&lo.name);
+    wait_until(10, "the load to reach the device", || {
+        diskstats_sectors(&lo.name).0 > r0 + 2048
+    });
     let iostat = Command::new("iostat")
         .args(["-x", "-d", "-y", "-o", "JSON", &lo.name, "1", "4"])
         .stdout(Stdio::piped())

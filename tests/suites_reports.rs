@@ -410,3 +410,50 @@ fn fedora_four_reports_each_stream() {
         assert!(!kinds(t).contains(&"read_modify_write".into()), "{t}");
     }
 }
+
+/// A saved run with a field missing is refused with the file and the field named, instead of
+/// reporting it as 0.
+#[test]
+fn a_saved_run_missing_a_field_names_the_file_and_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.json");
+    let lat = serde_json::json!({"min": 1, "mean": 1.0, "p50": 1, "p90": 1, "p99": 1,
+        "p99_9": 1, "p99_99": 1, "max": 1});
+    let job = serde_json::to_value(blkscope::engine::Job::default()).unwrap();
+    let doc = |result: serde_json::Value| {
+        serde_json::json!({
+            "schema": "blkscope-run/1", "id": "x", "created": "2026-11-22T00:00:00Z",
+            "kind": "run", "name": "t", "target": null, "device": null,
+            "tests": [{"name": "t", "job": job, "result": result}]
+        })
+    };
+    // Complete: it reports.
+    std::fs::write(
+        &path,
+        doc(serde_json::json!({"bytes_per_sec": 1e6, "iops": 10.0, "latency_ns": lat, "warnings": []}))
+            .to_string(),
+    )
+    .unwrap();
+    let out = blkscope(&["report", path.to_str().unwrap(), "--format", "csv"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout_of(&out).contains("t,1.000,10.0"),
+        "{}",
+        stdout_of(&out)
+    );
+    // Without iops: one line naming the file and the field, exit 2.
+    std::fs::write(
+        &path,
+        doc(serde_json::json!({"bytes_per_sec": 1e6, "latency_ns": lat, "warnings": []}))
+            .to_string(),
+    )
+    .unwrap();
+    let out = blkscope(&["report", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("broken.json") && err.contains("missing field `iops`"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

@@ -135,3 +135,52 @@ fn stdout_not_a_terminal_prints_the_list() {
         "{s}"
     );
 }
+
+/// A suite run from the TUI is saved like one from the command line, and its rows say so.
+#[test]
+fn a_suite_run_from_the_tui_is_saved() {
+    if !require(false, &["tmux", "pgrep"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let suites = home.path().join("config/blkscope/suites");
+    std::fs::create_dir_all(&suites).unwrap();
+    std::fs::write(
+        suites.join("quick.toml"),
+        "name = \"quick\"\ntitle = \"Quick\"\nabout = \"one short write\"\nfound = \"-\"\n\
+         repeat = 1\n[[test]]\nname = \"w\"\nop = \"write\"\nbs = \"1M\"\nsize = \"8M\"\n",
+    )
+    .unwrap();
+    let env = format!(
+        "NO_COLOR=1 XDG_CONFIG_HOME={0}/config XDG_DATA_HOME={0}/data",
+        home.path().display()
+    );
+    let t = Tmux::start(dir.path(), &env, "");
+    t.wait_for(&["Devices", "Tests"], 20);
+    // The user's suite is the last entry of the tests pane.
+    t.keys(&["Tab"]);
+    for _ in 0..30 {
+        t.keys(&["j"]);
+    }
+    let s = t.wait_for(&[">suite quick"], 5);
+    assert!(s.contains(">suite quick"), "the suite is selected:\n{s}");
+    t.keys(&["r"]);
+    let s = t.wait_for(&["Results", "quick/w"], 20);
+    assert!(
+        s.contains("saved as"),
+        "the suite's row says it was saved:\n{s}"
+    );
+    let runs: Vec<_> = std::fs::read_dir(home.path().join("data/blkscope/runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert_eq!(runs.len(), 1, "one saved run: {runs:?}");
+    let v: serde_json::Value = serde_json::from_str(&runs[0]).unwrap();
+    assert_eq!(v["kind"], "suite", "{v}");
+    assert_eq!(v["name"], "quick", "{v}");
+    assert_eq!(v["tests"][0]["name"], "w", "{v}");
+    t.keys(&["q"]);
+    t.wait_for(&["BLKSCOPE-EXITED"], 10);
+}

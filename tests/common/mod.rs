@@ -425,3 +425,50 @@ impl Drop for Tmux {
             .status();
     }
 }
+
+/// Waits until `cond` holds, polling every 20 ms, for at most `secs` seconds; panics naming
+/// `what` when it never does. Tests wait for conditions, never for fixed times.
+pub fn wait_until(secs: u64, what: &str, mut cond: impl FnMut() -> bool) {
+    let t = std::time::Instant::now();
+    while !cond() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(secs),
+            "waited {secs} s for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// (sectors read, sectors written) of a device in /proc/diskstats.
+pub fn diskstats_sectors(name: &str) -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/diskstats").unwrap();
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() > 9 && f[2] == name {
+            return (f[5].parse().unwrap(), f[9].parse().unwrap());
+        }
+    }
+    panic!("{name} not in /proc/diskstats");
+}
+
+/// Lets the neighbours of a new device finish with it: `udevadm settle` where udev runs, then
+/// waits until its diskstats stop moving (unchanged over 200 ms, for at most 5 s). A probe by
+/// blkid or udev on a new loop device otherwise lands in the middle of a measurement.
+pub fn settle(name: &str) {
+    if tool_exists("udevadm") {
+        let _ = Command::new("udevadm")
+            .env("PATH", path_with_sbin())
+            .args(["settle", "--timeout=5"])
+            .status();
+    }
+    let t = std::time::Instant::now();
+    let mut last = diskstats_sectors(name);
+    while t.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let now = diskstats_sectors(name);
+        if now == last {
+            return;
+        }
+        last = now;
+    }
+}
