@@ -255,48 +255,38 @@ pub struct Figures {
 }
 
 impl Figures {
-    /// The figures of a result: with repeats, the medians.
-    fn new(
-        name: &str,
-        bps: f64,
-        iops: f64,
-        lat: &Latency,
-        spread: Option<&Spread>,
-        warnings: &[Warning],
-    ) -> Self {
+    /// The figures of a saved result: with repeats, the medians.
+    pub fn of_saved(name: &str, r: &SavedResult) -> Self {
+        let spread = r.spread.as_ref();
         Figures {
             name: name.to_string(),
-            mb_s: spread.map(|s| s.bytes_per_sec.median).unwrap_or(bps) / 1e6,
-            iops: spread.map(|s| s.iops.median).unwrap_or(iops),
-            p50_us: lat.p50 as f64 / 1e3,
-            p99_us: lat.p99 as f64 / 1e3,
+            mb_s: spread
+                .map(|s| s.bytes_per_sec.median)
+                .unwrap_or(r.bytes_per_sec)
+                / 1e6,
+            iops: spread.map(|s| s.iops.median).unwrap_or(r.iops),
+            p50_us: r.latency_ns.p50 as f64 / 1e3,
+            p99_us: r.latency_ns.p99 as f64 / 1e3,
             spread: spread.map(|s| s.relative_spread),
-            warnings: warnings.iter().map(|w| w.kind.clone()).collect(),
+            warnings: r.warnings.iter().map(|w| w.kind.clone()).collect(),
         }
     }
 
-    /// The figures of a result that just ran.
+    /// The figures of a result that just ran, as they will read once saved.
     pub fn of_result(name: &str, r: &RunResult) -> Self {
-        Self::new(
-            name,
-            r.bytes_per_sec,
-            r.iops,
-            &r.latency_ns,
-            r.spread.as_ref(),
-            &r.warnings,
-        )
+        Self::of_saved(name, &SavedResult::from(r))
     }
+}
 
-    /// The figures of a saved result.
-    pub fn of_saved(name: &str, r: &SavedResult) -> Self {
-        Self::new(
-            name,
-            r.bytes_per_sec,
-            r.iops,
-            &r.latency_ns,
-            r.spread.as_ref(),
-            &r.warnings,
-        )
+impl From<&RunResult> for SavedResult {
+    fn from(r: &RunResult) -> Self {
+        SavedResult {
+            bytes_per_sec: r.bytes_per_sec,
+            iops: r.iops,
+            latency_ns: r.latency_ns.clone(),
+            spread: r.spread.clone(),
+            warnings: r.warnings.clone(),
+        }
     }
 }
 

@@ -119,24 +119,8 @@ pub fn run_test(
     cancel: Arc<AtomicBool>,
     obs: &mut dyn Observer,
 ) -> Result<Outcome, RunError> {
-    let mut out = Outcome::default();
-    let mut runner = Runner {
-        root,
-        spec,
-        cancel: cancel.clone(),
-        obs,
-    };
-    let r = run_repeated(&mut runner, name, job, repeat, &mut out.target)?;
-    if let Some(result) = r {
-        out.tests.push(TestOutcome {
-            name: name.to_string(),
-            about: None,
-            job: job.clone(),
-            result,
-        });
-    }
-    out.cancelled = cancel.load(Ordering::Relaxed);
-    Ok(out)
+    let test = (name.to_string(), None, job.clone());
+    run_tests(root, spec, vec![test], repeat, cancel, obs)
 }
 
 /// Runs every test of `suite` on the target, `repeat` times each.
@@ -149,6 +133,23 @@ pub fn run_suite(
     obs: &mut dyn Observer,
 ) -> Result<Outcome, RunError> {
     let lbs = crate::suite::target_lbs(root, &spec.path);
+    let tests = suite
+        .tests
+        .iter()
+        .map(|t| (t.name.clone(), t.about.clone(), t.job(lbs)))
+        .collect();
+    run_tests(root, spec, tests, repeat, cancel, obs)
+}
+
+/// Runs (name, about, job) tests in order, `repeat` times each; a failed test ends the list.
+fn run_tests(
+    root: &SysRoot,
+    spec: &TargetSpec,
+    tests: Vec<(String, Option<String>, Job)>,
+    repeat: u32,
+    cancel: Arc<AtomicBool>,
+    obs: &mut dyn Observer,
+) -> Result<Outcome, RunError> {
     let mut out = Outcome::default();
     let mut runner = Runner {
         root,
@@ -156,16 +157,14 @@ pub fn run_suite(
         cancel: cancel.clone(),
         obs,
     };
-    for t in &suite.tests {
-        let job = t.job(lbs);
-        let Some(result) = run_repeated(&mut runner, &t.name, &job, repeat, &mut out.target)?
-        else {
+    for (name, about, job) in tests {
+        let Some(result) = run_repeated(&mut runner, &name, &job, repeat, &mut out.target)? else {
             break;
         };
         let failed = result.error.is_some() || result.cancelled;
         out.tests.push(TestOutcome {
-            name: t.name.clone(),
-            about: t.about.clone(),
+            name,
+            about,
             job,
             result,
         });
