@@ -6,6 +6,9 @@
 //! test that reads, the target's cached pages are dropped (so repeat 2 does not read what repeat
 //! 1 left in memory); a run that failed or was cancelled ends the test, and a failed test ends a
 //! suite. Repeats are folded into one result with its spread (`engine::result::with_repeats`).
+//!
+//! A device that was blank when the session began holds the session's own data after its first
+//! write: later runs of the same session do not ask for a confirmation again.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -62,7 +65,9 @@ impl Outcome {
 /// Where and how tests run: the target, the cancel flag and who hears about it.
 struct Runner<'a> {
     root: &'a SysRoot,
-    spec: &'a TargetSpec,
+    /// The target; once a write has run on a device that was blank at the start, its name
+    /// counts as confirmed for the rest of the session (the data on it is the session's own).
+    spec: TargetSpec,
     cancel: Arc<AtomicBool>,
     obs: &'a mut dyn Observer,
 }
@@ -95,6 +100,13 @@ fn run_repeated(
         }
         let (info, res) = engine::run(root, spec, &j, cancel.clone(), |s| obs.sample(s))?;
         obs.run_finished(&info, &res, i + 1, repeat);
+        if j.op.writes()
+            && info.kind == "block"
+            && info.write_safety == crate::device::WriteSafety::Clear
+            && spec.confirm.is_none()
+        {
+            spec.confirm = info.device.clone();
+        }
         target.get_or_insert(info);
         let stop = res.cancelled || res.error.is_some();
         runs.push(res);
@@ -153,7 +165,7 @@ fn run_tests(
     let mut out = Outcome::default();
     let mut runner = Runner {
         root,
-        spec,
+        spec: spec.clone(),
         cancel: cancel.clone(),
         obs,
     };

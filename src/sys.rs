@@ -96,8 +96,20 @@ pub fn cpu_times() -> (Duration, Duration) {
 /// Drops the cached pages of `file` (a regular file or a block device): POSIX_FADV_DONTNEED
 /// over the whole of it.
 pub fn drop_cache(file: &File) -> io::Result<()> {
+    drop_cache_range(file, 0, 0)
+}
+
+/// Drops the cached pages of `len` bytes of `file` from `off` (len 0: to the end).
+pub fn drop_cache_range(file: &File, off: u64, len: u64) -> io::Result<()> {
     // SAFETY: posix_fadvise only reads its integer arguments; fd is open for the call's duration.
-    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    let rc = unsafe {
+        libc::posix_fadvise(
+            file.as_raw_fd(),
+            off as libc::off_t,
+            len as libc::off_t,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
     if rc == 0 {
         Ok(())
     } else {

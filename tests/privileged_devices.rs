@@ -20,7 +20,13 @@ fn blank_loop_is_clear() {
     assert_eq!(report["write_safety"], "clear", "{report}");
     assert_eq!(code, 0);
     assert_eq!(report["device"], lo.name.as_str());
-    assert!(report["reasons"].as_array().unwrap().is_empty(), "{report}");
+    // Clear because it was seen to be blank, and it says where it looked.
+    assert_eq!(reason_codes(&report), ["blank"], "{report}");
+    let detail = report["reasons"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("5M read") && detail.contains("0x00"),
+        "{detail}"
+    );
 
     let out = blkscope(&["check", lo.dev()]);
     assert_eq!(out.status.code(), Some(0));
@@ -175,6 +181,21 @@ fn non_root_user_gets_one_clear_line() {
         err.contains("permission denied") && err.contains("root"),
         "{err}"
     );
+    // `list` as a user cannot read device nodes: the blank test is unknown and says why,
+    // instead of calling every device blocked (NOOPEN).
+    let out = blkscope_as_nobody(&["list", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = device(&list, &lo.name);
+    assert_eq!(d["write_safety"], "confirm", "{d}");
+    assert_eq!(d["blank"]["state"], "unknown", "{d}");
+    let codes: Vec<&str> = d["safety_reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["unchecked"], "{d}");
 }
 
 /// `list --json` agrees with `lsblk -J -b -O` for SIZE, LOG-SEC, PHY-SEC, ROTA, RO, RM, TYPE,

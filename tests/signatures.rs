@@ -58,7 +58,8 @@ fn compare(size: u64, expect: &str, cmd: &str, args: &[&str]) {
     let mine = ours(img.path_str());
     // util-linux before 2.39 also read an NTFS boot sector as a `dos` partition table; current
     // libblkid (partitions/dos.c: "Another false positive is NTFS") does not, nor does blkscope.
-    if theirs.iter().any(|(t, _)| t == "ntfs") {
+    // The same holds for exFAT (exfat.c; dos.c checks for an exFAT boot sector since 2.39).
+    if theirs.iter().any(|(t, _)| t == "ntfs" || t == "exfat") {
         theirs.retain(|(t, o)| !(t == "dos" && *o == 0x1fe));
     }
     assert_eq!(mine, theirs, "{cmd} {args:?}: blkscope vs wipefs");
@@ -106,6 +107,74 @@ fn fat16() {
 #[test]
 fn ntfs() {
     compare(32 * MIB, "ntfs", "mkntfs", &["-F", "-Q", "-q"]);
+}
+
+#[test]
+fn f2fs() {
+    compare(64 * MIB, "f2fs", "mkfs.f2fs", &["-q", "-f"]);
+}
+
+#[test]
+fn exfat() {
+    compare(64 * MIB, "exfat", "mkfs.exfat", &[]);
+}
+
+#[test]
+fn jfs() {
+    compare(64 * MIB, "jfs", "mkfs.jfs", &["-q"]);
+}
+
+#[test]
+fn reiserfs() {
+    compare(64 * MIB, "reiserfs", "mkreiserfs", &["-q", "-f"]);
+}
+
+#[test]
+fn nilfs2_with_its_backup_superblock() {
+    compare(256 * MIB, "nilfs2", "mkfs.nilfs2", &["-q", "-f"]);
+}
+
+#[test]
+fn udf() {
+    compare(64 * MIB, "udf", "mkudffs", &[]);
+}
+
+#[test]
+fn bcache() {
+    compare(64 * MIB, "bcache", "make-bcache", &["-B"]);
+}
+
+/// Images that their tools write from a directory: squashfs and erofs.
+fn from_dir(tool: &str, expect: &str, extra: &[&str]) {
+    if !require(false, &[tool, "wipefs"]) {
+        return;
+    }
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("hello.txt"), b"hello").unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let img = out.path().join("x.img");
+    let (i, s) = (img.to_str().unwrap(), src.path().to_str().unwrap());
+    let mut args: Vec<&str> = if tool == "mksquashfs" {
+        vec![s, i]
+    } else {
+        vec![i, s]
+    };
+    args.extend_from_slice(extra);
+    sh(tool, &args);
+    let theirs = wipefs(i);
+    let mine = ours(i);
+    assert_eq!(mine, theirs, "{tool}: blkscope vs wipefs");
+    assert!(mine.iter().any(|(t, _)| t == expect), "{mine:?}");
+}
+
+#[test]
+fn squashfs() {
+    from_dir("mksquashfs", "squashfs", &["-quiet"]);
+}
+
+#[test]
+fn erofs() {
+    from_dir("mkfs.erofs", "erofs", &[]);
 }
 
 #[test]

@@ -143,6 +143,8 @@ fn small_buffered_writes_cause_read_modify_write_and_aligned_ones_do_not() {
         "psync",
         "--size",
         "16M",
+        "--confirm",
+        &lo.name,
         "--json",
     ]);
     assert_eq!(code, 0, "{doc}");
@@ -175,6 +177,8 @@ fn small_buffered_writes_cause_read_modify_write_and_aligned_ones_do_not() {
         "32M",
         "--size",
         "16M",
+        "--confirm",
+        &lo.name,
         "--json",
     ]);
     assert!(
@@ -195,6 +199,8 @@ fn small_buffered_writes_cause_read_modify_write_and_aligned_ones_do_not() {
         "64M",
         "--size",
         "16M",
+        "--confirm",
+        &lo.name,
         "--json",
     ]);
     assert!(
@@ -223,6 +229,8 @@ fn dsync_writes_raise_flushes() {
         "dsync",
         "--size",
         "2M",
+        "--confirm",
+        &lo.name,
         "--json",
     ]);
     assert_eq!(code, 0, "{doc}");
@@ -240,6 +248,8 @@ fn dsync_writes_raise_flushes() {
         "64k",
         "--size",
         "8M",
+        "--confirm",
+        &lo.name,
         "--json",
     ]);
     assert!(!findings(&doc).contains(&"flushes".into()), "{doc}");
@@ -262,6 +272,8 @@ fn buffered_writes_without_sync_measure_memory() {
         "buffered",
         "--size",
         "64M",
+        "--confirm",
+        &lo.name,
         "--json",
     ]);
     assert_eq!(code, 0, "{doc}");
@@ -280,6 +292,8 @@ fn buffered_writes_without_sync_measure_memory() {
         "fdatasync",
         "--size",
         "64M",
+        "--confirm",
+        &lo.name,
         "--json",
     ]);
     assert!(!findings(&doc).contains(&"page_cache".into()), "{doc}");

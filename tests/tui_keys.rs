@@ -423,3 +423,55 @@ fn marking_a_lab_device_sets_sync_latency_to_its_block_size() {
     let p = a.tests.iter().find(|p| p.id == "sync-latency").unwrap();
     assert_eq!(p.job.bs, 512);
 }
+
+/// After a write on a device that was blank when it started, the device holds the session's own
+/// data: the next write there starts without the name typed again (the engine, which checks
+/// again, sees data now and would otherwise refuse it).
+#[test]
+fn a_device_written_after_it_was_seen_blank_needs_no_second_confirmation() {
+    let mut a = app("lvm-on-partition");
+    select(&mut a, "sdb");
+    match a.on_key(ch('r')) {
+        Action::Start { spec, .. } => assert_eq!(spec.confirm, None, "blank: no confirmation"),
+        other => panic!("{other:?}"),
+    }
+    // A real (tiny) run on a scratch file stands in for the result of the write on sdb.
+    let dir = tempfile::tempdir().unwrap();
+    let job = blkscope::engine::Job {
+        size: Some(blkscope::engine::job::SizeSpec::Bytes(1 << 20)),
+        ..Default::default()
+    };
+    let spec = blkscope::engine::TargetSpec {
+        path: dir.path().to_str().unwrap().into(),
+        ..Default::default()
+    };
+    let (_, r) = blkscope::engine::run(
+        &SysRoot::default(),
+        &spec,
+        &job,
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        |_| {},
+    )
+    .unwrap();
+    let info = blkscope::engine::TargetInfo {
+        path: "/dev/sdb".into(),
+        kind: "block",
+        device: Some("sdb".into()),
+        size_bytes: 2 << 40,
+        logical_block_size: Some(512),
+        physical_block_size: Some(4096),
+        rotational: Some(true),
+        write_cache: None,
+        scheduler: None,
+        test_file: None,
+        write_safety: blkscope::device::WriteSafety::Clear,
+    };
+    a.on_finished(Ok((info, r)));
+    a.on_key(k(KeyCode::Esc));
+    match a.on_key(ch('r')) {
+        Action::Start { spec, .. } => {
+            assert_eq!(spec.confirm.as_deref(), Some("sdb"), "{spec:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -123,6 +123,9 @@ pub struct Device {
     pub signatures: Vec<Signature>,
     /// Why the signature probe could not read the device, when it could not.
     pub signature_error: Option<String>,
+    /// The blank test: whether the device reads the same byte everywhere blkscope looked. Only
+    /// run where nothing else (a signature, partitions) already says it holds data.
+    pub blank: signatures::Blank,
     /// Depth in the tree (0 for a device that sits on nothing), for lsblk-like display.
     pub depth: usize,
     pub write_safety: WriteSafety,
@@ -280,15 +283,17 @@ pub fn discover(root: &SysRoot, opts: &DiscoverOptions) -> Result<DeviceTree, Er
     // Like lsblk since Linux 4.8: by major:minor.
     order.sort_by_key(|n| raw[n].devno());
     let mut devices = tree_order(&raw, &order);
-    if !opts.skip_signatures {
-        for d in devices.iter_mut() {
-            let wanted = opts
-                .probe_only
-                .as_ref()
-                .is_none_or(|w| *w == d.maj_min || *w == d.name);
-            if wanted {
-                probe_signatures(root, d);
-            }
+    for d in devices.iter_mut() {
+        let wanted = opts
+            .probe_only
+            .as_ref()
+            .is_none_or(|w| *w == d.maj_min || *w == d.name);
+        if opts.skip_signatures {
+            d.blank = signatures::Blank::unknown("not read (--no-signatures)");
+        } else if wanted {
+            probe_signatures(root, d);
+        } else {
+            d.blank = signatures::Blank::unknown("not read (only the target was probed)");
         }
     }
     let mut tree = DeviceTree { devices };
@@ -428,6 +433,7 @@ fn read_device(
         swap,
         signatures: Vec::new(),
         signature_error: None,
+        blank: signatures::Blank::unknown("not read"),
         depth: 0,
         write_safety: WriteSafety::Clear,
         safety_reasons: Vec::new(),
@@ -560,18 +566,36 @@ fn probe_signatures(root: &SysRoot, d: &mut Device) {
         root.dev_node(&d.name)
     };
     if !root.is_live() && !node.exists() {
+        d.blank = signatures::Blank::unknown("no device node in the fixture tree");
         return;
     }
     if d.size_bytes == 0 {
+        d.blank = signatures::Blank::unknown("its size is 0");
         return;
     }
-    match File::open(&node) {
-        Ok(f) => match signatures::probe(&f, d.size_bytes, d.logical_block_size as u32) {
-            Ok(s) => d.signatures = s,
-            Err(e) => d.signature_error = Some(format!("reading {}: {e}", node.display())),
-        },
-        Err(e) => d.signature_error = Some(format!("opening {}: {e}", node.display())),
+    let f = match File::open(&node) {
+        Ok(f) => f,
+        Err(e) => {
+            d.signature_error = Some(format!("opening {}: {e}", node.display()));
+            d.blank = signatures::Blank::unknown(format!("cannot open it: {e}"));
+            return;
+        }
+    };
+    match signatures::probe(&f, d.size_bytes, d.logical_block_size as u32) {
+        Ok(s) => d.signatures = s,
+        Err(e) => {
+            d.signature_error = Some(format!("reading {}: {e}", node.display()));
+            d.blank = signatures::Blank::unknown(format!("cannot read it: {e}"));
+            return;
+        }
     }
+    // A known signature or partitions already say it holds data; otherwise look (5 MiB).
+    d.blank = if !d.signatures.is_empty() || !d.partitions.is_empty() {
+        signatures::Blank::unknown("not needed: it carries a signature or partitions")
+    } else {
+        signatures::scan_blank(&f, d.size_bytes)
+            .unwrap_or_else(|e| signatures::Blank::unknown(format!("cannot read it: {e}")))
+    };
 }
 
 #[cfg(test)]

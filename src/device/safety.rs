@@ -63,10 +63,16 @@ pub enum ReasonCode {
     Partitions,
     PartitionTable,
     Signature,
+    /// Not blank, and no known format: somebody's data all the same.
+    Data,
+    /// Not read, so blkscope cannot tell whether it is blank.
+    Unchecked,
     // notes (do not change the verdict)
     FileTarget,
     ExistingFile,
     ReadDisturbed,
+    /// Blank where blkscope looked (says which byte).
+    Blank,
 }
 
 impl ReasonCode {
@@ -77,8 +83,10 @@ impl ReasonCode {
             Mounted | Swap | Held | ReadOnly | Busy | OpenFailed | Empty => {
                 Some(WriteSafety::Blocked)
             }
-            Partitions | PartitionTable | Signature => Some(WriteSafety::Confirm),
-            FileTarget | ExistingFile | ReadDisturbed => None,
+            Partitions | PartitionTable | Signature | Data | Unchecked => {
+                Some(WriteSafety::Confirm)
+            }
+            FileTarget | ExistingFile | ReadDisturbed | Blank => None,
         }
     }
 
@@ -95,6 +103,9 @@ impl ReasonCode {
             Empty => "EMPTY",
             Partitions | PartitionTable => "PARTS",
             Signature => "SIG",
+            Data => "DATA",
+            Unchecked => "UNREAD",
+            Blank => "BLANK",
             FileTarget | ExistingFile => "FILE",
             ReadDisturbed => "INUSE",
         }
@@ -230,10 +241,20 @@ fn assess_static(root: &SysRoot, tree: &DeviceTree, name: &str) -> Vec<Reason> {
     if let Some(e) = &d.signature_error
         && root.is_live()
     {
-        r.push(Reason::new(
-            OpenFailed,
-            format!("cannot read it to look for signatures ({e}); run as root"),
-        ));
+        if is_root() {
+            r.push(Reason::new(
+                OpenFailed,
+                format!("cannot read it to look for signatures ({e})"),
+            ));
+        } else {
+            r.push(Reason::new(
+                Unchecked,
+                format!(
+                    "not read ({e}): blkscope cannot tell whether it holds data; run it as root \
+                     to look"
+                ),
+            ));
+        }
     }
     if !d.partitions.is_empty() {
         r.push(Reason::new(
@@ -253,6 +274,38 @@ fn assess_static(root: &SysRoot, tree: &DeviceTree, name: &str) -> Vec<Reason> {
             code,
             format!("{} {what} signature at offset {:#x}", s.kind, s.offset),
         ));
+    }
+    // The blank test speaks only where nothing else does: a device in use (blocked) or with a
+    // signature or partitions holds data whatever the test says.
+    let blocked = r
+        .iter()
+        .any(|x| x.code.severity() == Some(WriteSafety::Blocked));
+    if !blocked && d.signatures.is_empty() && d.partitions.is_empty() && d.size_bytes > 0 {
+        use super::signatures::Blank as B;
+        match &d.blank {
+            B::Data { offset } => r.push(Reason::new(
+                Data,
+                format!("not blank: non-zero data at offset {offset:#x}; no known format"),
+            )),
+            B::Blank { byte, bytes_read } => r.push(Reason::new(
+                Blank,
+                format!(
+                    "blank where it was looked at: all {} read (the first and last MiB and 64 \
+                     places between) are {byte:#04x}{}",
+                    crate::units::fmt_size(*bytes_read),
+                    if *byte == 0xff {
+                        " (a fresh flash erase)"
+                    } else {
+                        ""
+                    }
+                ),
+            )),
+            B::Unknown { why } if d.signature_error.is_none() => r.push(Reason::new(
+                Unchecked,
+                format!("blank test not run: {why}; a write test needs --confirm"),
+            )),
+            B::Unknown { .. } => {}
+        }
     }
     r
 }
@@ -404,7 +457,10 @@ pub fn check_tree(
                     ),
                     None => Reason::new(OpenFailed, format!("it cannot be opened: {e}")),
                 };
-                report.reasons.retain(|r| r.code != OpenFailed);
+                // Held by something: what the blank test saw no longer decides anything.
+                report
+                    .reasons
+                    .retain(|r| !matches!(r.code, OpenFailed | Blank | Data | Unchecked));
                 report.reasons.push(reason);
                 sort_reasons(&mut report.reasons);
                 report.write_safety = verdict(&report.reasons);

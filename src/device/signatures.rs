@@ -46,6 +46,104 @@ impl Signature {
     }
 }
 
+/// What the sampled regions of a device hold: the blank test. "I recognise no format" is not
+/// "it is empty": a device is blank only when every byte read is the same (zeros, or 0xff from
+/// a fresh flash erase).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Blank {
+    /// Every byte read (`bytes_read` of them) is `byte`.
+    Blank { byte: u8, bytes_read: u64 },
+    /// Not blank: the first byte that differs from the device's first byte is at `offset`.
+    Data { offset: u64 },
+    /// Not read, and why.
+    Unknown { why: String },
+}
+
+impl Blank {
+    pub fn unknown(why: impl Into<String>) -> Self {
+        Blank::Unknown { why: why.into() }
+    }
+}
+
+/// The blank test reads the first and the last MiB ...
+pub const BLANK_EDGE: u64 = 1 << 20;
+/// ... and this many regions between them, at fixed fractions of the size ...
+pub const BLANK_SAMPLES: u64 = 64;
+/// ... of this many bytes each: 5 MiB in all.
+pub const BLANK_SAMPLE_LEN: u64 = 48 << 10;
+
+/// The (offset, length) regions the blank test reads on a device of `size` bytes, in order,
+/// inside the device, 4 KiB aligned, without overlap.
+pub fn blank_regions(size: u64) -> Vec<(u64, u64)> {
+    let mut v = vec![(0, BLANK_EDGE.min(size))];
+    let inner = BLANK_EDGE..size.saturating_sub(BLANK_EDGE);
+    if inner.end > inner.start {
+        for k in 1..=BLANK_SAMPLES {
+            let at = (size as u128 * k as u128 / (BLANK_SAMPLES + 1) as u128) as u64 & !0xfff;
+            let start = at.max(inner.start);
+            let end = (start + BLANK_SAMPLE_LEN).min(inner.end);
+            if end > start && v.last().is_none_or(|&(o, l)| start >= o + l) {
+                v.push((start, end - start));
+            }
+        }
+    }
+    if size > BLANK_EDGE {
+        let tail = size - BLANK_EDGE.min(size - BLANK_EDGE);
+        let start = tail.max(v.last().map(|&(o, l)| o + l).unwrap_or(0));
+        if size > start {
+            v.push((start, size - start));
+        }
+    }
+    v
+}
+
+/// Reads the blank test's regions of `f` (a device or image of `size` bytes), 64 KiB at a time
+/// so that data near the start ends it early. A region cut short by the end of the file (a
+/// fixture's short image) counts as far as it was read. What it read is dropped from the page
+/// cache again, so a buffered test afterwards finds the device as cold as it was.
+pub fn scan_blank(f: &File, size: u64) -> io::Result<Blank> {
+    let regions = blank_regions(size);
+    let r = scan_regions(f, &regions);
+    for &(off, len) in &regions {
+        let _ = crate::sys::drop_cache_range(f, off, len);
+    }
+    r
+}
+
+fn scan_regions(f: &File, regions: &[(u64, u64)]) -> io::Result<Blank> {
+    let mut first: Option<u8> = None;
+    let mut read = 0u64;
+    for &(off, len) in regions {
+        let mut pos = off;
+        while pos < off + len {
+            let n = (off + len - pos).min(64 << 10) as usize;
+            let buf = read_region(f, pos, n)?;
+            if buf.is_empty() {
+                break;
+            }
+            let b0 = *first.get_or_insert(buf[0]);
+            if let Some(i) = buf.iter().position(|&b| b != b0) {
+                return Ok(Blank::Data {
+                    offset: pos + i as u64,
+                });
+            }
+            read += buf.len() as u64;
+            pos += buf.len() as u64;
+            if buf.len() < n {
+                break;
+            }
+        }
+    }
+    Ok(match first {
+        Some(byte) => Blank::Blank {
+            byte,
+            bytes_read: read,
+        },
+        None => Blank::unknown("nothing could be read from it"),
+    })
+}
+
 /// How much of the start of a device is read: enough for btrfs (64 KiB + 0x40), swap with
 /// 64 KiB pages (0xfff6) and iso9660 (32 KiB + 1).
 const HEAD_LEN: usize = 0x11000;
@@ -96,6 +194,7 @@ pub fn probe(f: &File, size: u64, sector: u32) -> io::Result<Vec<Signature>> {
 
     probe_filesystems(&head, &mut found);
     probe_md(f, &head, size, &mut found)?;
+    probe_tail(f, size, &mut found)?;
     probe_partition_tables(f, &head, size, sector, &mut found)?;
 
     found.sort_by_key(|s| s.offset);
@@ -174,7 +273,84 @@ fn probe_filesystems(head: &[u8], found: &mut Vec<Signature>) {
     if has(head, 0x8001, b"CD001") {
         found.push(Signature::new("iso9660", 0x8001, Usage::Filesystem));
     }
+    // exFAT: OEM name "EXFAT   " at 3 (exfat.c). Its boot sector ends in 0x55AA too.
+    if has(head, 3, b"EXFAT   ") {
+        found.push(Signature::new("exfat", 3, Usage::Filesystem));
+    }
+    // BitLocker: "-FVE-FS-" at 3 (bitlocker.c); the volume header of Windows 7 and later.
+    if has(head, 3, b"-FVE-FS-") {
+        found.push(Signature::new("BitLocker", 3, Usage::Crypto));
+    }
+    // f2fs: superblock at 1 KiB, magic 0xF2F52010 (f2fs.c).
+    if le32(head, 0x400) == Some(0xF2F5_2010) {
+        found.push(Signature::new("f2fs", 0x400, Usage::Filesystem));
+    }
+    // erofs: superblock at 1 KiB, magic 0xE0F5E1E2 (erofs.c).
+    if le32(head, 0x400) == Some(0xE0F5_E1E2) {
+        found.push(Signature::new("erofs", 0x400, Usage::Filesystem));
+    }
+    // squashfs 4 (little endian): "hsqs" at 0 (squashfs.c); version 3 and older, squashfs3.
+    if has(head, 0, b"hsqs") {
+        let kind = if le16(head, 28).is_some_and(|major| major < 4) {
+            "squashfs3"
+        } else {
+            "squashfs"
+        };
+        found.push(Signature::new(kind, 0, Usage::Filesystem));
+    }
+    // jfs: "JFS1" at 32 KiB (jfs.c).
+    if has(head, 0x8000, b"JFS1") {
+        found.push(Signature::new("jfs", 0x8000, Usage::Filesystem));
+    }
+    // reiserfs 3.6 / 3.5 / jr: the magic at 64 KiB + 52 (reiserfs.c).
+    for magic in [&b"ReIsEr2Fs"[..], b"ReIsEr3Fs", b"ReIsErFs"] {
+        if has(head, 0x10034, magic) {
+            found.push(Signature::new("reiserfs", 0x10034, Usage::Filesystem));
+            break;
+        }
+    }
+    // nilfs2: superblock at 1 KiB, magic 0x3434 at +6 (nilfs.c); the backup at the end is
+    // looked for by probe_tail.
+    if le16(head, 0x406) == Some(0x3434) && le32(head, 0x400 + 8).is_some_and(|l| l >= 0x100) {
+        found.push(Signature::new("nilfs2", 0x406, Usage::Filesystem));
+    }
+    // bcache: its uuid magic at 4 KiB + 24 (bcache.c).
+    if has(head, 0x1018, &BCACHE_MAGIC) {
+        found.push(Signature::new("bcache", 0x1018, Usage::Raid));
+    }
+    // bcachefs: the same magic 4 KiB + 24, or its own uuid (bcache.c, bcachefs superblock).
+    if has(head, 0x1018, &BCACHEFS_MAGIC) {
+        found.push(Signature::new("bcachefs", 0x1018, Usage::Filesystem));
+    }
+    // apfs: the container superblock's "NXSB" at 32 (apfs.c).
+    if has(head, 32, b"NXSB") {
+        found.push(Signature::new("apfs", 32, Usage::Filesystem));
+    }
+    // Ceph BlueStore: "bluestore block device" at 0 (bluestore.c).
+    if has(head, 0, b"bluestore block device") {
+        found.push(Signature::new("ceph_bluestore", 0, Usage::Filesystem));
+    }
+    // UDF: a volume recognition sequence at 32 KiB: "BEA01", then "NSR02" or "NSR03" in one of
+    // the next descriptors (2 KiB apart, or one logical block apart) (udf.c).
+    if has(head, 0x8001, b"BEA01") {
+        let nsr = (1..=16usize).flat_map(|k| [0x8000 + k * 0x800, 0x8000 + k * 0x200]);
+        if nsr
+            .into_iter()
+            .any(|o| has(head, o + 1, b"NSR02") || has(head, o + 1, b"NSR03"))
+        {
+            found.push(Signature::new("udf", 0x8001, Usage::Filesystem));
+        }
+    }
 }
+
+/// bcache's superblock magic (bcache.c `BCACHE_SB_MAGIC`).
+const BCACHE_MAGIC: [u8; 16] = [
+    0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f, 0x48, 0xba, 0x6d, 0x81,
+];
+/// bcachefs's own superblock magic (bcache.c `BCACHEFS_SB_MAGIC`).
+const BCACHEFS_MAGIC: [u8; 16] = [
+    0xc6, 0x85, 0x73, 0xf6, 0x66, 0xce, 0x90, 0xa9, 0xd9, 0x6a, 0x60, 0xcf, 0x80, 0x3d, 0xf7, 0xef,
+];
 
 fn be64(buf: &[u8], off: usize) -> Option<u64> {
     at(buf, off, 8).map(|b| u64::from_be_bytes(b.try_into().unwrap_or([0; 8])))
@@ -203,6 +379,20 @@ fn ext_flavour(head: &[u8]) -> &'static str {
 
 /// md RAID superblocks (linux_raid.c): v0.90 in the last 64 KiB-aligned 64 KiB, v1.0 8 KiB
 /// before the 4 KiB-aligned end, v1.1 at 0, v1.2 at 4 KiB. Magic 0xa92b4efc, little endian.
+/// Signatures kept at the end of a device: the nilfs2 backup superblock, in the last 4 KiB
+/// block (nilfs.c `NILFS_SB2_OFFSET_BYTES`), magic 0x3434 at +6.
+fn probe_tail(f: &File, size: u64, found: &mut Vec<Signature>) -> io::Result<()> {
+    if size < 0x2000 {
+        return Ok(());
+    }
+    let sb2 = ((size >> 12) - 1) << 12;
+    let b = read_region(f, sb2, 16)?;
+    if le16(&b, 6) == Some(0x3434) && le32(&b, 8).is_some_and(|l| l >= 0x100) {
+        found.push(Signature::new("nilfs2", sb2 + 6, Usage::Filesystem));
+    }
+    Ok(())
+}
+
 fn probe_md(f: &File, head: &[u8], size: u64, found: &mut Vec<Signature>) -> io::Result<()> {
     const MAGIC: u32 = 0xa92b4efc;
     if size < MD_RESERVED {
@@ -280,9 +470,11 @@ fn probe_partition_tables(
         found.push(Signature::new("PMBR", 0x1FE, Usage::PartitionTable));
         return Ok(());
     }
-    // As libblkid's partitions/dos.c: boot flags must be 0 or 0x80; a FAT or NTFS boot sector
+    // As libblkid's partitions/dos.c: boot flags must be 0 or 0x80; a FAT, NTFS or exFAT boot sector
     // also ends in 0x55AA and is not a partition table; nor is an empty MBR on an LVM PV.
-    let is_boot_sector_fs = found.iter().any(|s| s.kind == "vfat" || s.kind == "ntfs");
+    let is_boot_sector_fs = found
+        .iter()
+        .any(|s| ["vfat", "ntfs", "exfat", "BitLocker"].contains(&s.kind.as_str()));
     let flags_valid = entries.iter().all(|&(flag, _)| flag == 0 || flag == 0x80);
     let empty = entries.iter().all(|&(_, t)| t == 0);
     let lvm = found.iter().any(|s| s.kind == "LVM2_member");

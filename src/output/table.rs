@@ -180,6 +180,7 @@ mod tests {
             swap: false,
             signatures: vec![],
             signature_error: None,
+            blank: crate::device::signatures::Blank::unknown("not read"),
             depth,
             write_safety: WriteSafety::Clear,
             safety_reasons: vec![],

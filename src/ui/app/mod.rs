@@ -172,6 +172,9 @@ pub struct App {
     /// The device names the side panel shows.
     pub watched: Vec<String>,
     pub status: Option<String>,
+    /// Devices this session wrote to after seeing them blank: the data on them is the
+    /// session's own, so later writes need no typed confirmation.
+    pub written_blank: std::collections::BTreeSet<String>,
     pub quit: bool,
 }
 
@@ -221,6 +224,7 @@ impl App {
             diskstats: Vec::new(),
             watched: Vec::new(),
             status: None,
+            written_blank: Default::default(),
             quit: false,
         };
         app.update_watch();
@@ -597,6 +601,29 @@ impl App {
         }
     }
 
+    /// The confirmation to hand the engine: the typed one, or the device's name when this
+    /// session wrote to it after seeing it blank.
+    fn confirmation(&self, typed: Option<String>) -> Option<String> {
+        typed.or_else(|| {
+            self.target()
+                .device
+                .clone()
+                .filter(|d| self.written_blank.contains(d))
+        })
+    }
+
+    /// A write finished on a device that was blank when it started: it now holds this
+    /// session's data.
+    pub(super) fn note_written(&mut self, info: &TargetInfo, wrote: bool) {
+        if wrote
+            && info.kind == "block"
+            && info.write_safety == WriteSafety::Clear
+            && let Some(d) = &info.device
+        {
+            self.written_blank.insert(d.clone());
+        }
+    }
+
     /// What the engine opens: the device, or the scratch directory.
     fn target_path(&self) -> String {
         match &self.target().device {
@@ -629,7 +656,7 @@ impl App {
         Action::StartSuite {
             spec: TargetSpec {
                 path: self.target_path(),
-                confirm,
+                confirm: self.confirmation(confirm),
                 force: false,
             },
             suite: Box::new(suite),
@@ -699,7 +726,7 @@ impl App {
         Action::Start {
             spec: TargetSpec {
                 path,
-                confirm,
+                confirm: self.confirmation(confirm),
                 force: false,
             },
             job: test.job,

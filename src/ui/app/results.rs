@@ -116,6 +116,10 @@ impl App {
         let path = self.command_line_target();
         match outcome {
             Ok(o) => {
+                if let Some(info) = &o.target {
+                    let wrote = o.tests.iter().any(|t| t.job.op.writes());
+                    self.note_written(info, wrote);
+                }
                 let total = o
                     .target
                     .as_ref()
@@ -165,6 +169,9 @@ impl App {
             Err(_) => self.target().size,
         };
         let moved = outcome.as_ref().ok().map(|(_, r)| r.bytes);
+        if let Ok((info, _)) = &outcome {
+            self.note_written(info, run.job.op.writes());
+        }
         let dd = explain::dd_line_for_run(&run.job, &path, total, moved);
         let fio = explain::fio_command(&run.job, &path, total);
         let (info, result, error) = match outcome {

@@ -1,0 +1,201 @@
+//! "I recognise nothing" is not "it is empty": devices that hold data in no known format (random
+//! bytes as plain dm-crypt leaves them, a tar stream, data only in the middle or in the last
+//! MiB) need the name typed back, and a write without it writes nothing. Known formats keep
+//! their own reason; a device of one repeated byte (0xff after a flash erase) is blank.
+
+mod common;
+
+use std::os::unix::fs::FileExt;
+
+use common::*;
+
+const MIB: u64 = 1 << 20;
+
+/// An image of `size` with `patches` (offset, bytes) written into it.
+fn image_with(size: u64, patches: &[(u64, Vec<u8>)]) -> Image {
+    let img = Image::new(size);
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&img.path)
+        .unwrap();
+    for (off, data) in patches {
+        f.write_all_at(data, *off).unwrap();
+    }
+    img
+}
+
+fn random(n: usize) -> Vec<u8> {
+    let mut v = vec![0u8; n];
+    fastrand::fill(&mut v);
+    v
+}
+
+/// Checks that `lo` needs confirmation for `code`, and that a write without it is refused with
+/// exit 3 and reaches the device not at all.
+fn refused_without_confirm(lo: &Loop, code: &str) -> serde_json::Value {
+    settle(&lo.name);
+    let (r, exit) = blkscope_json(&["check", lo.dev(), "--json"]);
+    assert_eq!(
+        (r["write_safety"].as_str(), exit),
+        (Some("confirm"), 3),
+        "{r}"
+    );
+    assert!(reason_codes(&r).contains(&code.to_string()), "{r}");
+    let (_, w0) = diskstats_sectors(&lo.name);
+    let out = blkscope(&["run", lo.dev(), "--size", "1M"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains(&format!("--confirm {}", lo.name)), "{err}");
+    let (_, w1) = diskstats_sectors(&lo.name);
+    assert_eq!(w1, w0, "sectors written without a confirmation");
+    r
+}
+
+fn data_reason(r: &serde_json::Value) -> String {
+    r["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["code"] == "data")
+        .and_then(|x| x["detail"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn random_bytes_as_plain_dm_crypt_leaves_them() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::over(image_with(64 * MIB, &[(0, random(4 << 20))]), None, false);
+    let r = refused_without_confirm(&lo, "data");
+    let d = data_reason(&r);
+    assert!(
+        d.contains("not blank") && d.contains("no known format"),
+        "{d}"
+    );
+}
+
+#[test]
+fn a_tar_stream_on_the_raw_device() {
+    if !require(true, &["losetup", "tar"]) {
+        return;
+    }
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("notes.txt"), b"somebody's notes\n").unwrap();
+    let tar = std::process::Command::new("tar")
+        .args(["-c", "-f", "-", "-C", src.path().to_str().unwrap(), "."])
+        .output()
+        .unwrap();
+    assert!(tar.status.success());
+    let lo = Loop::over(image_with(64 * MIB, &[(0, tar.stdout)]), None, false);
+    refused_without_confirm(&lo, "data");
+}
+
+#[test]
+fn data_only_in_the_middle() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    // 2 MiB of a database file at 30 MiB: more than the distance between two samples.
+    let lo = Loop::over(
+        image_with(64 * MIB, &[(30 * MIB + 4096, random(2 << 20))]),
+        None,
+        false,
+    );
+    let r = refused_without_confirm(&lo, "data");
+    let d = data_reason(&r);
+    assert!(d.contains("offset 0x1"), "the offset is in the middle: {d}");
+}
+
+#[test]
+fn data_only_in_the_last_mib() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::over(
+        image_with(64 * MIB, &[(64 * MIB - 100 * 1024, random(4096))]),
+        None,
+        false,
+    );
+    let r = refused_without_confirm(&lo, "data");
+    let d = data_reason(&r);
+    assert!(
+        d.contains(&format!("{:#x}", 64 * MIB - 100 * 1024)),
+        "names where: {d}"
+    );
+}
+
+#[test]
+fn f2fs_and_squashfs_are_known_formats() {
+    if !require(true, &["losetup", "mkfs.f2fs", "mksquashfs"]) {
+        return;
+    }
+    let img = Image::new(64 * MIB);
+    sh("mkfs.f2fs", &["-q", "-f", img.path_str()]);
+    let lo = Loop::over(img, None, false);
+    let r = refused_without_confirm(&lo, "signature");
+    assert!(r.to_string().contains("f2fs"), "{r}");
+
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("a"), b"a").unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let sq = out.path().join("x.sqfs");
+    sh(
+        "mksquashfs",
+        &[src.path().to_str().unwrap(), sq.to_str().unwrap(), "-quiet"],
+    );
+    // A squashfs image written to the start of a larger device, as `dd` of an installer does.
+    let bytes = std::fs::read(&sq).unwrap();
+    let lo = Loop::over(image_with(64 * MIB, &[(0, bytes)]), None, false);
+    let r = refused_without_confirm(&lo, "signature");
+    assert!(r.to_string().contains("squashfs"), "{r}");
+}
+
+#[test]
+fn erased_flash_of_0xff_is_blank_and_says_so() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::over(
+        image_with(64 * MIB, &[(0, vec![0xff; 64 << 20])]),
+        None,
+        false,
+    );
+    let (r, exit) = blkscope_json(&["check", lo.dev(), "--json"]);
+    assert_eq!(
+        (r["write_safety"].as_str(), exit),
+        (Some("clear"), 0),
+        "{r}"
+    );
+    assert_eq!(reason_codes(&r), ["blank"], "{r}");
+    let d = r["reasons"][0]["detail"].as_str().unwrap();
+    assert!(d.contains("0xff") && d.contains("flash erase"), "{d}");
+}
+
+#[test]
+fn list_reports_the_blank_test() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let blank = Loop::new(16 * MIB, None, false);
+    let data = Loop::over(
+        image_with(16 * MIB, &[(8 * MIB, random(MIB as usize))]),
+        None,
+        false,
+    );
+    let (list, code) = blkscope_json(&["list", "--json"]);
+    assert_eq!(code, 0);
+    let b = device(&list, &blank.name);
+    assert_eq!(b["blank"]["state"], "blank", "{b}");
+    assert_eq!(b["blank"]["byte"], 0, "{b}");
+    assert_eq!(b["write_safety"], "clear", "{b}");
+    let d = device(&list, &data.name);
+    assert_eq!(d["blank"]["state"], "data", "{d}");
+    assert_eq!(d["write_safety"], "confirm", "{d}");
+    // Without reading device nodes the blank test cannot run: unknown, and not clear.
+    let (list, _) = blkscope_json(&["list", "--json", "--no-signatures"]);
+    let b = device(&list, &blank.name);
+    assert_eq!(b["blank"]["state"], "unknown", "{b}");
+    assert_eq!(b["write_safety"], "confirm", "{b}");
+}
