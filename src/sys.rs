@@ -129,6 +129,22 @@ pub fn preallocate(file: &File, len: u64) -> io::Result<()> {
     }
 }
 
+/// Bytes an unprivileged user may still write on the file system holding `path`
+/// (statvfs: f_bavail x f_frsize).
+pub fn fs_available(path: &Path) -> io::Result<u64> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
+    // SAFETY: c is a valid NUL-terminated path; st is writable memory of the right size.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: statvfs succeeded and filled the struct.
+    let st = unsafe { st.assume_init() };
+    Ok(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
 /// The O_DIRECT alignment the kernel reports for a file (statx STATX_DIOALIGN, Linux 6.1+):
 /// (memory alignment, offset alignment). `None` when the kernel or file system does not say.
 pub fn dio_alignment(path: &Path) -> Option<(u32, u32)> {

@@ -53,6 +53,15 @@ impl SysRoot {
         self.root.join("proc").join(rel)
     }
 
+    /// MemAvailable from `<root>/proc/meminfo`, in bytes: what can be allocated without
+    /// swapping. None when it cannot be read.
+    pub fn mem_available(&self) -> Option<u64> {
+        let text = fs::read_to_string(self.proc("meminfo")).ok()?;
+        let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb.saturating_mul(1024))
+    }
+
     /// Where the node of a device named `name` is read for signature probing: `/dev/NAME` on the
     /// live system, `<root>/dev/NAME` (an image file, if the fixture has one) otherwise.
     pub fn dev_node(&self, name: &str) -> PathBuf {

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::engine::job::{SizeSpec, parse_duration, parse_size, parse_size_or_percent};
+use crate::engine::job::{
+    SizeSpec, parse_duration, parse_interval, parse_size, parse_size_or_percent,
+};
 use crate::engine::{Data, EngineKind, Job, Mode, Op};
 
 #[derive(Debug, Parser)]
@@ -71,7 +73,7 @@ pub enum Command {
         /// Devices by name (sda) or path (/dev/sda); none means every whole device.
         devices: Vec<String>,
         /// Time between reports (e.g. 1s, 500ms).
-        #[arg(long, default_value = "1s", value_parser = parse_duration)]
+        #[arg(long, default_value = "1s", value_parser = parse_interval)]
         interval: std::time::Duration,
         /// Stop after N reports (default: until Ctrl-C).
         #[arg(long)]
@@ -94,7 +96,8 @@ pub enum Command {
     Suite {
         name: String,
         target: String,
-        #[arg(long)]
+        /// Runs of each test, 1 to 100 (default: the suite's own).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
         repeat: Option<u32>,
         #[arg(long, value_name = "NAME")]
         confirm: Option<String>,
@@ -196,10 +199,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub sqpoll: bool,
     /// Interval between live samples (--ndjson).
-    #[arg(long, default_value = "100ms", value_parser = parse_duration)]
+    #[arg(long, default_value = "100ms", value_parser = parse_interval)]
     pub interval: std::time::Duration,
-    /// Run the test N times and report min/median/max.
-    #[arg(long, default_value_t = 1)]
+    /// Run the test N times (1 to 1000) and report min/median/max.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
     /// The device name, typed back, to allow a write on a device that carries data.
     #[arg(long, value_name = "NAME")]

@@ -334,6 +334,12 @@ enum Resolved {
 }
 
 fn resolve(root: &SysRoot, target: &str) -> Result<Resolved, Error> {
+    if target.trim().is_empty() {
+        return Err(Error::Usage(
+            "the target is empty: name a block device (e.g. /dev/sdb), a directory or a file"
+                .into(),
+        ));
+    }
     let p = Path::new(target);
     if !root.is_live() {
         let name = target.strip_prefix("/dev/").unwrap_or(target);

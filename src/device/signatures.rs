@@ -595,4 +595,53 @@ mod tests {
         let f = image(1 << 20, &[(0x1BE, &bad), (0x1FE, &[0x55, 0xAA])]);
         assert!(kinds(&f, 1 << 20).is_empty());
     }
+
+    #[test]
+    fn formats_known_by_their_magic_only() {
+        let cases: [(&str, usize, &[u8]); 4] = [
+            ("BitLocker", 3, b"-FVE-FS-"),
+            ("apfs", 32, b"NXSB"),
+            ("ceph_bluestore", 0, b"bluestore block device"),
+            ("bcachefs", 0x1018, &BCACHEFS_MAGIC),
+        ];
+        for (kind, off, magic) in cases {
+            let f = image(1 << 20, &[(off, magic)]);
+            let k = kinds(&f, 1 << 20);
+            assert!(
+                k.iter().any(|(t, o)| t == kind && *o == off as u64),
+                "{kind}: {k:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn blank_regions_cover_both_ends_and_64_places_within_5_mib() {
+        let size = 500u64 << 30;
+        let r = blank_regions(size);
+        assert_eq!(r.first(), Some(&(0, BLANK_EDGE)));
+        assert_eq!(r.last(), Some(&(size - BLANK_EDGE, BLANK_EDGE)));
+        assert_eq!(r.len(), 2 + BLANK_SAMPLES as usize);
+        let total: u64 = r.iter().map(|x| x.1).sum();
+        assert_eq!(total, 5 << 20);
+        for w in r.windows(2) {
+            assert!(w[0].0 + w[0].1 <= w[1].0, "in order, no overlap: {w:?}");
+        }
+        // A device smaller than the two ends is read once, whole.
+        assert_eq!(blank_regions(300 << 10), [(0, 300 << 10)]);
+        assert_eq!(blank_regions(0), [(0, 0)]);
+    }
+
+    #[test]
+    fn blank_scan_says_which_byte_and_where_data_starts() {
+        let f = image(4 << 20, &[]);
+        assert!(matches!(
+            scan_blank(&f, 4 << 20).unwrap(),
+            Blank::Blank { byte: 0, .. }
+        ));
+        let f = image(4 << 20, &[(3 << 20, b"x")]);
+        assert_eq!(
+            scan_blank(&f, 4 << 20).unwrap(),
+            Blank::Data { offset: 3 << 20 }
+        );
+    }
 }

@@ -312,7 +312,22 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if !(secs.is_finite() && secs >= 0.0) {
         return Err(format!("'{s}' is not a duration"));
     }
+    // A year is longer than any test; far beyond it, Duration would overflow.
+    if secs > 366.0 * 86400.0 {
+        return Err(format!("'{s}' is too long: use at most a year (8784h)"));
+    }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// A sampling interval: a duration of at least 1 ms (0 would sample in a busy loop).
+pub fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d < Duration::from_millis(1) {
+        return Err(format!(
+            "'{s}' is too short for an interval: use at least 1ms (e.g. 100ms or 1s)"
+        ));
+    }
+    Ok(d)
 }
 
 /// Without --size or --runtime a job covers this much (or the whole target if smaller).
@@ -359,6 +374,13 @@ impl Job {
 
     /// Checks the job against the target before anything is opened. Returns every problem.
     pub fn validate(&self, t: &TargetFacts) -> Result<Plan, Vec<Invalid>> {
+        if t.is_block && t.size == 0 {
+            return Err(vec![Invalid(
+                "the device has nothing to test: its size is 0 (an unattached loop device, an \
+                 unconfigured zram, or no medium)"
+                    .into(),
+            )]);
+        }
         let mut errs = Vec::new();
         let mut bad = |s: String| errs.push(Invalid(s));
         if self.bs == 0 {
@@ -443,6 +465,57 @@ impl Job {
         } else {
             Err(errs)
         }
+    }
+
+    /// Bytes of I/O buffers the job allocates: bs for each I/O in flight (io_uring: iodepth per
+    /// job; pread/pwrite: one per job), for every job.
+    pub fn buffer_bytes(&self) -> u64 {
+        let depth = match self.engine {
+            EngineKind::Uring => self.iodepth.max(1) as u64,
+            EngineKind::Psync => 1,
+        };
+        self.bs
+            .saturating_mul(depth)
+            .saturating_mul(self.jobs.max(1) as u64)
+    }
+
+    /// Checks the buffers against the memory available (`MemAvailable`) before anything is
+    /// allocated: at most half of it, so that a typo (`--bs 1G --iodepth 64`) cannot push the
+    /// machine into the OOM killer. Says how much it needs and what fits.
+    pub fn check_memory(&self, mem_available: u64) -> Result<(), Invalid> {
+        let need = self.buffer_bytes();
+        let budget = mem_available / 2;
+        if need <= budget {
+            return Ok(());
+        }
+        let per_io = self.bs.max(1);
+        let depth = match self.engine {
+            EngineKind::Uring => self.iodepth.max(1) as u64,
+            EngineKind::Psync => 1,
+        };
+        let jobs = self.jobs.max(1) as u64;
+        let fit_depth = budget / per_io / jobs;
+        let fit_bs = budget / depth / jobs;
+        let mut fixes = Vec::new();
+        if fit_depth >= 1 && depth > 1 {
+            fixes.push(format!("--iodepth {}", fit_depth.min(4096)));
+        }
+        if fit_bs >= 4096 {
+            let bs = 1u64 << (63 - (fit_bs.leading_zeros() as u64));
+            fixes.push(format!("--bs {}", crate::units::fmt_size(bs)));
+        }
+        let fix = if fixes.is_empty() {
+            "use a smaller --bs, --iodepth or --jobs".to_string()
+        } else {
+            format!("use {}", fixes.join(" or "))
+        };
+        Err(Invalid(format!(
+            "bs {} x iodepth {depth} x {jobs} job(s) needs {} of I/O buffers, more than half of \
+             the {} of memory available: {fix}",
+            crate::units::fmt_size(self.bs),
+            crate::units::fmt_size(need),
+            crate::units::fmt_size(mem_available),
+        )))
     }
 
     /// A short name such as `seq write 1M QD1 x1 direct`.

@@ -101,7 +101,7 @@ pub fn run(
     cancel: Arc<AtomicBool>,
     mut on_sample: impl FnMut(&Sample),
 ) -> Result<(TargetInfo, RunResult), RunError> {
-    let target = target::open(root, spec, job)?;
+    let target = target::open(root, spec, job, &cancel)?;
     if job.mode == Mode::Nocache || job.drop_cache_first {
         let _ = crate::sys::drop_cache(&target.file);
     }

@@ -6,7 +6,7 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use serde::Serialize;
 
@@ -59,7 +59,27 @@ pub struct OpenTarget {
     pub watch: Vec<String>,
     /// How many of `watch` (from the start) are the device and what it is built on.
     pub below_count: usize,
-    remove_on_drop: Option<PathBuf>,
+    remove_on_drop: Option<ScratchFile>,
+}
+
+/// The test's own file: removed on drop only if its path still names the inode blkscope
+/// created (in a shared directory somebody may have put something else there meanwhile).
+struct ScratchFile {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+}
+
+impl ScratchFile {
+    fn remove(&self) {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = std::fs::symlink_metadata(&self.path)
+            && m.dev() == self.dev
+            && m.ino() == self.ino
+        {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// The watch list for the device named `name`.
@@ -88,8 +108,8 @@ fn watch_for_file(root: &SysRoot, path: &Path) -> (Vec<String>, usize, Option<St
 
 impl Drop for OpenTarget {
     fn drop(&mut self) {
-        if let Some(p) = self.remove_on_drop.take() {
-            let _ = std::fs::remove_file(p);
+        if let Some(f) = self.remove_on_drop.take() {
+            f.remove();
         }
     }
 }
@@ -157,8 +177,26 @@ fn open_err(path: &Path, e: std::io::Error) -> RunError {
     }
 }
 
-/// Checks and opens the target of `job`.
-pub fn open(root: &SysRoot, spec: &TargetSpec, job: &Job) -> Result<OpenTarget, RunError> {
+/// Checks and opens the target of `job`. What the user can get wrong is refused before
+/// anything is read, allocated or created: an empty target, buffers larger than the memory
+/// available, a scratch file larger than the free space.
+/// `cancel` (Ctrl-C, SIGTERM, SIGHUP) is heard during the slow parts of setting up too (laying
+/// out a scratch file for a read test); the scratch file is then removed.
+pub fn open(
+    root: &SysRoot,
+    spec: &TargetSpec,
+    job: &Job,
+    cancel: &AtomicBool,
+) -> Result<OpenTarget, RunError> {
+    if spec.path.trim().is_empty() {
+        return Err(RunError::Invalid(vec![
+            "the target is empty: name a block device (e.g. /dev/sdb), a directory or a file"
+                .into(),
+        ]));
+    }
+    if let Some(avail) = root.mem_available() {
+        job.check_memory(avail).map_err(|e| invalid(vec![e]))?;
+    }
     let (report, tree) = safety::check_tree(root, &spec.path)?;
     let writes = job.op.writes();
     let flags = job.mode.open_flags();
@@ -167,7 +205,7 @@ pub fn open(root: &SysRoot, spec: &TargetSpec, job: &Job) -> Result<OpenTarget, 
     }
     let path = Path::new(&spec.path);
     if path.is_dir() {
-        open_dir_file(root, path, job, writes, flags, report.write_safety)
+        open_dir_file(root, path, job, writes, flags, report.write_safety, cancel)
     } else {
         open_named_file(root, path, spec, job, writes, flags, report.write_safety)
     }
@@ -257,22 +295,49 @@ fn open_dir_file(
     writes: bool,
     flags: i32,
     safety: WriteSafety,
+    cancel: &AtomicBool,
 ) -> Result<OpenTarget, RunError> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
     let size = job
         .size
         .map(|s| s.resolve(DEFAULT_FILE_SIZE))
         .unwrap_or(DEFAULT_FILE_SIZE)
-        + job.offset;
+        .saturating_add(job.offset);
+    // Stale files of killed runs go first (their space counts), then the new one must fit
+    // with room to spare: a typo must not fill the file system under somebody's database.
+    remove_stale_scratch_files(dir);
+    if let Ok(free) = sys::fs_available(dir) {
+        let spare = (free / 10).max(64 << 20);
+        if size > free.saturating_sub(spare) {
+            return Err(RunError::Invalid(vec![format!(
+                "a {} scratch file does not fit in {}: {} free there, and blkscope leaves at \
+                 least 10% (and 64M) of it; use --size {} or less, or another directory",
+                crate::units::fmt_size(size),
+                dir.display(),
+                crate::units::fmt_size(free),
+                crate::units::fmt_size(free.saturating_sub(spare).saturating_sub(job.offset)),
+            )]));
+        }
+    }
     let n = FILE_COUNTER.fetch_add(1, Ordering::Relaxed);
     let path = scratch_path(dir, n);
+    // O_CREAT|O_EXCL (create_new) never follows a symlink planted at the path.
     let created = OpenOptions::new()
         .read(true)
         .write(true)
         .create_new(true)
+        .mode(0o600)
         .custom_flags(libc::O_CLOEXEC)
         .open(&path)
         .map_err(|e| open_err(&path, e))?;
-    // From here on the file is removed on every exit path.
+    let meta = created.metadata().map_err(|e| open_err(&path, e))?;
+    let scratch = ScratchFile {
+        path: path.clone(),
+        dev: meta.dev(),
+        ino: meta.ino(),
+    };
+    // From here on the file is removed on every exit path (if it is still ours).
     let mut guard = OpenTarget {
         file: created,
         info: TargetInfo {
@@ -294,7 +359,7 @@ fn open_dir_file(
         },
         watch: Vec::new(),
         below_count: 0,
-        remove_on_drop: Some(path.clone()),
+        remove_on_drop: Some(scratch),
     };
     let facts = TargetFacts {
         size,
@@ -302,20 +367,43 @@ fn open_dir_file(
         is_block: false,
     };
     guard.plan = job.validate(&facts).map_err(invalid)?;
+    debug_pause_after_create(cancel);
     sys::preallocate(&guard.file, size).map_err(|e| open_err(&path, e))?;
     if !writes {
         // A read test needs data that is really on disk: lay the file out (untimed), as fio
         // does, then drop it from the cache.
-        lay_out(&guard.file, size, job.data).map_err(|e| open_err(&path, e))?;
+        lay_out(&guard.file, size, job.data, cancel).map_err(|e| open_err(&path, e))?;
         guard.file.sync_all().map_err(|e| open_err(&path, e))?;
         let _ = sys::drop_cache(&guard.file);
     }
-    guard.file = OpenOptions::new()
+    // Reopen with the test's flags (O_DIRECT, O_DSYNC) through the descriptor, never by path:
+    // between the create and now the path may have been swapped for a symlink to a disk.
+    let fd_path = PathBuf::from(format!("/proc/self/fd/{}", guard.file.as_raw_fd()));
+    let reopened = OpenOptions::new()
         .read(true)
         .write(writes)
         .custom_flags(flags | libc::O_CLOEXEC)
-        .open(&path)
-        .map_err(|e| open_err(&path, e))?;
+        .open(&fd_path)
+        .map_err(|e| {
+            open_err(
+                &path,
+                std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "reopening it through {} ({e}); is /proc mounted?",
+                        fd_path.display()
+                    ),
+                ),
+            )
+        })?;
+    let m = reopened.metadata().map_err(|e| open_err(&path, e))?;
+    if (m.dev(), m.ino()) != (meta.dev(), meta.ino()) {
+        return Err(open_err(
+            &path,
+            std::io::Error::other("the reopened file is not the one blkscope created"),
+        ));
+    }
+    guard.file = reopened;
     let (watch, below, dev) = watch_for_file(root, &path);
     guard.watch = watch;
     guard.below_count = below;
@@ -323,12 +411,35 @@ fn open_dir_file(
     Ok(guard)
 }
 
-fn lay_out(f: &File, size: u64, data: Data) -> std::io::Result<()> {
+/// Debug builds only: `BLKSCOPE_DEBUG_SCRATCH_PAUSE_MS` waits after the scratch file is created
+/// (or until cancelled), so a test can swap its path for a symlink, or send a signal, at that
+/// moment.
+#[cfg_attr(not(debug_assertions), allow(unused_variables))]
+fn debug_pause_after_create(cancel: &AtomicBool) {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("BLKSCOPE_DEBUG_SCRATCH_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+        while std::time::Instant::now() < until && !cancel.load(Ordering::Relaxed) {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
+fn lay_out(f: &File, size: u64, data: Data, cancel: &AtomicBool) -> std::io::Result<()> {
     let chunk = 1 << 20;
     let mut buf = vec![0u8; chunk];
     let mut rng = fastrand::Rng::with_seed(0x5eed);
     let mut off = 0u64;
     while off < size {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "cancelled while laying out the file",
+            ));
+        }
         let n = chunk.min((size - off) as usize);
         if data == Data::Random {
             rng.fill(&mut buf[..n]);

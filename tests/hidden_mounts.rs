@@ -1,0 +1,166 @@
+//! Safety does not lean on mountinfo alone: a mount made in another mount namespace, or outside
+//! a chroot, is invisible in /proc/self/mountinfo, and O_EXCL (EBUSY) has the last word.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use common::*;
+
+const MIB: u64 = 1 << 20;
+
+/// A shell in its own mount namespace that mounted `dev` and waits; killed on drop (the kernel
+/// then unmounts with the namespace).
+struct HiddenMount(Child, PathBuf);
+
+impl HiddenMount {
+    fn new(dev: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let mut child = Command::new("unshare")
+            .env("PATH", path_with_sbin())
+            .args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(format!(
+                "mount {dev} {d} && echo mounted && exec sleep 60",
+                d = dir.display()
+            ))
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "mounted", "mount in a new namespace");
+        // The directory stays until the namespace is gone: removing a mount point here would
+        // detach the mount there.
+        Self(child, dir)
+    }
+}
+
+impl Drop for HiddenMount {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+        let _ = std::fs::remove_dir(&self.1);
+    }
+}
+
+#[test]
+fn a_mount_in_another_namespace_is_refused_by_o_excl() {
+    if !require(true, &["losetup", "mkfs.ext4", "unshare", "mount"]) {
+        return;
+    }
+    let lo = Loop::new(32 * MIB, None, false);
+    sh("mkfs.ext4", &["-q", "-F", lo.dev()]);
+    let _m = HiddenMount::new(lo.dev());
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(
+        !mountinfo.contains(&format!("/dev/{}", lo.name)),
+        "the mount is invisible here"
+    );
+    let (r, code) = blkscope_json(&["check", lo.dev(), "--json"]);
+    assert_eq!(
+        (r["write_safety"].as_str(), code),
+        (Some("blocked"), 4),
+        "{r}"
+    );
+    assert!(reason_codes(&r).contains(&"busy".to_string()), "{r}");
+    let (_, w0) = diskstats_sectors(&lo.name);
+    let out = blkscope(&["run", lo.dev(), "--size", "1M", "--confirm", &lo.name]);
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert_eq!(diskstats_sectors(&lo.name).1, w0, "nothing written");
+}
+
+/// A chroot holding the blkscope binary and the libraries it links, with /proc, /sys and /dev
+/// mounted: everything is unmounted and removed on drop.
+struct Chroot {
+    dir: tempfile::TempDir,
+    mounts: Vec<PathBuf>,
+}
+
+impl Chroot {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = PathBuf::from(env!("CARGO_BIN_EXE_blkscope"));
+        let mut files = vec![bin.clone()];
+        let ldd = Command::new("ldd").arg(&bin).output().unwrap();
+        for l in String::from_utf8_lossy(&ldd.stdout).lines() {
+            if let Some(p) = l.split_whitespace().find(|w| w.starts_with('/')) {
+                files.push(PathBuf::from(p));
+            }
+        }
+        for f in &files {
+            let to = if *f == bin {
+                dir.path().join("blkscope")
+            } else {
+                dir.path().join(f.strip_prefix("/").unwrap())
+            };
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(f, &to).unwrap();
+        }
+        let mut c = Self {
+            dir,
+            mounts: Vec::new(),
+        };
+        for (what, fstype, at) in [
+            ("proc", "proc", "proc"),
+            ("sysfs", "sysfs", "sys"),
+            ("devtmpfs", "devtmpfs", "dev"),
+        ] {
+            let p = c.dir.path().join(at);
+            std::fs::create_dir_all(&p).unwrap();
+            sh("mount", &["-t", fstype, what, p.to_str().unwrap()]);
+            c.mounts.push(p);
+        }
+        c
+    }
+
+    fn blkscope(&self, args: &[&str]) -> std::process::Output {
+        Command::new("chroot")
+            .env("PATH", path_with_sbin())
+            .env("HOME", "/")
+            .arg(self.dir.path())
+            .arg("/blkscope")
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for Chroot {
+    fn drop(&mut self) {
+        for m in self.mounts.iter().rev() {
+            umount(m);
+        }
+    }
+}
+
+#[test]
+fn a_mount_outside_a_chroot_is_refused_by_o_excl() {
+    if !require(true, &["losetup", "mkfs.ext4", "mount", "chroot", "ldd"]) {
+        return;
+    }
+    let lo = Loop::new(32 * MIB, None, false);
+    sh("mkfs.ext4", &["-q", "-F", lo.dev()]);
+    let _m = Mount::new(lo.dev());
+    let c = Chroot::new();
+    // Inside the chroot the mount (outside its root) is not in mountinfo ...
+    let mi = std::fs::read_to_string(c.dir.path().join("proc/self/mountinfo")).unwrap();
+    assert!(!mi.is_empty());
+    let out = c.blkscope(&["check", &format!("/dev/{}", lo.name), "--json"]);
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(r["write_safety"], "blocked", "{r}");
+    // ... so what refuses the write is O_EXCL (and, seen from inside, not `mounted`).
+    let codes = reason_codes(&r);
+    assert!(codes.contains(&"busy".to_string()), "{r}");
+    assert!(
+        !codes.contains(&"mounted".to_string()),
+        "mountinfo cannot see it: {r}"
+    );
+    let out = c.blkscope(&["run", &format!("/dev/{}", lo.name), "--size", "1M"]);
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert!(Path::new(lo.dev()).exists());
+}
