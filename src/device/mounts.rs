@@ -31,6 +31,17 @@ impl MountTable {
                 path: path.clone(),
                 detail: e.to_string(),
             })?;
+        Ok(Self::from_infos(infos))
+    }
+
+    /// Parses mountinfo text.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        MountInfos::from_buf_read(text.as_bytes())
+            .map(Self::from_infos)
+            .map_err(|e| e.to_string())
+    }
+
+    fn from_infos(infos: MountInfos) -> Self {
         let mut by_devno: HashMap<String, Vec<String>> = HashMap::new();
         for mi in infos {
             let target = unescape_octal(&mi.mount_point.to_string_lossy());
@@ -39,7 +50,7 @@ impl MountTable {
                 list.push(target);
             }
         }
-        Ok(Self { by_devno })
+        Self { by_devno }
     }
 
     pub fn mountpoints(&self, maj_min: &str) -> &[String] {
