@@ -142,7 +142,7 @@ proptest! {
         let mut end = 0;
         let mut total = 0;
         for (o, l) in r {
-            prop_assert!(o >= end && o + l <= size.max(0), "{} {} in {}", o, l, size);
+            prop_assert!(o >= end && o + l <= size, "{} {} in {}", o, l, size);
             end = o + l;
             total += l;
         }
