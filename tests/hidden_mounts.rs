@@ -73,70 +73,6 @@ fn a_mount_in_another_namespace_is_refused_by_o_excl() {
     assert_eq!(diskstats_sectors(&lo.name).1, w0, "nothing written");
 }
 
-/// A chroot holding the blkscope binary and the libraries it links, with /proc, /sys and /dev
-/// mounted: everything is unmounted and removed on drop.
-struct Chroot {
-    dir: tempfile::TempDir,
-    mounts: Vec<PathBuf>,
-}
-
-impl Chroot {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let bin = PathBuf::from(env!("CARGO_BIN_EXE_blkscope"));
-        let mut files = vec![bin.clone()];
-        let ldd = Command::new("ldd").arg(&bin).output().unwrap();
-        for l in String::from_utf8_lossy(&ldd.stdout).lines() {
-            if let Some(p) = l.split_whitespace().find(|w| w.starts_with('/')) {
-                files.push(PathBuf::from(p));
-            }
-        }
-        for f in &files {
-            let to = if *f == bin {
-                dir.path().join("blkscope")
-            } else {
-                dir.path().join(f.strip_prefix("/").unwrap())
-            };
-            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-            std::fs::copy(f, &to).unwrap();
-        }
-        let mut c = Self {
-            dir,
-            mounts: Vec::new(),
-        };
-        for (what, fstype, at) in [
-            ("proc", "proc", "proc"),
-            ("sysfs", "sysfs", "sys"),
-            ("devtmpfs", "devtmpfs", "dev"),
-        ] {
-            let p = c.dir.path().join(at);
-            std::fs::create_dir_all(&p).unwrap();
-            sh("mount", &["-t", fstype, what, p.to_str().unwrap()]);
-            c.mounts.push(p);
-        }
-        c
-    }
-
-    fn blkscope(&self, args: &[&str]) -> std::process::Output {
-        Command::new("chroot")
-            .env("PATH", path_with_sbin())
-            .env("HOME", "/")
-            .arg(self.dir.path())
-            .arg("/blkscope")
-            .args(args)
-            .output()
-            .unwrap()
-    }
-}
-
-impl Drop for Chroot {
-    fn drop(&mut self) {
-        for m in self.mounts.iter().rev() {
-            umount(m);
-        }
-    }
-}
-
 #[test]
 fn a_mount_outside_a_chroot_is_refused_by_o_excl() {
     if !require(true, &["losetup", "mkfs.ext4", "mount", "chroot", "ldd"]) {
@@ -145,7 +81,7 @@ fn a_mount_outside_a_chroot_is_refused_by_o_excl() {
     let lo = Loop::new(32 * MIB, None, false);
     sh("mkfs.ext4", &["-q", "-F", lo.dev()]);
     let _m = Mount::new(lo.dev());
-    let c = Chroot::new();
+    let c = Chroot::new(Path::new(env!("CARGO_BIN_EXE_blkscope")), true);
     // Inside the chroot the mount (outside its root) is not in mountinfo ...
     let mi = std::fs::read_to_string(c.dir.path().join("proc/self/mountinfo")).unwrap();
     assert!(!mi.is_empty());

@@ -10,14 +10,40 @@ use crate::engine::job::{
 };
 use crate::engine::{Data, EngineKind, Job, Mode, Op};
 
+/// `0.1.0 (commit 1a2b3c4d5e6f)`: the version and the commit it was built from.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("BLKSCOPE_COMMIT"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "blkscope",
-    version,
+    version = VERSION,
     about = "Test and watch Linux block devices honestly",
-    long_about = "Test and watch Linux block devices honestly: every device with the properties \
-                  that decide how to test it, a safety check before any write, and (in later \
-                  versions) io_uring tests with live iostat -x figures."
+    long_about = "Test and watch Linux block devices honestly.\n\n\
+                  Without a subcommand blkscope opens its terminal UI: every block device with \
+                  the properties that decide how to test it and a write-safety verdict, the \
+                  built-in tests and the articles' suites, live throughput and latency beside \
+                  /proc/diskstats in iostat -x terms, and results with the matching dd and fio \
+                  command lines. Everything it does is also a headless command with JSON \
+                  output.\n\n\
+                  A write test never runs on a device that is mounted, used as swap or held \
+                  (dm/md/LVM), needs the device's name typed back unless blkscope has seen it \
+                  is blank, and holds the device open with O_EXCL while it runs. Reads are \
+                  always allowed.",
+    after_long_help = "Exit status: 0 done (or clear), 1 failed at run time or cancelled, 2 a \
+                       usage error (nothing was written), 3 a confirmation is missing (check: \
+                       confirm), 4 the write was refused (check: blocked).\n\n\
+                       Environment: NO_COLOR turns colour off in the TUI; \
+                       BLKSCOPE_DISABLE_URING=1 uses pread/pwrite instead of io_uring; \
+                       XDG_DATA_HOME and XDG_CONFIG_HOME place saved runs and user suites.\n\n\
+                       Files: $XDG_DATA_HOME/blkscope/runs/*.json (saved runs, default \
+                       ~/.local/share), $XDG_CONFIG_HOME/blkscope/suites/*.toml (your suites, \
+                       default ~/.config), /run/blkscope (the lab's state, for cleanup after a \
+                       crash)."
 )]
 pub struct Cli {
     /// Read sysfs and procfs under this directory instead of / (for fixture trees and chroots).
@@ -150,6 +176,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print the shell completion script for SHELL (bash, zsh, fish, elvish or powershell).
+    ///
+    /// bash: `blkscope completions bash > /etc/bash_completion.d/blkscope`;
+    /// zsh: into a directory on $fpath as `_blkscope`; fish: `~/.config/fish/completions/`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `blkscope man | man -l -`.
+    Man,
 }
 
 #[derive(Debug, clap::Args)]

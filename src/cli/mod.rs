@@ -78,6 +78,8 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             };
             commands::lab::run(&root, &a, &mut out)
         }
+        Some(Command::Completions { shell }) => commands::man::completions(shell, &mut out),
+        Some(Command::Man) => commands::man::man(&mut out),
         Some(Command::Stat {
             devices,
             interval,

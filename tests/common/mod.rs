@@ -472,3 +472,70 @@ pub fn settle(name: &str) {
         last = now;
     }
 }
+
+/// A chroot holding a blkscope binary as /blkscope (and, with `libs`, the shared libraries it
+/// links), an empty /tmp, and /proc, /sys and /dev mounted: all unmounted and removed on drop.
+pub struct Chroot {
+    pub dir: tempfile::TempDir,
+    mounts: Vec<PathBuf>,
+}
+
+impl Chroot {
+    pub fn new(bin: &Path, libs: bool) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = bin.to_path_buf();
+        let mut files = vec![bin.clone()];
+        if libs {
+            let ldd = Command::new("ldd").arg(&bin).output().unwrap();
+            for l in String::from_utf8_lossy(&ldd.stdout).lines() {
+                if let Some(p) = l.split_whitespace().find(|w| w.starts_with('/')) {
+                    files.push(PathBuf::from(p));
+                }
+            }
+        }
+        std::fs::create_dir_all(dir.path().join("tmp")).unwrap();
+        for f in &files {
+            let to = if *f == bin {
+                dir.path().join("blkscope")
+            } else {
+                dir.path().join(f.strip_prefix("/").unwrap())
+            };
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(f, &to).unwrap();
+        }
+        let mut c = Self {
+            dir,
+            mounts: Vec::new(),
+        };
+        for (what, fstype, at) in [
+            ("proc", "proc", "proc"),
+            ("sysfs", "sysfs", "sys"),
+            ("devtmpfs", "devtmpfs", "dev"),
+        ] {
+            let p = c.dir.path().join(at);
+            std::fs::create_dir_all(&p).unwrap();
+            sh("mount", &["-t", fstype, what, p.to_str().unwrap()]);
+            c.mounts.push(p);
+        }
+        c
+    }
+
+    pub fn blkscope(&self, args: &[&str]) -> std::process::Output {
+        Command::new("chroot")
+            .env("PATH", path_with_sbin())
+            .env("HOME", "/")
+            .arg(self.dir.path())
+            .arg("/blkscope")
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for Chroot {
+    fn drop(&mut self) {
+        for m in self.mounts.iter().rev() {
+            umount(m);
+        }
+    }
+}

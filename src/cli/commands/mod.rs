@@ -5,6 +5,7 @@ pub mod compare;
 pub mod explain;
 pub mod lab;
 pub mod list;
+pub mod man;
 pub mod report;
 pub mod run;
 pub mod stat;
