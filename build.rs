@@ -25,8 +25,15 @@ fn main() {
     };
     println!("cargo:rustc-env=BLKSCOPE_COMMIT={commit}");
     // Rebuild when HEAD moves (a commit, a checkout); the paths may not exist outside git.
-    for p in [".git/HEAD", ".git/index"] {
-        if std::path::Path::new(p).exists() {
+    let mut watch = vec![".git/HEAD".to_string(), ".git/index".to_string()];
+    if let Ok(head) = std::fs::read_to_string(".git/HEAD")
+        && let Some(r) = head.trim().strip_prefix("ref: ")
+    {
+        watch.push(format!(".git/{r}"));
+        watch.push(".git/packed-refs".into());
+    }
+    for p in watch {
+        if std::path::Path::new(&p).exists() {
             println!("cargo:rerun-if-changed={p}");
         }
     }
