@@ -184,3 +184,67 @@ fn a_suite_run_from_the_tui_is_saved() {
     t.keys(&["q"]);
     t.wait_for(&["BLKSCOPE-EXITED"], 10);
 }
+
+/// A resize during a run keeps the run and redraws at the new size; below 64x18 it says so,
+/// and it comes back when the window grows again.
+#[test]
+fn a_resize_mid_run_keeps_the_run() {
+    if !require(false, &["tmux", "pgrep"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = Tmux::start(dir.path(), "NO_COLOR=1", "");
+    t.wait_for(&["Devices"], 20);
+    t.keys(&["r"]);
+    t.wait_for(&["ETA"], 10);
+    t.resize(120, 40);
+    let widest = |s: &str| {
+        s.lines()
+            .map(|l| l.trim_end().chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let mut s = String::new();
+    wait_until(10, "a redraw at 120 columns", || {
+        s = t.screen();
+        widest(&s) > 100 && s.contains("ETA")
+    });
+    t.resize(50, 12);
+    let s = t.wait_for(&["too small"], 10);
+    assert!(s.contains("50x12"), "{s}");
+    t.resize(80, 24);
+    let s = t.wait_for(&["ETA", "Seq write on scratch file"], 10);
+    assert!(!s.contains("too small"), "{s}");
+    assert_eq!(scratch_files(dir.path()), 1, "the run went on");
+    t.keys(&["Escape"]);
+    t.wait_for(&["Results"], 10);
+    t.keys(&["q"]);
+    t.wait_for(&["BLKSCOPE-EXITED"], 10);
+    assert_eq!(scratch_files(dir.path()), 0);
+}
+
+/// The TUI asks the terminal for mouse reports (tmux's mouse flags say so), not with
+/// --no-mouse, and turns them off again on the way out.
+#[test]
+fn mouse_capture_and_no_mouse() {
+    if !require(false, &["tmux", "pgrep"]) {
+        return;
+    }
+    for (args, want) in [("", "1"), ("--no-mouse", "0")] {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Tmux::start(dir.path(), "", args);
+        t.wait_for(&["Devices"], 20);
+        assert_eq!(
+            t.display("#{mouse_any_flag}"),
+            want,
+            "mouse tracking with {args:?}"
+        );
+        t.keys(&["q"]);
+        t.wait_for(&["BLKSCOPE-EXITED"], 10);
+        assert_eq!(
+            t.display("#{mouse_any_flag}"),
+            "0",
+            "tracking off after quitting"
+        );
+    }
+}

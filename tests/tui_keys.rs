@@ -68,6 +68,14 @@ fn main_view_moves_switches_panes_and_opens_things() {
     a.on_key(ch('j'));
     assert_eq!(a.test().id, "seq-read");
     assert_eq!(a.selected_target, 0, "moving tests leaves the device alone");
+    // Tab goes on through the properties and the iostat panel, and back to the devices.
+    a.on_key(k(KeyCode::Tab));
+    assert_eq!(a.focus, Focus::Properties);
+    a.on_key(k(KeyCode::Tab));
+    assert_eq!(a.focus, Focus::Iostat);
+    a.on_key(k(KeyCode::BackTab));
+    assert_eq!(a.focus, Focus::Properties);
+    a.on_key(k(KeyCode::Tab));
     a.on_key(k(KeyCode::Tab));
     assert_eq!(a.focus, Focus::Devices);
     a.on_key(k(KeyCode::Enter));

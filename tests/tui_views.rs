@@ -66,9 +66,25 @@ fn screen(a: &App, w: u16, h: u16, look: Look) -> String {
     t.backend().to_string()
 }
 
+/// Every character on the screen is ASCII (what a console without a Unicode font can show).
+fn assert_ascii_only(name: &str, s: &str) {
+    for (n, line) in s.lines().enumerate() {
+        if let Some(c) = line.chars().find(|c| !c.is_ascii()) {
+            panic!(
+                "{name}: {c:?} (U+{:04X}) on line {n}: {line}\n{s}",
+                c as u32
+            );
+        }
+    }
+}
+
+/// The view at 80x24 and 120x40 in colour, and at 80x24 in ASCII (checked ASCII-only).
 fn both(name: &str, a: &App) {
     insta::assert_snapshot!(format!("{name}_80x24"), screen(a, 80, 24, COLOR));
     insta::assert_snapshot!(format!("{name}_120x40"), screen(a, 120, 40, COLOR));
+    let s = screen(a, 80, 24, ASCII);
+    assert_ascii_only(name, &s);
+    insta::assert_snapshot!(format!("ascii_{name}_80x24"), s);
 }
 
 fn select(a: &mut App, device: &str) {
@@ -240,10 +256,91 @@ fn ascii_mode() {
         a.on_sample(s);
     }
     let s = screen(&a, 80, 24, ASCII);
-    for c in ['⣀', '⠁', '█', '░'] {
-        assert!(!s.contains(c), "no braille or blocks in ASCII mode: {s}");
-    }
+    assert_ascii_only("run", &s);
     insta::assert_snapshot!("ascii_run_80x24", s);
+    assert_ascii_only("too small", &screen(&a, 50, 12, ASCII));
+}
+
+/// The properties pane scrolls (j/k once it has the focus), and says which lines it shows;
+/// the iostat panel scrolls sideways through all the related devices (h/l).
+#[test]
+fn properties_and_iostat_panes_scroll() {
+    let mut a = app("lvm-on-partition");
+    select(&mut a, "sda");
+    a.diskstats.clear();
+    let s = screen(&a, 80, 24, COLOR);
+    assert!(s.contains("Properties 1-8 of"), "{s}");
+    press(&mut a, &[KeyCode::Tab, KeyCode::Tab]);
+    press(&mut a, &[KeyCode::Char('j'), KeyCode::Char('j')]);
+    let s = screen(&a, 80, 24, COLOR);
+    assert!(s.contains("Properties 3-10 of"), "{s}");
+    // Far past the end: it stops at the last page.
+    for _ in 0..50 {
+        press(&mut a, &[KeyCode::Down]);
+    }
+    let s = screen(&a, 80, 24, COLOR);
+    let total: String = s
+        .split("Properties ")
+        .nth(1)
+        .and_then(|t| t.split(" of ").nth(1))
+        .map(|t| t.chars().take_while(char::is_ascii_digit).collect())
+        .unwrap();
+    assert!(s.contains(&format!("-{total} of {total}")), "{s}");
+    insta::assert_snapshot!("properties_scrolled_80x24", s);
+    // sda has five related devices; the panel shows three and scrolls to the others.
+    assert_eq!(a.watched.len(), 5, "{:?}", a.watched);
+    press(&mut a, &[KeyCode::Tab]);
+    // The panel's head row: the line after its title.
+    let head = |s: &str| {
+        let l: Vec<&str> = s.lines().collect();
+        let t = l
+            .iter()
+            .position(|x| x.contains("iostat -x (1 s)"))
+            .unwrap();
+        l[t + 1].split("││").nth(1).unwrap_or(l[t + 1]).to_string()
+    };
+    let s = screen(&a, 80, 24, COLOR);
+    assert!(s.contains("iostat -x (1 s) 1-3 of 5"), "{s}");
+    let h = head(&s);
+    assert!(h.contains("sda1") && !h.contains("dm-1"), "{h}");
+    press(&mut a, &[KeyCode::Char('l'), KeyCode::Right]);
+    let s = screen(&a, 80, 24, COLOR);
+    assert!(s.contains("iostat -x (1 s) 3-5 of 5"), "{s}");
+    let h = head(&s);
+    assert!(h.contains("dm-0") && h.contains("dm-1"), "{h}");
+    insta::assert_snapshot!("iostat_scrolled_80x24", s);
+    let f: Vec<&str> = a.footer().into_iter().map(|(k, _)| k).collect();
+    assert!(f.contains(&"←→/hl"), "{f:?}");
+}
+
+/// Clicks select the pane and the row under the pointer, the wheel moves or scrolls the pane
+/// under it, as drawn (the same layout as the drawing).
+#[test]
+fn the_mouse_selects_and_scrolls() {
+    use blkscope::ui::app::{Focus, Hit};
+    use blkscope::ui::render::hit_test;
+    use ratatui::layout::Rect;
+    let mut a = app("lvm-on-partition");
+    let area = Rect::new(0, 0, 80, 24);
+    let s = screen(&a, 80, 24, COLOR);
+    // Find sdb's row on the screen and click it.
+    let y = s.lines().position(|l| l.contains(" sdb ")).unwrap() as u16;
+    let hit = hit_test(&a, area, 5, y);
+    assert!(matches!(hit, Hit::Pane(Focus::Devices, Some(_))), "{hit:?}");
+    a.on_click(hit);
+    assert_eq!(a.target().device.as_deref(), Some("sdb"));
+    // A click on the "Two writers" test selects it and moves the focus there.
+    let y = s.lines().position(|l| l.contains(" Two writers")).unwrap() as u16;
+    a.on_click(hit_test(&a, area, 5, y));
+    assert_eq!(a.focus, Focus::Tests);
+    assert_eq!(a.test().name, "Two writers");
+    // The wheel over the devices moves their selection, whatever has the focus.
+    let y = s.lines().position(|l| l.contains("scratch file")).unwrap() as u16;
+    a.on_wheel(hit_test(&a, area, 5, y), -1);
+    assert_eq!(a.target().device.as_deref(), Some("dm-1"));
+    assert_eq!(a.focus, Focus::Tests);
+    // Below the minimum size nothing is hit.
+    assert_eq!(hit_test(&a, Rect::new(0, 0, 50, 12), 5, 5), Hit::Nothing);
 }
 
 #[test]

@@ -59,6 +59,11 @@ pub struct Cli {
     #[arg(long)]
     pub ascii: bool,
 
+    /// Do not capture the mouse in the TUI (clicks select and the wheel scrolls otherwise);
+    /// for terminals where capturing gets in the way of selecting text to copy.
+    #[arg(long, global = true)]
+    pub no_mouse: bool,
+
     /// Redraw the TUI at most this many times a second.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=60))]
     pub fps: u32,

@@ -27,7 +27,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     match cli.command {
-        None => commands::tui::run(&root, cli.dir, cli.ascii, cli.fps, &mut out),
+        None => commands::tui::run(&root, cli.dir, cli.ascii, cli.fps, !cli.no_mouse, &mut out),
         Some(Command::List {
             json,
             no_signatures,
@@ -75,6 +75,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
                 cleanup,
                 ascii: cli.ascii,
                 fps: cli.fps,
+                mouse: !cli.no_mouse,
             };
             commands::lab::run(&root, &a, &mut out)
         }

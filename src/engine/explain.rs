@@ -67,17 +67,31 @@ pub fn blkscope_command(job: &Job, target: &str, total: u64) -> String {
 }
 
 /// The dd line for a finished run, "(no dd equivalent: why)" when there is none. dd runs over a
-/// size, not for a time: for a timed test it covers what the run moved (`moved` bytes).
+/// size, not for a time: for a timed test it covers what the run moved (`moved` bytes), but
+/// never more than one pass over each job's region of the target (`total` bytes from the
+/// offset): dd would stop with "No space left on device" where blkscope wrapped around.
 pub fn dd_line_for_run(job: &Job, target: &str, total: u64, moved: Option<u64>) -> String {
     let mut dd_job = job.clone();
-    let mut note = "";
+    let mut note = String::new();
     if dd_job.runtime.is_some()
         && let Some(moved) = moved
     {
-        let per = moved / dd_job.jobs.max(1) as u64 / dd_job.bs * dd_job.bs;
+        let jobs = dd_job.jobs.max(1) as u64;
+        let bs = dd_job.bs.max(1);
+        let region = (total / jobs) / bs * bs;
+        let per = moved / jobs / bs * bs;
+        let pass = if region > 0 { per.min(region) } else { per };
         dd_job.runtime = None;
-        dd_job.size = Some(SizeSpec::Bytes(per * dd_job.jobs.max(1) as u64));
-        note = "  # as much as this run moved";
+        dd_job.size = Some(SizeSpec::Bytes(pass * jobs));
+        note = if region > 0 && per > region {
+            format!(
+                "  # one pass over the region: blkscope wrapped around it {} times in its \
+                 runtime, and dd cannot run for a time",
+                per / region
+            )
+        } else {
+            "  # as much as this run moved".to_string()
+        };
     }
     dd_command(&dd_job, target, total)
         .map(|c| format!("{c}{note}"))
@@ -395,5 +409,23 @@ mod tests {
             "fio --name=blkscope --filename=/dev/sdb --rw=randread --bs=4k --ioengine=io_uring \
              --iodepth=32 --fixedbufs --registerfiles --size=1G --direct=1 --runtime=10000ms --time_based"
         );
+    }
+
+    #[test]
+    fn a_timed_run_that_wrapped_gets_one_dd_pass() {
+        // 10 s of 1M writes on a 128 MiB device moved 58 GiB: dd gets 128 blocks, and a note.
+        let job = Job {
+            op: Op::Write,
+            bs: 1 << 20,
+            runtime: Some(std::time::Duration::from_secs(10)),
+            ..Job::default()
+        };
+        let line = dd_line_for_run(&job, "/dev/loop1", 128 << 20, Some(59532 << 20));
+        assert!(line.contains("count=128 "), "{line}");
+        assert!(line.contains("wrapped around it 465 times"), "{line}");
+        // A run that did not reach the end: what it moved.
+        let line = dd_line_for_run(&job, "/dev/loop1", 128 << 20, Some(40 << 20));
+        assert!(line.contains("count=40 "), "{line}");
+        assert!(line.contains("as much as this run moved"), "{line}");
     }
 }

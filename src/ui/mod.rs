@@ -33,6 +33,9 @@ pub struct UiOptions {
     pub look: Look,
     /// Lab devices (kernel name, note), marked and offered first.
     pub lab: Vec<(String, String)>,
+    /// Capture the mouse (click to select, wheel to scroll); off with --no-mouse, for terminals
+    /// where it gets in the way of selecting text to copy.
+    pub mouse: bool,
 }
 
 /// Colour unless NO_COLOR is set (non-empty); ASCII on consoles without braille fonts.
@@ -85,15 +88,22 @@ fn restore_terminal() {
     let _ = crossterm::terminal::disable_raw_mode();
     let _ = crossterm::execute!(
         std::io::stdout(),
+        crossterm::event::DisableMouseCapture,
         crossterm::terminal::LeaveAlternateScreen,
         crossterm::cursor::Show
     );
 }
 
-fn init_terminal() -> std::io::Result<ratatui::DefaultTerminal> {
+fn init_terminal(mouse: bool) -> std::io::Result<ratatui::DefaultTerminal> {
     crossterm::terminal::enable_raw_mode()?;
     if let Err(e) =
         crossterm::execute!(std::io::stdout(), crossterm::terminal::EnterAlternateScreen)
+    {
+        restore_terminal();
+        return Err(e);
+    }
+    if mouse
+        && let Err(e) = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture)
     {
         restore_terminal();
         return Err(e);
@@ -177,8 +187,8 @@ pub fn run(opts: UiOptions) -> Result<(), crate::Error> {
         .build()
         .map_err(|e| crate::Error::io(std::path::Path::new("tokio runtime"), e))?;
 
-    let mut terminal =
-        init_terminal().map_err(|e| crate::Error::io(std::path::Path::new("terminal"), e))?;
+    let mut terminal = init_terminal(opts.mouse)
+        .map_err(|e| crate::Error::io(std::path::Path::new("terminal"), e))?;
     let _guard = TerminalGuard;
     // On a panic: stop the engine (so its scratch file goes), restore the terminal, then let
     // the default hook report it (it ignores a closed stderr).
@@ -278,6 +288,18 @@ async fn event_loop(
                                 if let Some(c) = &cancel { c.store(true, Ordering::Relaxed); }
                                 quitting = true;
                             }
+                        }
+                    }
+                    Some(Ok(Event::Mouse(m))) => {
+                        use crossterm::event::{MouseButton, MouseEventKind};
+                        let size = terminal.size().map_err(io_err)?;
+                        let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+                        let hit = render::hit_test(app, area, m.column, m.row);
+                        match m.kind {
+                            MouseEventKind::Down(MouseButton::Left) => { app.on_click(hit); dirty = true; }
+                            MouseEventKind::ScrollDown => { app.on_wheel(hit, 1); dirty = true; }
+                            MouseEventKind::ScrollUp => { app.on_wheel(hit, -1); dirty = true; }
+                            _ => {}
                         }
                     }
                     Some(Ok(Event::Resize(_, _))) => dirty = true,

@@ -373,6 +373,26 @@ impl Tmux {
         }
     }
 
+    /// Resizes the session's window (as a user dragging the terminal's corner).
+    pub fn resize(&self, w: u16, h: u16) {
+        assert!(
+            Command::new("tmux")
+                .args([
+                    "resize-window",
+                    "-t",
+                    &self.session,
+                    "-x",
+                    &w.to_string(),
+                    "-y",
+                    &h.to_string(),
+                ])
+                .status()
+                .unwrap()
+                .success(),
+            "tmux resize-window"
+        );
+    }
+
     pub fn screen(&self) -> String {
         let out = Command::new("tmux")
             .args(["capture-pane", "-p", "-t", &self.session])

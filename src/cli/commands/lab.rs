@@ -12,6 +12,7 @@ pub struct LabArgs {
     pub cleanup: bool,
     pub ascii: bool,
     pub fps: u32,
+    pub mouse: bool,
 }
 
 pub fn run(root: &SysRoot, a: &LabArgs, out: &mut impl Write) -> Result<i32, crate::Error> {
@@ -36,6 +37,7 @@ pub fn run(root: &SysRoot, a: &LabArgs, out: &mut impl Write) -> Result<i32, cra
             fps: a.fps,
             look: crate::ui::look_from_env(a.ascii),
             lab: names,
+            mouse: a.mouse,
         });
         drop(lab);
         r?;

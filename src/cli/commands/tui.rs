@@ -14,6 +14,7 @@ pub fn run(
     dir: Option<PathBuf>,
     ascii: bool,
     fps: u32,
+    mouse: bool,
     out: &mut impl Write,
 ) -> Result<i32, crate::Error> {
     if io::stdout().is_terminal() && io::stdin().is_terminal() {
@@ -31,6 +32,7 @@ pub fn run(
             fps,
             look: crate::ui::look_from_env(ascii),
             lab: Vec::new(),
+            mouse,
         })?;
         return Ok(0);
     }

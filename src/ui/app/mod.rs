@@ -38,10 +38,49 @@ impl TargetEntry {
     }
 }
 
+/// The main view's panes, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
     Devices,
     Tests,
+    Properties,
+    Iostat,
+}
+
+impl Focus {
+    fn next(self) -> Self {
+        match self {
+            Focus::Devices => Focus::Tests,
+            Focus::Tests => Focus::Properties,
+            Focus::Properties => Focus::Iostat,
+            Focus::Iostat => Focus::Devices,
+        }
+    }
+
+    fn prev(self) -> Self {
+        match self {
+            Focus::Devices => Focus::Iostat,
+            Focus::Tests => Focus::Devices,
+            Focus::Properties => Focus::Tests,
+            Focus::Iostat => Focus::Properties,
+        }
+    }
+}
+
+/// Where the pointer was, as the drawing knows it: a pane of the main view (with the list row
+/// under it, if any) or a row of the results table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hit {
+    Pane(Focus, Option<usize>),
+    Result(usize),
+    Nothing,
+}
+
+/// How far the scrolling panes can go, as last drawn (the drawing knows how many lines fit).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScrollLimits {
+    pub properties: u16,
+    pub iostat_rows: u16,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,6 +211,14 @@ pub struct App {
     /// The device names the side panel shows.
     pub watched: Vec<String>,
     pub status: Option<String>,
+    /// Lines scrolled off the top of the properties pane.
+    pub props_scroll: u16,
+    /// The first related device the iostat panel shows (its columns scroll sideways) ...
+    pub iostat_first: usize,
+    /// ... and rows scrolled off its top.
+    pub iostat_scroll: u16,
+    /// Set by the drawing: how far each pane can scroll.
+    pub limits: std::cell::Cell<ScrollLimits>,
     /// Devices this session wrote to after seeing them blank: the data on them is the
     /// session's own, so later writes need no typed confirmation.
     pub written_blank: std::collections::BTreeSet<String>,
@@ -224,6 +271,10 @@ impl App {
             diskstats: Vec::new(),
             watched: Vec::new(),
             status: None,
+            props_scroll: 0,
+            iostat_first: 0,
+            iostat_scroll: 0,
+            limits: Default::default(),
             written_blank: Default::default(),
             quit: false,
         };
@@ -251,6 +302,7 @@ impl App {
     /// size (unless the user set another block size).
     fn target_changed(&mut self) {
         self.update_watch();
+        self.props_scroll = 0;
         self.diskstats.clear();
         let lbs = self.target().lbs.max(512);
         if let Some(p) = self.tests.iter_mut().find(|p| p.id == "sync-latency")
@@ -289,12 +341,11 @@ impl App {
             None => self.tree.holding(&self.scratch_dir).map(|d| d.name.clone()),
         };
         self.watched = match name {
-            Some(n) => crate::stats::related(&self.tree, &n)
-                .into_iter()
-                .take(3)
-                .collect(),
+            Some(n) => crate::stats::related(&self.tree, &n),
             None => Vec::new(),
         };
+        self.iostat_first = 0;
+        self.iostat_scroll = 0;
     }
 
     /// The keys that work in the current view, for the footer.
@@ -323,6 +374,22 @@ impl App {
                 ("c", "compare"),
                 ("o", "reopen saved"),
                 ("Esc", "back"),
+                ("?", "help"),
+                ("q", "quit"),
+            ],
+            (Overlay::None, Screen::Main) if self.focus == Focus::Iostat => vec![
+                ("←→/hl", "devices"),
+                ("↑↓/jk", "scroll"),
+                ("Tab", "pane"),
+                ("r", "run"),
+                ("?", "help"),
+                ("q", "quit"),
+            ],
+            (Overlay::None, Screen::Main) if self.focus == Focus::Properties => vec![
+                ("↑↓/jk", "scroll"),
+                ("Tab", "pane"),
+                ("r", "run"),
+                ("e", "edit"),
                 ("?", "help"),
                 ("q", "quit"),
             ],
@@ -473,11 +540,30 @@ impl App {
                 self.overlay = Overlay::Help;
                 Action::None
             }
-            KeyCode::Tab | KeyCode::BackTab => {
-                self.focus = match self.focus {
-                    Focus::Devices => Focus::Tests,
-                    Focus::Tests => Focus::Devices,
-                };
+            KeyCode::Tab => {
+                self.focus = self.focus.next();
+                Action::None
+            }
+            KeyCode::BackTab => {
+                self.focus = self.focus.prev();
+                Action::None
+            }
+            KeyCode::Left | KeyCode::Char('h') if self.focus == Focus::Iostat => {
+                self.iostat_first = self.iostat_first.saturating_sub(1);
+                Action::None
+            }
+            KeyCode::Right | KeyCode::Char('l') if self.focus == Focus::Iostat => {
+                if self.iostat_first + 1 < self.watched.len() {
+                    self.iostat_first += 1;
+                }
+                Action::None
+            }
+            KeyCode::PageUp => {
+                self.move_selection(-8);
+                Action::None
+            }
+            KeyCode::PageDown => {
+                self.move_selection(8);
                 Action::None
             }
             KeyCode::Up | KeyCode::Char('k') => {
@@ -492,6 +578,7 @@ impl App {
                 match self.focus {
                     Focus::Devices => self.focus = Focus::Tests,
                     Focus::Tests => self.open_form(),
+                    Focus::Properties | Focus::Iostat => {}
                 }
                 Action::None
             }
@@ -532,7 +619,66 @@ impl App {
                 let n = (self.tests.len() + self.suites.len()) as isize;
                 self.selected_test = (self.selected_test as isize + by).clamp(0, n - 1) as usize;
             }
+            Focus::Properties => {
+                let max = self.limits.get().properties as isize;
+                self.props_scroll = (self.props_scroll as isize + by).clamp(0, max) as u16;
+            }
+            Focus::Iostat => {
+                let max = self.limits.get().iostat_rows as isize;
+                self.iostat_scroll = (self.iostat_scroll as isize + by).clamp(0, max) as u16;
+            }
         }
+    }
+
+    /// A click: selects the pane (and the row under the pointer) or the result.
+    pub fn on_click(&mut self, hit: Hit) -> Action {
+        if self.overlay != Overlay::None {
+            return Action::None;
+        }
+        match (self.screen, hit) {
+            (Screen::Main, Hit::Pane(pane, row)) => {
+                self.focus = pane;
+                match (pane, row) {
+                    (Focus::Devices, Some(i)) if i < self.targets.len() => {
+                        self.selected_target = i;
+                        self.target_changed();
+                    }
+                    (Focus::Tests, Some(i)) if i < self.tests.len() + self.suites.len() => {
+                        self.selected_test = i;
+                    }
+                    _ => {}
+                }
+            }
+            (Screen::Results, Hit::Result(i)) if i < self.results.len() => {
+                self.selected_result = i;
+            }
+            _ => {}
+        }
+        Action::None
+    }
+
+    /// The wheel over a pane: moves its selection (lists) or scrolls it, `by` lines.
+    pub fn on_wheel(&mut self, hit: Hit, by: isize) -> Action {
+        if self.overlay != Overlay::None {
+            return Action::None;
+        }
+        match (self.screen, hit) {
+            (Screen::Main, Hit::Pane(pane, _)) => {
+                let keep = self.focus;
+                self.focus = pane;
+                self.move_selection(by);
+                self.focus = keep;
+            }
+            (Screen::Results, _) => {
+                let n = self.results.len() as isize;
+                if n > 0 {
+                    self.selected_result =
+                        (self.selected_result as isize + by).clamp(0, n - 1) as usize;
+                }
+            }
+            _ => {}
+        }
+        Action::None
     }
 
     fn open_form(&mut self) {

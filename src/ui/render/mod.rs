@@ -24,7 +24,7 @@ use ratatui::widgets::{
     Axis, Block, Cell, Chart, Clear, Dataset, GraphType, Paragraph, Row, Table, Wrap,
 };
 
-use super::app::{App, FORM_FIELDS, Focus, Overlay, Screen};
+use super::app::{App, FORM_FIELDS, Focus, Hit, Overlay, Screen};
 use crate::device::WriteSafety;
 use crate::output::fmt_size;
 
@@ -124,6 +124,7 @@ pub fn draw(f: &mut Frame, app: &App, look: Look) {
         Constraint::Length(1),
     ])
     .areas(area);
+    debug_assert_eq!(body, body_area(app, area));
     match app.screen {
         Screen::Main => main_view(f, app, look, body),
         Screen::Run => run_view(f, app, look, body),
@@ -147,6 +148,41 @@ pub fn draw(f: &mut Frame, app: &App, look: Look) {
         } => confirm(f, look, area, device, typed, error.as_deref()),
         Overlay::Refused { device, reasons } => refused(f, look, area, device, reasons),
         Overlay::Explain { title, lines } => explain_pane(f, look, area, title, lines),
+    }
+    if look.ascii {
+        asciify(f.buffer_mut());
+    }
+}
+
+/// Replaces every character that is not ASCII with an ASCII one: what a console without a
+/// Unicode font (TERM=linux) can show. Whatever a widget draws (chart axes, braille, arrows),
+/// nothing else reaches the screen in ASCII mode.
+pub fn asciify(buf: &mut ratatui::buffer::Buffer) {
+    for cell in buf.content.iter_mut() {
+        let sym = cell.symbol();
+        if sym.is_ascii() {
+            continue;
+        }
+        let c = sym.chars().next().unwrap_or(' ');
+        let r = match c {
+            '\u{2800}' => " ",
+            '\u{2801}'..='\u{28ff}' => ".",
+            '│' | '┃' | '║' | '╎' | '┆' | '▏' | '▕' => "|",
+            '─' | '━' | '═' | '╌' | '┄' => "-",
+            '\u{2500}'..='\u{257f}' => "+",
+            '█' | '▓' | '▒' | '■' => "#",
+            '░' => ":",
+            '\u{2580}'..='\u{259f}' => "#",
+            '•' | '·' | '●' => "*",
+            '↑' | '▲' => "^",
+            '↓' | '▼' => "v",
+            '←' | '◀' => "<",
+            '→' | '▶' => ">",
+            '…' => "~",
+            '×' => "x",
+            _ => "?",
+        };
+        cell.set_symbol(r);
     }
 }
 
@@ -178,27 +214,104 @@ fn footer_line(f: &mut Frame, app: &App, look: Look, area: Rect) {
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn main_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
+/// The main view's panes.
+struct MainAreas {
+    devs: Rect,
+    tests: Rect,
+    props: Rect,
+    panel: Rect,
+}
+
+/// Where the main view's panes go in `body` (the screen less the status and footer lines).
+fn main_areas(app: &App, body: Rect) -> MainAreas {
     let [left, right] =
-        Layout::horizontal([Constraint::Percentage(46), Constraint::Percentage(54)]).areas(area);
+        Layout::horizontal([Constraint::Percentage(46), Constraint::Percentage(54)]).areas(body);
     let tests_h = ((app.tests.len() + app.suites.len()) as u16 + 2).min(left.height / 2);
     let [devs, tests] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(tests_h)]).areas(left);
     let panel_h = 14.min(right.height / 2 + 2);
     let [props, panel] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(panel_h)]).areas(right);
-    devices_pane(f, app, look, devs);
-    tests_pane(f, app, look, tests);
-    properties_pane(f, app, look, props);
-    diskstats_panel(f, app, look, panel);
+    MainAreas {
+        devs,
+        tests,
+        props,
+        panel,
+    }
+}
+
+/// The body of the screen: all but the status line (when there is one) and the footer.
+fn body_area(app: &App, area: Rect) -> Rect {
+    let status_h = u16::from(app.status.is_some());
+    let [body, _, _] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(status_h),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    body
+}
+
+/// The first row a list shows so that `selected` is visible in `inner_h` rows.
+fn list_first(selected: usize, inner_h: usize) -> usize {
+    selected.saturating_sub(inner_h.saturating_sub(1))
+}
+
+fn inside(r: Rect, x: u16, y: u16) -> bool {
+    x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height
+}
+
+/// What is at column `x`, row `y` of a screen of `area`, as [`draw`] lays it out.
+pub fn hit_test(app: &App, area: Rect, x: u16, y: u16) -> Hit {
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        return Hit::Nothing;
+    }
+    let body = body_area(app, area);
+    match app.screen {
+        Screen::Main => {
+            let m = main_areas(app, body);
+            let row_in = |r: Rect, selected: usize| {
+                let inner_h = r.height.saturating_sub(2) as usize;
+                (y > r.y && y < r.y + r.height - 1)
+                    .then(|| list_first(selected, inner_h) + (y - r.y - 1) as usize)
+            };
+            if inside(m.devs, x, y) {
+                Hit::Pane(Focus::Devices, row_in(m.devs, app.selected_target))
+            } else if inside(m.tests, x, y) {
+                Hit::Pane(Focus::Tests, row_in(m.tests, app.selected_test))
+            } else if inside(m.props, x, y) {
+                Hit::Pane(Focus::Properties, None)
+            } else if inside(m.panel, x, y) {
+                Hit::Pane(Focus::Iostat, None)
+            } else {
+                Hit::Nothing
+            }
+        }
+        Screen::Results => {
+            let (table, first) = run::results_table_area(app, body);
+            // Border, then the header row.
+            if inside(table, x, y) && y >= table.y + 2 && y < table.y + table.height - 1 {
+                Hit::Result(first + (y - table.y - 2) as usize)
+            } else {
+                Hit::Nothing
+            }
+        }
+        Screen::Run => Hit::Nothing,
+    }
+}
+
+fn main_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
+    let m = main_areas(app, area);
+    devices_pane(f, app, look, m.devs);
+    tests_pane(f, app, look, m.tests);
+    properties_pane(f, app, look, m.props);
+    diskstats_panel(f, app, look, m.panel);
 }
 
 /// The device list: scratch file first, then devices in tree order with size and badge.
 pub fn devices_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
     let inner_h = area.height.saturating_sub(2) as usize;
-    let first = app
-        .selected_target
-        .saturating_sub(inner_h.saturating_sub(1));
+    let first = list_first(app.selected_target, inner_h);
     let w = area.width.saturating_sub(2) as usize;
     let lines: Vec<Line> = app
         .targets
@@ -271,7 +384,7 @@ pub fn tests_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
             .map(|s| format!("suite {:<12} {} tests", s.name, s.tests.len())),
     );
     let inner_h = area.height.saturating_sub(2) as usize;
-    let first = app.selected_test.saturating_sub(inner_h.saturating_sub(1));
+    let first = list_first(app.selected_test, inner_h);
     let lines: Vec<Line> = rows
         .into_iter()
         .enumerate()
@@ -409,10 +522,28 @@ pub fn properties_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
             }
         }
     }
+    let para = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let inner_w = area.width.saturating_sub(2);
+    let inner_h = area.height.saturating_sub(2) as usize;
+    let total = para.line_count(inner_w);
+    let max = total.saturating_sub(inner_h) as u16;
+    let mut limits = app.limits.get();
+    limits.properties = max;
+    app.limits.set(limits);
+    let scroll = app.props_scroll.min(max);
+    let title = if max > 0 {
+        format!(
+            " Properties {}-{} of {} ",
+            scroll + 1,
+            (scroll as usize + inner_h).min(total),
+            total
+        )
+    } else {
+        " Properties ".to_string()
+    };
+    let focused = app.focus == Focus::Properties;
     f.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(look.block(" Properties ", false)),
+        para.scroll((scroll, 0)).block(look.block(title, focused)),
         area,
     );
 }

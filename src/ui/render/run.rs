@@ -3,9 +3,13 @@
 
 use super::*;
 
-/// iostat -x of the watched devices, one column per device.
+/// iostat -x of the watched devices, one column per device, as many as fit from
+/// `app.iostat_first` (Left/Right scroll through them), the rows scrolled by
+/// `app.iostat_scroll`.
 pub fn diskstats_panel(f: &mut Frame, app: &App, look: Look, area: Rect) {
-    let names: Vec<&String> = app.watched.iter().take(2).collect();
+    let fit = ((area.width.saturating_sub(2 + 8)) / 10).max(1) as usize;
+    let first = app.iostat_first.min(app.watched.len().saturating_sub(1));
+    let names: Vec<&String> = app.watched.iter().skip(first).take(fit).collect();
     let mut lines = Vec::new();
     if names.is_empty() {
         lines.push(Line::from("no block device to watch"));
@@ -41,8 +45,29 @@ pub fn diskstats_panel(f: &mut Frame, app: &App, look: Look, area: Rect) {
             });
         }
     }
+    let inner_h = area.height.saturating_sub(2) as usize;
+    // The header stays; the figures below it scroll.
+    let max = lines.len().saturating_sub(inner_h) as u16;
+    let mut limits = app.limits.get();
+    limits.iostat_rows = max;
+    app.limits.set(limits);
+    let scroll = app.iostat_scroll.min(max) as usize;
+    if scroll > 0 && lines.len() > 1 {
+        lines.drain(1..1 + scroll.min(lines.len() - 1));
+    }
+    let title = if app.watched.len() > names.len() {
+        format!(
+            " iostat -x (1 s) {}-{} of {} ",
+            first + 1,
+            first + names.len(),
+            app.watched.len()
+        )
+    } else {
+        " iostat -x (1 s) ".to_string()
+    };
+    let focused = app.screen == Screen::Main && app.focus == Focus::Iostat;
     f.render_widget(
-        Paragraph::new(lines).block(look.block(" iostat -x (1 s) ", false)),
+        Paragraph::new(lines).block(look.block(title, focused)),
         area,
     );
 }
@@ -199,15 +224,26 @@ fn fmt_ns(ns: u64) -> String {
     crate::output::fmt_duration(ns as f64, 0)
 }
 
+/// The results table's area in `body`, and the first row it shows (the selected row stays in
+/// view).
+pub(super) fn results_table_area(app: &App, body: Rect) -> (Rect, usize) {
+    let [table_area, _] =
+        Layout::vertical([Constraint::Min(4), Constraint::Length(body.height / 2)]).areas(body);
+    let visible = table_area.height.saturating_sub(3) as usize;
+    (table_area, list_first(app.selected_result, visible))
+}
+
 pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
-    let [table_area, detail] =
+    let [_, detail] =
         Layout::vertical([Constraint::Min(4), Constraint::Length(area.height / 2)]).areas(area);
+    let (table_area, first) = results_table_area(app, area);
     let header = Row::new(["#", "test", "target", "MB/s", "IOPS", "p50", "p99", ""])
         .style(Style::default().add_modifier(Modifier::BOLD));
     let rows: Vec<Row> = app
         .results
         .iter()
         .enumerate()
+        .skip(first)
         .map(|(i, r)| {
             let (mbs, iops, p50, p99, note) = match (&r.result, &r.error) {
                 (None, None) if r.reopened.is_some() => {
@@ -280,7 +316,19 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
     let Some(r) = app.results.get(app.selected_result) else {
         return;
     };
+    // The command lines first: they must stay in view however many findings follow.
     let mut lines: Vec<Line> = Vec::new();
+    lines.push(Line::from(vec![
+        Span::styled("dd:  ", Style::default().add_modifier(Modifier::BOLD)),
+        Span::raw(r.dd.clone()),
+    ]));
+    lines.push(Line::from(vec![
+        Span::styled("fio: ", Style::default().add_modifier(Modifier::BOLD)),
+        Span::raw(r.fio.clone()),
+    ]));
+    if let Some(id) = &r.saved_id {
+        lines.push(Line::from(format!("saved as {id}")));
+    }
     if let Some(e) = &r.error {
         lines.push(Line::from(Span::styled(
             format!("failed: {e}"),
@@ -304,17 +352,6 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
             lines.push(Line::from(format!("note: {n}")));
         }
     }
-    if let Some(id) = &r.saved_id {
-        lines.push(Line::from(format!("saved as {id}")));
-    }
-    lines.push(Line::from(vec![
-        Span::styled("dd:  ", Style::default().add_modifier(Modifier::BOLD)),
-        Span::raw(r.dd.clone()),
-    ]));
-    lines.push(Line::from(vec![
-        Span::styled("fio: ", Style::default().add_modifier(Modifier::BOLD)),
-        Span::raw(r.fio.clone()),
-    ]));
     f.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
