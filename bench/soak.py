@@ -6,8 +6,9 @@ random read/write at QD16 for DURATION seconds with 1 s NDJSON samples. Checked:
   - every sample is present: one per second, no gap over 2 s, and the count matches the time;
   - RSS stays flat: the largest RSS in the last quarter is within 10% (and 4 MiB) of the
     largest in the second quarter (the first quarter is warm-up);
-  - the bytes the engine reports equal what /proc/diskstats saw (writes exactly: nobody else
-    writes to our loop device; reads within 2 MiB: a neighbour may probe it).
+  - the bytes the engine reports equal what /proc/diskstats saw: writes exactly (nobody else
+    writes to our loop device); reads never less, and more by at most 2 MiB + 0.01% (other
+    programs' signature probes, `blkscope list` among them, read a little of every device).
 Prints the figures and exits 1 when a check fails. Needs root (losetup).
 
     sudo python3 bench/soak.py            # 30 minutes
@@ -95,7 +96,7 @@ eng_r, eng_w = (result or {}).get("read_bytes", -1), (result or {}).get("write_b
 dev_r, dev_w = r1 - r0, w1 - w0
 if eng_w != dev_w:
     fails.append(f"written: engine {eng_w}, diskstats {dev_w}")
-if not (eng_r <= dev_r <= eng_r + (2 << 20)):
+if not (eng_r <= dev_r <= eng_r + (2 << 20) + eng_r // 10000):
     fails.append(f"read: engine {eng_r}, diskstats {dev_r}")
 
 print(f"soak: {DURATION} s of randrw 16K QD16 on {dev} (1 GiB of random data, direct I/O)")
