@@ -87,6 +87,14 @@ pub struct SavedTarget {
     pub path: String,
     pub device: Option<String>,
     pub size_bytes: u64,
+    /// `block` or `file`.
+    #[serde(default)]
+    pub kind: String,
+    /// The scratch file a directory target used (removed after the run).
+    #[serde(default)]
+    pub test_file: Option<String>,
+    #[serde(default)]
+    pub logical_block_size: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -114,6 +122,9 @@ pub struct SavedResult {
     #[serde(default)]
     pub spread: Option<Spread>,
     pub warnings: Vec<Warning>,
+    /// What a write put where, for `blkscope verify --stamp`.
+    #[serde(default)]
+    pub stamp: Option<crate::engine::verify::Stamp>,
 }
 
 /// Writes a run and returns its path.
@@ -286,6 +297,7 @@ impl From<&RunResult> for SavedResult {
             latency_ns: r.latency_ns.clone(),
             spread: r.spread.clone(),
             warnings: r.warnings.clone(),
+            stamp: r.stamp.clone(),
         }
     }
 }

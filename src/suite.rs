@@ -189,6 +189,8 @@ impl SuiteTest {
             sqpoll: false,
             interval: None,
             drop_cache_first: self.cold.unwrap_or(false),
+            verify: false,
+            max_errors: None,
         }
     }
 }

@@ -349,3 +349,70 @@ fn explain_pane() {
     a.on_key(key(KeyCode::Char('x')));
     both("explain", &a);
 }
+
+/// A verified run with bad ranges shows them on a map over the device, in the results.
+#[test]
+fn results_show_the_bad_range_map() {
+    use blkscope::engine::verify::{BadKind, BadRange, Stamp, StampJob, VerifyReport};
+    let mut a = app("lvm-on-partition");
+    a.on_key(key(KeyCode::Char('r')));
+    let dir = tempfile::tempdir().unwrap();
+    let job = Job {
+        size: Some(engine::job::SizeSpec::Bytes(1 << 20)),
+        ..Job::default()
+    };
+    let spec = TargetSpec {
+        path: dir.path().to_str().unwrap().into(),
+        ..Default::default()
+    };
+    let (info, mut r) = engine::run(
+        &SysRoot::live(),
+        &spec,
+        &job,
+        Arc::new(AtomicBool::new(false)),
+        |_| {},
+    )
+    .unwrap();
+    r.warnings.clear();
+    r.stamp = Some(Stamp {
+        jobs: vec![StampJob {
+            start: 0,
+            len: 100 << 20,
+            bs: 1 << 20,
+            seed: 1,
+            writes: 100,
+            random: false,
+        }],
+    });
+    r.verify = Some(VerifyReport {
+        sectors_checked: 204_800,
+        sectors_bad: 2048,
+        bad_ranges: vec![BadRange {
+            offset: 90 << 20,
+            length: 1 << 20,
+            kind: BadKind::IoError,
+        }],
+        io_errors: 1,
+        ..Default::default()
+    });
+    a.on_finished(Ok((info, r)));
+    let s = screen(&a, 80, 24, ASCII);
+    assert!(
+        s.contains("verify: 204800 sectors checked, 2048 bad"),
+        "{s}"
+    );
+    let map = s.lines().find(|l| l.contains("map [")).expect("a map line");
+    let cells: String = map
+        .split('[')
+        .nth(1)
+        .unwrap()
+        .split(']')
+        .next()
+        .unwrap()
+        .into();
+    let x = cells.find('X').expect("an X");
+    assert!(
+        x * 10 >= cells.len() * 8,
+        "the bad range is near the end: {map}"
+    );
+}

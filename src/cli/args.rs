@@ -139,6 +139,9 @@ pub enum Command {
         /// Do not save the run in $XDG_DATA_HOME/blkscope/runs.
         #[arg(long)]
         no_save: bool,
+        /// Read back and check what each write test (random data, not mixed) wrote.
+        #[arg(long)]
+        verify: bool,
     },
     /// Explain a suite or a test: the dd and fio lines, what each flag does, the trap it avoids,
     /// and what the article found. NAME: a suite, SUITE/TEST, or a built-in test (seq-write, ...).
@@ -178,6 +181,31 @@ pub enum Command {
     Compare {
         a: String,
         b: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read back what a write run put on TARGET (`--stamp RUN`: after a reboot or a power cut),
+    /// or check a device's real capacity (`--capacity full|sampled`, destructive, as f3 does).
+    ///
+    /// Exit status: 0 everything came back, 6 something is bad (listed, with a map), 1-4 as
+    /// for run.
+    Verify {
+        /// The device (or file) the run wrote to; for --capacity, a block device.
+        target: String,
+        /// A saved write run: a path, an id, or `last`.
+        #[arg(long, value_name = "RUN", required_unless_present = "capacity")]
+        stamp: Option<String>,
+        /// Write stamped blocks over the whole device (full) or spread over it (sampled), read
+        /// them back, and report the real usable size. Destroys what is on the device.
+        #[arg(long, value_parser = ["full", "sampled"], conflicts_with = "stamp")]
+        capacity: Option<String>,
+        /// The device name, typed back, for --capacity on a device that carries data.
+        #[arg(long, value_name = "NAME")]
+        confirm: Option<String>,
+        /// Stop after this many I/O errors (the rest is not read).
+        #[arg(long, default_value_t = 1000)]
+        max_errors: u64,
+        /// Print {"verify": {...}} (and "capacity") as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -260,6 +288,17 @@ pub struct RunArgs {
     /// Do not save the run in $XDG_DATA_HOME/blkscope/runs.
     #[arg(long)]
     pub no_save: bool,
+    /// After the writes, read every written sector back (O_DIRECT) and check its offset, run
+    /// stamp and content; bad ranges are listed and the exit status is 6.
+    #[arg(long)]
+    pub verify: bool,
+    /// Record in the saved run what was acknowledged, to check after a power cut or a reboot
+    /// with `blkscope verify TARGET --stamp last` (use with --mode dsync).
+    #[arg(long, conflicts_with = "no_save")]
+    pub verify_later: bool,
+    /// With --verify: stop reading back after this many I/O errors.
+    #[arg(long, default_value_t = 1000)]
+    pub max_errors: u64,
 }
 
 fn parse_op(s: &str) -> Result<Op, String> {
@@ -303,6 +342,8 @@ impl RunArgs {
             sqpoll: self.sqpoll,
             interval: Some(self.interval),
             drop_cache_first: false,
+            verify: self.verify || self.verify_later,
+            max_errors: Some(self.max_errors),
         }
     }
 }

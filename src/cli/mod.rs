@@ -47,13 +47,20 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             force,
             json,
             no_save,
+            verify,
         }) => {
             let spec = crate::engine::TargetSpec {
                 path: target,
                 confirm,
                 force,
             };
-            commands::suite::run(&root, &name, &spec, repeat, json, no_save, &mut out)
+            let opts = commands::suite::SuiteOpts {
+                repeat,
+                json,
+                no_save,
+                verify,
+            };
+            commands::suite::run(&root, &name, &spec, &opts, &mut out)
         }
         Some(Command::Explain {
             name,
@@ -81,6 +88,25 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
         }
         Some(Command::Completions { shell }) => commands::man::completions(shell, &mut out),
         Some(Command::Man) => commands::man::man(&mut out),
+        Some(Command::Verify {
+            target,
+            stamp,
+            capacity,
+            confirm,
+            max_errors,
+            json,
+        }) => commands::verify::run(
+            &root,
+            &commands::verify::VerifyArgs {
+                target,
+                stamp,
+                capacity,
+                confirm,
+                max_errors,
+                json,
+            },
+            &mut out,
+        ),
         Some(Command::Stat {
             devices,
             interval,

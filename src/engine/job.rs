@@ -135,6 +135,12 @@ pub struct Job {
     pub interval: Option<Duration>,
     /// Drop the target's cached pages before the run (a cold cache).
     pub drop_cache_first: bool,
+    /// After the writes, read every written sector back and check it (`--verify`).
+    #[serde(default)]
+    pub verify: bool,
+    /// With `verify`: stop reading back after this many I/O errors (default 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_errors: Option<u64>,
 }
 
 impl Default for Job {
@@ -155,6 +161,8 @@ impl Default for Job {
             sqpoll: false,
             interval: None,
             drop_cache_first: false,
+            verify: false,
+            max_errors: None,
         }
     }
 }
@@ -406,6 +414,19 @@ impl Job {
                 "rwmixread {} is not a percentage: use 0 to 100",
                 self.rwmixread
             ));
+        }
+        if self.verify {
+            if !self.op.writes() {
+                bad(
+                    "--verify reads back what a test wrote: use it with --op write or randwrite"
+                        .into(),
+                );
+            } else if self.op == Op::Randrw {
+                bad("--verify cannot check a mixed test (its reads overwrite the write buffers): use --op write or randwrite".into());
+            }
+            if self.data == Data::Zero {
+                bad("--verify needs --data random: zeros carry no stamp to check".into());
+            }
         }
         if self.mode == Mode::Nocache && self.op.writes() {
             bad(

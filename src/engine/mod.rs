@@ -11,6 +11,7 @@ pub mod job;
 pub mod presets;
 pub mod result;
 pub mod target;
+pub mod verify;
 pub mod worker;
 
 use std::path::PathBuf;
@@ -341,8 +342,46 @@ pub fn run(
         device_bytes: None,
         repeats: None,
         spread: None,
+        stamp: None,
+        verify: None,
     };
     let mut result = result;
+    if job.op.writes() && job.data == Data::Random && job.op != Op::Randrw {
+        result.stamp = Some(verify::Stamp {
+            jobs: outcomes
+                .iter()
+                .enumerate()
+                .map(|(j, o)| verify::StampJob {
+                    start: job.offset + j as u64 * plan.region,
+                    len: plan.region,
+                    bs: job.bs,
+                    seed: run_seed.wrapping_add(j as u64 * 0x9E37_79B9_7F4A_7C15),
+                    writes: o.writes_done,
+                    random: job.op.is_random(),
+                })
+                .collect(),
+        });
+    }
+    if job.verify
+        && let Some(stamp) = &result.stamp
+    {
+        let granularity = target.info.logical_block_size.unwrap_or(512);
+        result.verify = Some(match target.reopen_for_reading() {
+            Ok(f) => verify::verify(
+                &f,
+                stamp,
+                &verify::ReadBack {
+                    granularity,
+                    max_errors: job.max_errors.unwrap_or(1000),
+                    cancel: &cancel,
+                },
+            ),
+            Err(e) => verify::VerifyReport {
+                stopped: Some(format!("cannot open the target to read it back: {e}")),
+                ..Default::default()
+            },
+        });
+    }
     if let (Some(a), Some(b)) = (&snap0, &snap1) {
         explain(root, job, &target, a, b, &mut result);
     }

@@ -132,6 +132,13 @@ pub struct RunResult {
     pub repeats: Option<Vec<RunResult>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spread: Option<Spread>,
+    /// What a random-data write put where (offsets, stamps, seeds): enough to read it back
+    /// later with `blkscope verify --stamp`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stamp: Option<crate::engine::verify::Stamp>,
+    /// The read-back of `--verify`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<crate::engine::verify::VerifyReport>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -304,6 +311,8 @@ mod tests {
             device_bytes: None,
             repeats: None,
             spread: None,
+            stamp: None,
+            verify: None,
         }
     }
 

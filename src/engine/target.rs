@@ -106,6 +106,33 @@ fn watch_for_file(root: &SysRoot, path: &Path) -> (Vec<String>, usize, Option<St
     }
 }
 
+impl OpenTarget {
+    /// A second descriptor on the same file or device for reading it back: O_DIRECT, so what
+    /// comes back is what the device holds, not the page cache; where the file system refuses
+    /// O_DIRECT (tmpfs before Linux 6.6), a buffered one after dropping the cached pages.
+    /// Reopened through the descriptor, never by path.
+    pub fn reopen_for_reading(&self) -> std::io::Result<File> {
+        use std::os::fd::AsRawFd;
+        let fd_path = format!("/proc/self/fd/{}", self.file.as_raw_fd());
+        let _ = self.file.sync_data();
+        match OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
+            .open(&fd_path)
+        {
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                let f = OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_CLOEXEC)
+                    .open(&fd_path)?;
+                let _ = sys::drop_cache(&f);
+                Ok(f)
+            }
+            r => r,
+        }
+    }
+}
+
 impl Drop for OpenTarget {
     fn drop(&mut self) {
         if let Some(f) = self.remove_on_drop.take() {

@@ -66,6 +66,72 @@ pub(crate) struct WorkerOutcome {
     pub error: Option<IoFailure>,
     pub engine_note: Option<String>,
     pub engine_used: EngineKind,
+    /// Writes completed, the ramp included: what `verify` reads back.
+    pub writes_done: u64,
+}
+
+/// A permutation of the blocks of a region: random order, every block once per pass, as fio's
+/// random map does. Four Feistel rounds over the next power of two, walking the cycle past
+/// values outside the region; deterministic from the key, so `verify` can tell which blocks an
+/// interrupted pass wrote.
+#[derive(Debug, Clone, Copy)]
+pub struct Shuffle {
+    blocks: u64,
+    half_bits: u32,
+    key: u64,
+}
+
+impl Shuffle {
+    pub fn new(blocks: u64, key: u64) -> Self {
+        let bits = 64 - blocks.max(2).saturating_sub(1).leading_zeros();
+        Self {
+            blocks: blocks.max(1),
+            half_bits: bits.div_ceil(2).max(1),
+            key,
+        }
+    }
+
+    fn round(x: u64, k: u64) -> u64 {
+        let mut h = x.wrapping_add(k).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^= h >> 29;
+        h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        h ^ (h >> 32)
+    }
+
+    fn feistel(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half_bits) - 1;
+        let (mut l, mut r) = (x >> self.half_bits, x & mask);
+        for i in 0..4u64 {
+            let f = Self::round(r, self.key ^ i.wrapping_mul(0xA24B_AED4_963E_E407)) & mask;
+            (l, r) = (r, l ^ f);
+        }
+        (l << self.half_bits) | r
+    }
+
+    /// The `i`th block of the order (`i` below the number of blocks).
+    pub fn at(&self, i: u64) -> u64 {
+        let mut x = i % self.blocks;
+        loop {
+            x = self.feistel(x);
+            if x < self.blocks {
+                return x;
+            }
+        }
+    }
+}
+
+/// The key of a job's random order, from its seed.
+pub fn shuffle_key(seed: u64) -> u64 {
+    seed ^ 0x5eed_f00d_cafe_d00d
+}
+
+/// What a random-data write puts in every sector after its 16-byte stamp: the same bytes in
+/// every write of a job (so they can be regenerated from the seed to verify, and no buffer has
+/// to be kept): bs bytes from the job's seed.
+pub fn body_pattern(seed: u64, bs: usize) -> Vec<u8> {
+    let mut v = vec![0u8; bs];
+    fastrand::Rng::with_seed(seed ^ 0xda7a).fill(&mut v);
+    v
 }
 
 /// Chooses offsets and directions.
@@ -78,6 +144,8 @@ struct Pattern {
     remaining: Option<u64>,
     rng: fastrand::Rng,
     rwmixread: u8,
+    shuffle: Shuffle,
+    issued: u64,
 }
 
 impl Pattern {
@@ -89,7 +157,9 @@ impl Pattern {
             *r -= 1;
         }
         let block = if self.op.is_random() {
-            self.rng.u64(0..self.blocks)
+            let b = self.shuffle.at(self.issued % self.blocks);
+            self.issued += 1;
+            b
         } else {
             let b = self.next;
             self.next = (self.next + 1) % self.blocks;
@@ -132,6 +202,9 @@ struct Recorder<'a> {
 
 impl Recorder<'_> {
     fn record(&mut self, dir: Dir, bytes: u64, lat: Duration, now: Instant) {
+        if dir == Dir::Write {
+            self.out.writes_done += 1;
+        }
         let ns = (lat.as_nanos() as u64).max(1);
         self.local.bytes += bytes;
         self.local.ios += 1;
@@ -210,6 +283,8 @@ pub(crate) fn run_worker(
         },
         rng: fastrand::Rng::with_seed(spec.seed),
         rwmixread: spec.rwmixread,
+        shuffle: Shuffle::new(blocks, shuffle_key(spec.seed)),
+        issued: 0,
     };
     let mut rec = Recorder {
         acc: &acc,
@@ -225,6 +300,7 @@ pub(crate) fn run_worker(
             error: None,
             engine_note: None,
             engine_used: spec.engine,
+            writes_done: 0,
         },
         ramp_end: spec.ramp_end,
     };
@@ -248,9 +324,9 @@ pub(crate) fn run_worker(
         Some(q) => {
             let depth = spec.iodepth as usize;
             if spec.data == Data::Random {
-                let mut rng = fastrand::Rng::with_seed(spec.seed ^ 0xda7a);
+                let body = body_pattern(spec.seed, spec.bs as usize);
                 for s in 0..depth {
-                    rng.fill(q.buf_mut(s));
+                    q.buf_mut(s).copy_from_slice(&body);
                 }
             }
             let mut free: Vec<usize> = (0..depth).rev().collect();
@@ -327,7 +403,8 @@ pub(crate) fn run_worker(
         None => {
             let mut buf = AlignedBuf::new(spec.bs as usize, 4096);
             if spec.data == Data::Random {
-                fastrand::Rng::with_seed(spec.seed ^ 0xda7a).fill(buf.as_mut_slice());
+                buf.as_mut_slice()
+                    .copy_from_slice(&body_pattern(spec.seed, spec.bs as usize));
             }
             loop {
                 if stop(&cancel) || past_deadline(Instant::now()) {
@@ -421,6 +498,8 @@ mod tests {
             remaining: Some(4),
             rng: fastrand::Rng::with_seed(1),
             rwmixread: 50,
+            shuffle: Shuffle::new(4, 1),
+            issued: 0,
         };
         let offs: Vec<u64> = std::iter::from_fn(|| p.next().map(|x| x.0)).collect();
         assert_eq!(offs, [8192, 12288, 16384, 20480]);
@@ -437,6 +516,8 @@ mod tests {
             remaining: Some(10_000),
             rng: fastrand::Rng::with_seed(1),
             rwmixread: 70,
+            shuffle: Shuffle::new(256, 1),
+            issued: 0,
         };
         let mut reads = 0;
         while let Some((off, dir)) = p.next() {
@@ -446,5 +527,23 @@ mod tests {
             }
         }
         assert!((6500..7500).contains(&reads), "{reads}");
+    }
+
+    #[test]
+    fn the_random_order_visits_every_block_once_per_pass() {
+        for blocks in [1u64, 2, 3, 7, 256, 1000, 4097] {
+            let sh = Shuffle::new(blocks, 42);
+            let mut seen = vec![false; blocks as usize];
+            for i in 0..blocks {
+                let b = sh.at(i);
+                assert!(b < blocks, "{b} of {blocks}");
+                assert!(!seen[b as usize], "{b} twice in {blocks}");
+                seen[b as usize] = true;
+            }
+        }
+        // Not in order: a shuffle.
+        let sh = Shuffle::new(1000, 7);
+        let in_place = (0..1000).filter(|&i| sh.at(i) == i).count();
+        assert!(in_place < 20, "{in_place} blocks in place");
     }
 }

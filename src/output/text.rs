@@ -113,8 +113,74 @@ pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String
                 .unwrap_or_default()
         );
     }
+    if let Some(v) = &r.verify {
+        out.push_str(&verify_report(
+            v,
+            r.stamp.as_ref().map(stamp_span).unwrap_or(0),
+            "  ",
+        ));
+    }
     if r.cancelled {
         let _ = writeln!(out, "  cancelled: the figures above are partial");
+    }
+    out
+}
+
+/// The end of the last region a stamp covers (for the bad-range map's scale).
+fn stamp_span(s: &crate::engine::verify::Stamp) -> u64 {
+    s.jobs.iter().map(|j| j.start + j.len).max().unwrap_or(0)
+}
+
+/// A read-back: sectors checked and bad, the first bad ranges, and a map over `size` bytes.
+pub fn verify_report(v: &crate::engine::verify::VerifyReport, size: u64, indent: &str) -> String {
+    let mut out = String::new();
+    let rate = if v.seconds > 0.0 {
+        format!(
+            ", read back at {}",
+            fmt_rate(v.bytes_read as f64 / v.seconds)
+        )
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "{indent}verify: {} sectors checked, {} bad{rate}",
+        v.sectors_checked, v.sectors_bad
+    );
+    if let Some(why) = &v.stopped {
+        let _ = writeln!(out, "{indent}verify stopped early: {why}");
+    }
+    for r in v.bad_ranges.iter().take(10) {
+        let kind = serde_json::to_value(r.kind)
+            .ok()
+            .and_then(|k| k.as_str().map(String::from))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{indent}  bad: {} bytes at offset {:#x} ({}): {kind}",
+            r.length,
+            r.offset,
+            fmt_size(r.offset)
+        );
+    }
+    if v.bad_ranges.len() > 10 || v.ranges_cut {
+        let _ = writeln!(
+            out,
+            "{indent}  ... {} ranges in all{} (--json lists them)",
+            v.bad_ranges.len(),
+            if v.ranges_cut {
+                ", more not listed"
+            } else {
+                ""
+            }
+        );
+    }
+    if v.is_bad() && size > 0 {
+        let _ = writeln!(
+            out,
+            "{indent}map [{}] (X I/O error, o wrong offset, s wrong stamp, c corrupt)",
+            crate::engine::verify::bad_range_map(v, size, 60)
+        );
     }
     out
 }

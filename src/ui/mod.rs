@@ -270,7 +270,7 @@ async fn event_loop(
                                 let root = opts.root.clone();
                                 match spawn_engine(&tx, move |flag, tx| {
                                     let mut obs = ToUi(tx);
-                                    let r = crate::session::run_suite(&root, &suite, &spec, suite.repeat, flag, &mut obs);
+                                    let r = crate::session::run_suite(&root, &suite, &spec, suite.repeat, false, flag, &mut obs);
                                     let saved = r.as_ref().ok().and_then(|o| save(&root, "suite", &suite.name, o));
                                     EngineMsg::SuiteFinished(Box::new(r.map_err(|e| e.to_string())), saved)
                                 }) {

@@ -11,3 +11,4 @@ pub mod run;
 pub mod stat;
 pub mod suite;
 pub mod tui;
+pub mod verify;

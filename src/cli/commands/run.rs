@@ -127,7 +127,18 @@ pub fn run(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, 
     }
     if !args.no_save {
         match session::save(root, "run", &job.label(), &outcome) {
-            Ok(p) => say!("blkscope: saved {}", p.display()),
+            Ok(p) => {
+                say!("blkscope: saved {}", p.display());
+                if args.verify_later {
+                    let id = p.file_stem().map(|s| s.to_string_lossy().into_owned());
+                    say!(
+                        "blkscope: what was acknowledged is recorded. Now cut the power (or \
+                         reboot), then run: blkscope verify {} --stamp {}",
+                        args.target,
+                        id.unwrap_or_else(|| "last".into())
+                    );
+                }
+            }
             Err(e) => say!("blkscope: warning: could not save the run: {e}"),
         }
     }
@@ -143,5 +154,12 @@ pub fn run(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, 
         d["type"] = "result".into();
         println(out, &d.to_string())?;
     }
-    Ok(if failed { 1 } else { 0 })
+    let bad = test.result.verify.as_ref().is_some_and(|v| v.is_bad());
+    Ok(if failed {
+        1
+    } else if bad {
+        super::verify::BAD
+    } else {
+        0
+    })
 }

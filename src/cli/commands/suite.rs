@@ -41,27 +41,41 @@ impl Observer for Announce<'_> {
     }
 }
 
+pub struct SuiteOpts {
+    pub repeat: Option<u32>,
+    pub json: bool,
+    pub no_save: bool,
+    pub verify: bool,
+}
+
 pub fn run(
     root: &SysRoot,
     name: &str,
     spec: &TargetSpec,
-    repeat: Option<u32>,
-    json: bool,
-    no_save: bool,
+    opts: &SuiteOpts,
     out: &mut impl Write,
 ) -> Result<i32, crate::Error> {
+    let (json, no_save) = (opts.json, opts.no_save);
     let suite = crate::suite::find(name)
         .map_err(|e| crate::Error::Usage(e.to_string()))?
         .ok_or_else(|| {
             crate::Error::Usage(format!("no suite '{name}'; `blkscope suites` lists them"))
         })?;
-    let repeat = repeat.unwrap_or(suite.repeat);
+    let repeat = opts.repeat.unwrap_or(suite.repeat);
     let cancel = session::cancel_on_signals();
     let mut announce = Announce {
         suite: &suite.name,
         quiet: json,
     };
-    let outcome = match session::run_suite(root, &suite, spec, repeat, cancel, &mut announce) {
+    let outcome = match session::run_suite(
+        root,
+        &suite,
+        spec,
+        repeat,
+        opts.verify,
+        cancel,
+        &mut announce,
+    ) {
         Ok(o) => o,
         Err(e) => {
             say!("blkscope: {e}");
@@ -75,6 +89,17 @@ pub fn run(
         }
     }
     let failed = outcome.failed();
+    let bad = outcome
+        .tests
+        .iter()
+        .any(|t| t.result.verify.as_ref().is_some_and(|v| v.is_bad()));
+    let status = if failed {
+        1
+    } else if bad {
+        super::verify::BAD
+    } else {
+        0
+    };
     if json {
         let tests: Vec<_> = outcome
             .tests
@@ -88,7 +113,7 @@ pub fn run(
                 "target": outcome.target, "tests": tests, "cancelled": outcome.cancelled,
             }),
         )?;
-        return Ok(if failed { 1 } else { 0 });
+        return Ok(status);
     }
     let target = outcome
         .target
@@ -105,5 +130,14 @@ pub fn run(
             outcome.cancelled,
         ),
     )?;
-    Ok(if failed { 1 } else { 0 })
+    for t in &outcome.tests {
+        if let Some(v) = &t.result.verify {
+            let size = t.result.stamp.as_ref().map_or(0, |s| {
+                s.jobs.iter().map(|j| j.start + j.len).max().unwrap_or(0)
+            });
+            print(out, &format!("  {}:\n", t.name))?;
+            print(out, &crate::output::text::verify_report(v, size, "    "))?;
+        }
+    }
+    Ok(status)
 }

@@ -92,6 +92,12 @@ impl App {
                 Data::Zero => "zero".into(),
             },
             "engine" => j.engine.as_str().into(),
+            "verify" => if j.verify {
+                "yes: read back and check"
+            } else {
+                "no"
+            }
+            .into(),
             _ => String::new(),
         }
     }
@@ -153,6 +159,7 @@ impl App {
             }
             "data" => j.data = step(&[Data::Random, Data::Zero], j.data, fwd),
             "engine" => j.engine = step(&[EngineKind::Uring, EngineKind::Psync], j.engine, fwd),
+            "verify" => j.verify = !j.verify,
             _ => return Ok(()),
         }
         self.set_job(j)

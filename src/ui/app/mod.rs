@@ -91,8 +91,8 @@ pub enum Screen {
 }
 
 /// The fields of the test form.
-pub const FORM_FIELDS: [&str; 8] = [
-    "bs", "size", "runtime", "iodepth", "jobs", "mode", "data", "engine",
+pub const FORM_FIELDS: [&str; 9] = [
+    "bs", "size", "runtime", "iodepth", "jobs", "mode", "data", "engine", "verify",
 ];
 
 #[derive(Debug, Clone, PartialEq)]

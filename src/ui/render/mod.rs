@@ -628,7 +628,7 @@ fn form_overlay(f: &mut Frame, app: &App, look: Look, area: Rect, form: &super::
             look.alert(),
         ))),
         None => lines.push(Line::from(Span::styled(
-            "Enter edits a value; Left/Right change mode, data and engine.",
+            "Enter edits a value; Left/Right change mode, data, engine and verify.",
             look.dim(),
         ))),
     }

@@ -336,6 +336,41 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
         )));
     }
     if let Some(x) = &r.result {
+        if let Some(v) = &x.verify {
+            let size = x
+                .stamp
+                .as_ref()
+                .and_then(|s| s.jobs.iter().map(|j| j.start + j.len).max())
+                .unwrap_or(0);
+            let style = if v.is_bad() {
+                look.alert()
+            } else {
+                Style::default()
+            };
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "verify: {} sectors checked, {} bad{}",
+                    v.sectors_checked,
+                    v.sectors_bad,
+                    v.stopped
+                        .as_deref()
+                        .map(|w| format!(" (stopped: {w})"))
+                        .unwrap_or_default()
+                ),
+                style,
+            )));
+            if v.is_bad() {
+                let w = detail.width.saturating_sub(10) as usize;
+                lines.push(Line::from(format!(
+                    "map [{}]",
+                    crate::engine::verify::bad_range_map(v, size, w)
+                )));
+                lines.push(Line::from(Span::styled(
+                    "    X I/O error  o wrong offset  s wrong stamp  c corrupt",
+                    look.dim(),
+                )));
+            }
+        }
         if let Some(e) = &x.error {
             lines.push(Line::from(Span::styled(
                 format!("I/O error: {} {}", e.op, e.message),

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Benchmark: how fast --verify reads back, against a plain sequential read of the same size.
+# A loop device with direct I/O over a 1 GiB file of random data; PAIRS alternating pairs of
+#   blkscope run DEV --op write --size 1G --verify   (the read-back's own bytes/seconds)
+#   blkscope run DEV --op read  --size 1G            (1M QD1, the default: what verify does)
+# Prints the median of each and the ratio (goal: verify >= 0.9x the plain read). Needs root.
+#
+#   sudo bash bench/verify_speed.sh           # PAIRS=5
+set -euo pipefail
+PAIRS=${PAIRS:-5}
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+BIN=$PWD/target/release/blkscope
+work=$(mktemp -d)
+dev=""
+cleanup() {
+  [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+head -c $((1024 * 1024 * 1024)) /dev/urandom > "$work/img"
+dev=$(losetup --find --show --direct-io=on "$work/img")
+name=${dev#/dev/}
+verify=() ; plain=()
+for i in $(seq 1 "$PAIRS"); do
+  v=$("$BIN" run "$dev" --op write --size 1G --verify --confirm "$name" --no-save --json |
+      python3 -c 'import json,sys; v=json.load(sys.stdin)["results"][0]["verify"]; assert v["sectors_bad"]==0; print(v["bytes_read"]/v["seconds"])')
+  p=$("$BIN" run "$dev" --op read --size 1G --no-save --json |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["bytes_per_sec"])')
+  verify+=("$v"); plain+=("$p")
+  python3 -c "print(f'pair $i: verify {$v/1e6:.0f} MB/s, plain read {$p/1e6:.0f} MB/s')"
+done
+python3 - "${verify[*]}" "${plain[*]}" <<'PY'
+import statistics, sys
+v = [float(x) for x in sys.argv[1].split()]
+p = [float(x) for x in sys.argv[2].split()]
+mv, mp = statistics.median(v), statistics.median(p)
+print(f"median: verify {mv/1e6:.0f} MB/s, plain read {mp/1e6:.0f} MB/s, ratio {mv/mp:.2f}x (goal >= 0.9x)")
+PY
