@@ -6,6 +6,7 @@
 //!   definitions, dispatch, one file per command.
 //! - [`ui`]: the terminal UI, a view over state that the engine and the sampler feed.
 //! - [`output`]: human formatting (sizes, rates, durations, tables, results) for both.
+//! - [`doctor`]: findings about a device (SMART, other processes' I/O, alignment, settings).
 //! - [`session`]: one path to run a test with repeats, or a suite, and save the outcome;
 //!   [`suite`] (the suites' TOML and `explain`), [`runs`] (saved runs, reports, compare) and
 //!   [`lab`] (throwaway loop devices).
@@ -21,6 +22,7 @@
 
 pub mod cli;
 pub mod device;
+pub mod doctor;
 pub mod engine;
 pub mod error;
 pub mod lab;

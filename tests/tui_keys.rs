@@ -43,7 +43,7 @@ fn select(a: &mut App, device: &str) {
 fn main_view_moves_switches_panes_and_opens_things() {
     let mut a = app("lvm-on-partition");
     let f = footer_keys(&a);
-    for key in ["↑↓/jk", "Tab", "r", "e", "v", "?", "q"] {
+    for key in ["↑↓", "Tab", "r", "e", "x", "d", "v", "?", "q"] {
         assert!(f.contains(&key), "footer lacks {key}: {f:?}");
     }
     assert!(

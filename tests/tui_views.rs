@@ -416,3 +416,59 @@ fn results_show_the_bad_range_map() {
         "the bad range is near the end: {map}"
     );
 }
+
+/// `d` opens the doctor pane for the selected device: examining first, then the findings with
+/// their severity in words (NO_COLOR) and colour.
+#[test]
+fn the_doctor_pane() {
+    use blkscope::doctor::{Finding, Severity};
+    let mut a = app("misaligned");
+    select(&mut a, "sdf");
+    assert_eq!(
+        a.on_key(key(KeyCode::Char('d'))),
+        Action::Doctor {
+            device: "sdf".into()
+        }
+    );
+    let s = screen(&a, 80, 24, COLOR);
+    assert!(s.contains("Doctor: sdf") && s.contains("examining"), "{s}");
+    a.on_doctor(
+        "sdf",
+        Ok(vec![
+            Finding::new(
+                "misaligned",
+                Severity::Problem,
+                "sdf1 starts at byte 32256 (sector 63), not a multiple of the physical block size 4096",
+            ),
+            Finding::new("write_cache", Severity::Info, "volatile write cache (write back)"),
+        ]),
+    );
+    both("doctor", &a);
+    let s = screen(&a, 80, 24, ASCII);
+    assert!(s.contains("[problem] misaligned: sdf1"), "{s}");
+    a.on_key(key(KeyCode::Esc));
+    assert_eq!(a.overlay, Overlay::None);
+}
+
+/// While a test runs, the side panel names the other processes doing I/O.
+#[test]
+fn the_run_view_names_other_processes_doing_io() {
+    let mut a = app("lvm-on-partition");
+    a.on_key(key(KeyCode::Char('r')));
+    for s in samples(4) {
+        a.on_sample(s);
+    }
+    a.busy = vec![blkscope::stats::procs::BusyProcess {
+        pid: 4242,
+        comm: "updatedb".into(),
+        read_bytes_per_sec: 30e6,
+        write_bytes_per_sec: 0.0,
+        bytes: 30_000_000,
+        devices: vec!["sda".into()],
+    }];
+    let s = screen(&a, 120, 40, COLOR);
+    assert!(
+        s.contains("other I/O now:") && s.contains("updatedb 4242"),
+        "{s}"
+    );
+}

@@ -184,6 +184,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Why is this disk slow, or dying? SMART (smartctl), the processes doing I/O on it now,
+    /// alignment, the write cache, the scheduler and queue limits, each finding with what it
+    /// means and what to do, worst first.
+    ///
+    /// Exit status: 0 no finding is a problem, 5 one is.
+    Doctor {
+        /// Devices by name (sda) or path; none means every disk.
+        devices: Vec<String>,
+        /// Print {"devices": [{"name", "path", "findings": [...]}]} as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Read back what a write run put on TARGET (`--stamp RUN`: after a reboot or a power cut),
     /// or check a device's real capacity (`--capacity full|sampled`, destructive, as f3 does).
     ///

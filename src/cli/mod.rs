@@ -88,6 +88,9 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
         }
         Some(Command::Completions { shell }) => commands::man::completions(shell, &mut out),
         Some(Command::Man) => commands::man::man(&mut out),
+        Some(Command::Doctor { devices, json }) => {
+            commands::doctor::run(&root, &devices, json, &mut out)
+        }
         Some(Command::Verify {
             target,
             stamp,

@@ -94,6 +94,56 @@ fn uring_disabled_by_env() -> bool {
     std::env::var("BLKSCOPE_DISABLE_URING").as_deref() == Ok("1")
 }
 
+/// Other processes that moved more than 1% of the test's bytes while it ran: a finding and a
+/// warning naming them (pid, command, rate), so that an odd result points at its cause.
+fn other_io(
+    root: &SysRoot,
+    a: &crate::stats::procs::ProcSnapshot,
+    b: &crate::stats::procs::ProcSnapshot,
+    result: &mut RunResult,
+) {
+    let busy = crate::stats::procs::busy(root, a, b, &[std::process::id()]);
+    let other: u64 = busy.iter().map(|p| p.bytes).sum();
+    let ours = result.read_bytes + result.write_bytes;
+    if busy.is_empty() || (other as f64) <= 0.01 * ours as f64 || other < (1 << 20) {
+        return;
+    }
+    let names: Vec<String> = busy
+        .iter()
+        .take(3)
+        .map(|p| {
+            format!(
+                "{} (pid {}) {} read, {} written per second",
+                p.comm,
+                p.pid,
+                crate::units::fmt_size(p.read_bytes_per_sec as u64),
+                crate::units::fmt_size(p.write_bytes_per_sec as u64)
+            )
+        })
+        .collect();
+    let message = format!(
+        "other processes moved {} ({:.0}% of the test's bytes) while it ran: {}; they share the \
+         devices and the CPU with the test",
+        crate::units::fmt_size(other),
+        other as f64 * 100.0 / ours.max(1) as f64,
+        names.join("; ")
+    );
+    result.findings.push(findings::Finding {
+        kind: "busy_processes",
+        device: String::new(),
+        message: message.clone(),
+        numbers: [
+            ("other_bytes", other as f64),
+            ("processes", busy.len() as f64),
+            ("share", other as f64 / ours.max(1) as f64),
+        ]
+        .into(),
+    });
+    result
+        .warnings
+        .push(Warning::new("busy_processes", message));
+}
+
 /// Runs `job` on the target once.
 pub fn run(
     root: &SysRoot,
@@ -116,6 +166,8 @@ pub fn run(
         )));
     }
 
+    // Other processes' I/O over the run (/proc/PID/io), to tell what else moved data.
+    let procs0 = crate::stats::procs::ProcSnapshot::read(root);
     // diskstats of the devices under the test, from just before the first I/O.
     let snap0 = (!target.watch.is_empty())
         .then(|| crate::stats::Snapshot::read(root).ok())
@@ -244,6 +296,7 @@ pub fn run(
         .as_ref()
         .and_then(|_| crate::stats::Snapshot::read(root).ok());
     let cancelled = cancel.load(Ordering::Relaxed);
+    let procs1 = crate::stats::procs::ProcSnapshot::read(root);
 
     let mut hist = new_histogram();
     let (mut read_bytes, mut write_bytes, mut ios) = (0u64, 0u64, 0u64);
@@ -385,6 +438,7 @@ pub fn run(
     if let (Some(a), Some(b)) = (&snap0, &snap1) {
         explain(root, job, &target, a, b, &mut result);
     }
+    other_io(root, &procs0, &procs1, &mut result);
     let info = target.info.clone();
     drop(target);
     Ok((info, result))

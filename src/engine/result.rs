@@ -245,13 +245,29 @@ pub fn with_repeats(runs: Vec<RunResult>) -> RunResult {
             .iter()
             .map(|i| format!("run {} ({:.1} MB/s)", i + 1, runs[*i].bytes_per_sec / 1e6))
             .collect();
+        // What was seen doing I/O during the outlying runs, when anything was.
+        let seen: Vec<String> = outliers
+            .iter()
+            .filter_map(|i| {
+                runs[*i]
+                    .warnings
+                    .iter()
+                    .find(|w| w.kind == "busy_processes")
+                    .map(|w| format!("during run {}, {}", i + 1, w.message))
+            })
+            .collect();
+        let causes = if seen.is_empty() {
+            "No other process was seen doing I/O then: caches warming or filling (page cache, \
+             an SSD's SLC cache), garbage collection or thermal throttling make outliers too"
+                .to_string()
+        } else {
+            seen.join(". ")
+        };
         head.warnings.push(Warning::new(
             "outlier",
             format!(
-                "{} more than {:.0}% away from the median {:.1} MB/s: other I/O on the device \
-                 (cron jobs, updatedb, backups), caches warming or filling (page cache, an SSD's \
-                 SLC cache), or thermal throttling make outliers. Look at the spread, and run \
-                 again before believing any single number.",
+                "{} more than {:.0}% away from the median {:.1} MB/s. {causes}. Look at the \
+                 spread, and run again before believing any single number.",
                 which.join(", "),
                 OUTLIER_DISTANCE * 100.0,
                 med / 1e6
@@ -359,5 +375,29 @@ mod tests {
         assert!((l.p50 as i64 - 500_000).abs() < 1000, "{l:?}");
         assert!((l.p99 as i64 - 990_000).abs() < 2000, "{l:?}");
         assert!(l.max >= 1_000_000 && l.max < 1_001_000);
+    }
+
+    #[test]
+    fn an_outlier_names_the_processes_seen_during_it() {
+        let mut slow = run(100e6);
+        slow.warnings.push(Warning::new(
+            "busy_processes",
+            "other processes moved 2G (80% of the test's bytes) while it ran: updatedb (pid 42)",
+        ));
+        let r = with_repeats(vec![run(400e6), run(410e6), slow]);
+        let w = r.warnings.iter().find(|w| w.kind == "outlier").unwrap();
+        assert!(
+            w.message.contains("during run 3") && w.message.contains("updatedb (pid 42)"),
+            "{}",
+            w.message
+        );
+        // Without anything seen, the note says so instead of guessing.
+        let r = with_repeats(vec![run(400e6), run(410e6), run(100e6)]);
+        let w = r.warnings.iter().find(|w| w.kind == "outlier").unwrap();
+        assert!(
+            w.message.contains("No other process was seen"),
+            "{}",
+            w.message
+        );
     }
 }

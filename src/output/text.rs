@@ -379,3 +379,17 @@ pub fn comparison(a_id: &str, b_id: &str, diffs: &[crate::runs::Diff]) -> String
     }
     out
 }
+
+/// The doctor's findings, device by device, worst first.
+pub fn doctor(reports: &[crate::doctor::DeviceReport]) -> String {
+    let mut out = String::new();
+    for r in reports {
+        let worst = r.worst().map(|w| w.as_str()).unwrap_or("nothing found");
+        let _ = writeln!(out, "{} ({}): {worst}", r.name, r.path);
+        for f in &r.findings {
+            let _ = writeln!(out, "  [{}] {}: {}", f.severity.as_str(), f.kind, f.message);
+        }
+        let _ = writeln!(out);
+    }
+    out
+}

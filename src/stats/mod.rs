@@ -3,6 +3,7 @@
 //! numbers mean during a test ([`findings`]). Nothing here knows of any UI.
 
 pub mod iostat;
+pub mod procs;
 
 use std::collections::HashMap;
 use std::fs;

@@ -58,6 +58,8 @@ enum EngineMsg {
     SuiteProgress(String, u32, u32),
     /// A suite's outcome, and the id it was saved under.
     SuiteFinished(Box<Result<crate::session::Outcome, String>>, Option<String>),
+    /// The doctor's findings for a device.
+    Doctor(String, Result<Vec<crate::doctor::Finding>, String>),
     /// A test's target and result, and the id it was saved under.
     Finished(Box<Result<(TargetInfo, RunResult), String>>, Option<String>),
 }
@@ -226,6 +228,7 @@ async fn event_loop(
     let mut sighup = signal(SignalKind::hangup()).map_err(io_err)?;
     let mut sampler = Sampler::new(opts.root.clone());
     let _ = sampler.prime();
+    let mut procs: Option<crate::stats::procs::ProcSnapshot> = None;
     let mut cancel: Option<Arc<AtomicBool>> = None;
     let mut worker: Option<std::thread::JoinHandle<()>> = None;
     let mut dirty = true;
@@ -278,6 +281,18 @@ async fn event_loop(
                                     Err(e) => app.on_suite_finished(Err(format!("cannot start the engine thread: {e}"))),
                                 }
                             }
+                            Action::Doctor { device } => {
+                                let (root, tx) = (opts.root.clone(), tx.clone());
+                                let spawned = std::thread::Builder::new().name("blkscope-doctor".into()).spawn(move || {
+                                    let r = crate::doctor::examine(&root, std::slice::from_ref(&device), &crate::doctor::Options::default())
+                                        .map(|mut v| v.pop().map(|d| d.findings).unwrap_or_default())
+                                        .map_err(|e| e.to_string());
+                                    let _ = tx.send(EngineMsg::Doctor(device, r));
+                                });
+                                if let Err(e) = spawned {
+                                    app.status = Some(format!("cannot start the doctor: {e}"));
+                                }
+                            }
                             Action::Reopen => {
                                 app.add_reopened(crate::runs::newest(20));
                             }
@@ -310,6 +325,7 @@ async fn event_loop(
             Some(msg) = rx.recv() => {
                 match msg {
                     EngineMsg::Sample(s) => app.on_sample(s),
+                    EngineMsg::Doctor(d, r) => app.on_doctor(&d, r),
                     EngineMsg::SuiteProgress(t, i, n) => app.on_suite_progress(&t, i, n),
                     EngineMsg::SuiteFinished(r, saved) => {
                         app.on_suite_saved(*r, saved);
@@ -328,6 +344,19 @@ async fn event_loop(
                 dirty = true;
             }
             _ = stats_tick.tick() => {
+                // Who else does I/O, while a test runs (not when idle: it costs a /proc walk).
+                if app.running() {
+                    let now = crate::stats::procs::ProcSnapshot::read(&opts.root);
+                    if let Some(prev) = &procs {
+                        let mut b = crate::stats::procs::busy(&opts.root, prev, &now, &[std::process::id()]);
+                        b.truncate(3);
+                        app.busy = b;
+                    }
+                    procs = Some(now);
+                } else if procs.is_some() {
+                    procs = None;
+                    app.busy.clear();
+                }
                 if let Ok(v) = sampler.sample() {
                     app.diskstats = v.into_iter().filter(|x| app.watched.contains(&x.disk_device)).collect();
                     dirty = true;

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod doctor;
 pub mod explain;
 pub mod lab;
 pub mod list;

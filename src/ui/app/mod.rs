@@ -124,6 +124,11 @@ pub enum Overlay {
         device: String,
         reasons: Vec<String>,
     },
+    /// `d`: the doctor's findings for a device (None while it examines it).
+    Doctor {
+        device: String,
+        findings: Option<Result<Vec<crate::doctor::Finding>, String>>,
+    },
 }
 
 /// What the event loop must do after a key.
@@ -146,6 +151,10 @@ pub enum Action {
     Quit,
     /// Ctrl-C: quit at once.
     QuitNow,
+    /// Examine a device (`d`): SMART, other processes, settings.
+    Doctor {
+        device: String,
+    },
 }
 
 /// A test that runs or ran.
@@ -211,6 +220,8 @@ pub struct App {
     /// The device names the side panel shows.
     pub watched: Vec<String>,
     pub status: Option<String>,
+    /// Other processes doing I/O while a test runs (top three, sampled every second).
+    pub busy: Vec<crate::stats::procs::BusyProcess>,
     /// Lines scrolled off the top of the properties pane.
     pub props_scroll: u16,
     /// The first related device the iostat panel shows (its columns scroll sideways) ...
@@ -271,6 +282,7 @@ impl App {
             diskstats: Vec::new(),
             watched: Vec::new(),
             status: None,
+            busy: Vec::new(),
             props_scroll: 0,
             iostat_first: 0,
             iostat_scroll: 0,
@@ -364,7 +376,9 @@ impl App {
             (Overlay::Confirm { .. }, _) => {
                 vec![("type the name", ""), ("Enter", "start"), ("Esc", "cancel")]
             }
-            (Overlay::Refused { .. }, _) | (Overlay::Explain { .. }, _) => vec![("Esc", "back")],
+            (Overlay::Refused { .. }, _)
+            | (Overlay::Explain { .. }, _)
+            | (Overlay::Doctor { .. }, _) => vec![("Esc", "back")],
             (Overlay::None, Screen::Run) => {
                 vec![("Esc", "cancel test"), ("q", "cancel+quit"), ("?", "help")]
             }
@@ -393,12 +407,14 @@ impl App {
                 ("?", "help"),
                 ("q", "quit"),
             ],
+            // At most 80 columns: j/k are in the help (?).
             (Overlay::None, Screen::Main) => vec![
-                ("↑↓/jk", "move"),
+                ("↑↓", "move"),
                 ("Tab", "pane"),
                 ("r", "run"),
                 ("e", "edit"),
                 ("x", "explain"),
+                ("d", "doctor"),
                 ("v", "results"),
                 ("?", "help"),
                 ("q", "quit"),
@@ -422,10 +438,14 @@ impl App {
                 }
                 Action::None
             }
-            Overlay::Refused { .. } | Overlay::Explain { .. } => {
+            Overlay::Refused { .. } | Overlay::Explain { .. } | Overlay::Doctor { .. } => {
                 if matches!(
                     key.code,
-                    KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') | KeyCode::Char('x')
+                    KeyCode::Esc
+                        | KeyCode::Enter
+                        | KeyCode::Char('q')
+                        | KeyCode::Char('x')
+                        | KeyCode::Char('d')
                 ) {
                     self.overlay = Overlay::None;
                 }
@@ -590,6 +610,27 @@ impl App {
             KeyCode::Char('x') => {
                 self.overlay = self.explain();
                 Action::None
+            }
+            KeyCode::Char('d') => {
+                // The scratch file: the device holding its directory.
+                let device = self
+                    .target()
+                    .device
+                    .clone()
+                    .or_else(|| self.watched.first().cloned());
+                match device {
+                    Some(device) => {
+                        self.overlay = Overlay::Doctor {
+                            device: device.clone(),
+                            findings: None,
+                        };
+                        Action::Doctor { device }
+                    }
+                    None => {
+                        self.status = Some("no block device here to examine".into());
+                        Action::None
+                    }
+                }
             }
             KeyCode::Char('v') => {
                 if self.results.is_empty() {
@@ -756,6 +797,18 @@ impl App {
                 .clone()
                 .filter(|d| self.written_blank.contains(d))
         })
+    }
+
+    /// The doctor's findings arrived (for the device the pane is open for).
+    pub fn on_doctor(&mut self, device: &str, r: Result<Vec<crate::doctor::Finding>, String>) {
+        if let Overlay::Doctor {
+            device: d,
+            findings,
+        } = &mut self.overlay
+            && d == device
+        {
+            *findings = Some(r);
+        }
     }
 
     /// A write finished on a device that was blank when it started: it now holds this

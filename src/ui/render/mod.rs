@@ -148,6 +148,7 @@ pub fn draw(f: &mut Frame, app: &App, look: Look) {
         } => confirm(f, look, area, device, typed, error.as_deref()),
         Overlay::Refused { device, reasons } => refused(f, look, area, device, reasons),
         Overlay::Explain { title, lines } => explain_pane(f, look, area, title, lines),
+        Overlay::Doctor { device, findings } => doctor_pane(f, look, area, device, findings),
     }
     if look.ascii {
         asciify(f.buffer_mut());
@@ -561,12 +562,18 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 
 fn help(f: &mut Frame, look: Look, area: Rect) {
     let keys = [
-        ("Up/Down, j/k", "move in the pane"),
-        ("Tab", "switch between Devices and Tests"),
+        (
+            "Up/Down, j/k",
+            "move in the pane (or scroll it); PgUp/PgDn by 8",
+        ),
+        ("Tab", "next pane: Devices, Tests, Properties, iostat"),
+        ("h/l", "iostat pane: scroll through related devices"),
         ("Enter", "Devices: go to Tests; Tests: edit"),
         ("e", "edit the selected test's parameters"),
         ("x", "explain it: dd and fio lines, flags, traps"),
         ("r", "run the selected test on the selected target"),
+        ("d", "doctor: SMART, other I/O, alignment, settings"),
+        ("mouse", "click selects, the wheel scrolls (--no-mouse)"),
         ("v", "show the results of this session"),
         (
             "c / o",
@@ -684,6 +691,55 @@ fn explain_pane(f: &mut Frame, look: Look, area: Rect, title: &str, lines: &[Str
         Paragraph::new(text)
             .wrap(Wrap { trim: false })
             .block(look.block(format!(" Explain: {title} "), true)),
+        r,
+    );
+}
+
+fn doctor_pane(
+    f: &mut Frame,
+    look: Look,
+    area: Rect,
+    device: &str,
+    findings: &Option<Result<Vec<crate::doctor::Finding>, String>>,
+) {
+    use crate::doctor::Severity;
+    let mut text: Vec<Line> = Vec::new();
+    match findings {
+        None => text.push(Line::from(
+            "examining: SMART, the processes doing I/O (1 s), the settings...",
+        )),
+        Some(Err(e)) => text.push(Line::from(Span::styled(e.clone(), look.alert()))),
+        Some(Ok(v)) if v.is_empty() => text.push(Line::from("nothing to report")),
+        Some(Ok(v)) => {
+            for x in v {
+                let style = match (x.severity, look.color) {
+                    (Severity::Problem, true) => Style::default().fg(Color::Red),
+                    (Severity::Warning, true) => Style::default().fg(Color::Yellow),
+                    (Severity::Problem, false) => look.alert(),
+                    (Severity::Warning, false) => Style::default().add_modifier(Modifier::BOLD),
+                    (Severity::Info, _) => look.dim(),
+                };
+                text.push(Line::from(vec![
+                    Span::styled(format!("[{}] ", x.severity.as_str()), style),
+                    Span::styled(
+                        format!("{}: ", x.kind),
+                        Style::default().add_modifier(Modifier::BOLD),
+                    ),
+                    Span::raw(x.message.clone()),
+                ]));
+            }
+        }
+    }
+    let r = centered(
+        area,
+        area.width.saturating_sub(4),
+        area.height.saturating_sub(2),
+    );
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(text)
+            .wrap(Wrap { trim: false })
+            .block(look.block(format!(" Doctor: {device} "), true)),
         r,
     );
 }

@@ -177,11 +177,25 @@ pub(super) fn run_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
     } else {
         None
     };
+    // Under the iostat figures: the other processes doing I/O now (top three), then the
+    // explanation of what the figures show.
+    let mut text: Vec<Line> = Vec::new();
+    if !app.busy.is_empty() {
+        text.push(Line::from(Span::styled("other I/O now:", look.alert())));
+        for p in &app.busy {
+            text.push(Line::from(format!(
+                " {:.10} {} {}/s",
+                p.comm,
+                p.pid,
+                crate::output::fmt_size((p.read_bytes_per_sec + p.write_bytes_per_sec) as u64)
+            )));
+        }
+    }
     if let Some(e) = explain {
-        f.render_widget(
-            Paragraph::new(Span::styled(e, look.alert())).wrap(Wrap { trim: true }),
-            note,
-        );
+        text.push(Line::from(Span::styled(e, look.alert())));
+    }
+    if !text.is_empty() {
+        f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), note);
     }
 }
 

@@ -1,0 +1,237 @@
+//! What a device's settings mean for a test: findings from sysfs alone.
+
+use serde_json::json;
+
+use super::{Finding, Severity};
+use crate::device::{Device, DeviceTree, Kind};
+use crate::sysroot::SysRoot;
+
+/// The file system type of `path` from mountinfo: the longest mount point that contains it.
+fn fs_type(root: &SysRoot, path: &str) -> Option<String> {
+    let text = std::fs::read_to_string(root.proc("self/mountinfo")).ok()?;
+    let mut best: Option<(usize, String)> = None;
+    for l in text.lines() {
+        let (pre, post) = l.split_once(" - ")?;
+        let mp = crate::device::mounts::unescape_octal(pre.split_whitespace().nth(4)?);
+        let fstype = post.split_whitespace().next()?.to_string();
+        let inside =
+            path == mp || mp == "/" || path.starts_with(&format!("{}/", mp.trim_end_matches('/')));
+        if inside && best.as_ref().is_none_or(|(n, _)| mp.len() >= *n) {
+            best = Some((mp.len(), fstype));
+        }
+    }
+    best.map(|b| b.1)
+}
+
+pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
+    let mut out = Vec::new();
+    // A loop device without direct I/O: its I/O goes through the page cache of the backing
+    // file's file system, so a test measures memory.
+    if d.kind == Kind::Loop
+        && let Some(file) = &d.loop_backing_file
+        && d.loop_direct_io == Some(false)
+    {
+        let under = tree
+            .holding(std::path::Path::new(file))
+            .map(|x| x.name.clone());
+        let fstype = fs_type(root, file);
+        let on = match (&under, fstype.as_deref()) {
+            (_, Some("tmpfs")) | (_, Some("ramfs")) => "a tmpfs: RAM".to_string(),
+            (Some(u), _) => u.clone(),
+            (None, Some(t)) => format!("a {t} file system with no block device"),
+            (None, None) => "an unknown file system".to_string(),
+        };
+        out.push(
+            Finding::new(
+                "backing_cache",
+                Severity::Warning,
+                format!(
+                    "{} is a loop device over {file} (on {on}) without direct I/O: its writes \
+                     land in the page cache of the backing file, so a test measures memory. \
+                     Attach it with `losetup --direct-io=on`, or test {}",
+                    d.name,
+                    under.as_deref().unwrap_or("the device under it")
+                ),
+            )
+            .with(json!({
+                "backing_file": file,
+                "backing_device": under,
+                "backing_fs": fstype,
+            })),
+        );
+    }
+    // Alignment: the device's own, and its partitions'.
+    alignment(d, &mut out);
+    for p in d.partitions.iter().filter_map(|p| tree.get(p)) {
+        alignment(p, &mut out);
+    }
+    // The write cache.
+    if let Some(wc) = &d.write_cache {
+        let (sev, msg) = if wc == "write back" {
+            (
+                Severity::Info,
+                "volatile write cache (write back): writes are acknowledged from the drive's \
+                 cache; only a flush (fsync, O_DSYNC) makes them durable, and each flush costs. \
+                 Compare the sync-latency (dsync) and direct tests to see what a flush costs"
+                    .to_string(),
+            )
+        } else {
+            (
+                Severity::Info,
+                "write through: every acknowledged write is on stable storage (or the drive has \
+                 a power-protected cache)"
+                    .to_string(),
+            )
+        };
+        out.push(Finding::new("write_cache", sev, msg).with(json!({ "write_cache": wc })));
+    }
+    // The scheduler against the medium.
+    if let Some(s) = &d.scheduler {
+        if d.rotational && s == "none" && d.kind != Kind::Loop {
+            out.push(
+                Finding::new(
+                    "scheduler",
+                    Severity::Warning,
+                    format!(
+                        "a rotational disk with scheduler none: requests go to the disk in \
+                         arrival order, seeks and all; mq-deadline or bfq sort them (available: \
+                         {}; echo mq-deadline > /sys/block/{}/queue/scheduler)",
+                        d.schedulers_available.join(", "),
+                        d.name
+                    ),
+                )
+                .with(json!({ "scheduler": s, "available": d.schedulers_available })),
+            );
+        } else if !d.rotational && s == "bfq" {
+            out.push(
+                Finding::new(
+                    "scheduler",
+                    Severity::Info,
+                    "a non-rotational device with bfq: fair, but its per-request work costs \
+                     IOPS on fast flash; none or mq-deadline is usual there",
+                )
+                .with(json!({ "scheduler": s })),
+            );
+        }
+    }
+    // Queue limits.
+    if let (Some(m), Some(hw)) = (d.max_sectors_kb, d.max_hw_sectors_kb)
+        && m < hw
+        && m < 1024
+    {
+        out.push(
+            Finding::new(
+                "queue_limits",
+                Severity::Info,
+                format!(
+                    "max_sectors_kb is {m} while the hardware takes {hw}: larger I/Os are split \
+                     into {m} KiB requests (raise it in /sys/block/{}/queue/max_sectors_kb)",
+                    d.name
+                ),
+            )
+            .with(json!({ "max_sectors_kb": m, "max_hw_sectors_kb": hw })),
+        );
+    }
+    if let Some(n) = d.nr_requests.filter(|&n| n < 32 && n > 0) {
+        out.push(
+            Finding::new(
+                "queue_limits",
+                Severity::Info,
+                format!("nr_requests is {n}: tests at a higher queue depth wait in the kernel"),
+            )
+            .with(json!({ "nr_requests": n })),
+        );
+    }
+    if d.iostats == Some(false) {
+        out.push(Finding::new(
+            "stats_off",
+            Severity::Warning,
+            format!(
+                "queue/iostats is 0: the kernel keeps no figures for {}, so iostat and blkscope's \
+                 diskstats panel show zeros (echo 1 > /sys/block/{}/queue/iostats)",
+                d.name, d.name
+            ),
+        ));
+    }
+    // In use.
+    let family = std::iter::once(d).chain(tree.above(&d.name));
+    let mut uses = Vec::new();
+    for x in family {
+        for m in &x.mountpoints {
+            uses.push(format!("{} mounted at {m}", x.name));
+        }
+        if x.swap {
+            uses.push(format!("{} is swap", x.name));
+        }
+    }
+    if !d.holders.is_empty() {
+        uses.push(format!("held by {}", d.holders.join(", ")));
+    }
+    if !uses.is_empty() {
+        out.push(
+            Finding::new(
+                "in_use",
+                Severity::Info,
+                format!(
+                    "in use ({}): write tests are refused; reads are disturbed by its own I/O",
+                    uses.join("; ")
+                ),
+            )
+            .with(json!({ "uses": uses })),
+        );
+    }
+    out
+}
+
+/// A partition that does not start on a physical block (or on the optimal I/O size), or a
+/// device with an alignment offset.
+fn alignment(d: &Device, out: &mut Vec<Finding>) {
+    let pbs = d.physical_block_size.max(512);
+    if let Some(start) = d.start_sector {
+        let bytes = start * 512;
+        let opt = d.optimal_io_size.unwrap_or(0);
+        if bytes % pbs != 0 {
+            out.push(
+                Finding::new(
+                    "misaligned",
+                    Severity::Problem,
+                    format!(
+                        "{} starts at byte {bytes} (sector {start}), not a multiple of the \
+                         physical block size {pbs}: every write straddles two physical blocks \
+                         and the drive reads, modifies and writes them. Recreate the partition \
+                         at a 1 MiB boundary (sector 2048)",
+                        d.name
+                    ),
+                )
+                .with(json!({ "start_bytes": bytes, "physical_block_size": pbs })),
+            );
+        } else if opt > 0 && bytes % opt != 0 {
+            out.push(
+                Finding::new(
+                    "misaligned",
+                    Severity::Warning,
+                    format!(
+                        "{} starts at byte {bytes}, not a multiple of the optimal I/O size {opt} \
+                         (a RAID stripe, say): full-stripe writes become partial ones",
+                        d.name
+                    ),
+                )
+                .with(json!({ "start_bytes": bytes, "optimal_io_size": opt })),
+            );
+        }
+    }
+    if let Some(a) = d.alignment_offset.filter(|&a| a != 0) {
+        out.push(
+            Finding::new(
+                "misaligned",
+                Severity::Warning,
+                format!(
+                    "{} reports an alignment offset of {a} bytes: its logical block 0 is not at \
+                     the start of a physical block",
+                    d.name
+                ),
+            )
+            .with(json!({ "alignment_offset": a })),
+        );
+    }
+}

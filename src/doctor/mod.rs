@@ -1,0 +1,197 @@
+//! `blkscope doctor`: why is this disk slow, or dying? For each device, findings worst first,
+//! each with what it means and what to do:
+//!
+//! - [`smart`]: health from the real smartmontools (`smartctl --json=c -x`), or why there is
+//!   none (`smart_unavailable`).
+//! - `busy_processes`: who else is doing I/O now ([`crate::stats::procs`], about one second).
+//! - [`checks`]: what the device's settings mean for a test: `backing_cache` (a loop device
+//!   over the page cache), `misaligned`, `write_cache`, `scheduler`, `queue_limits`,
+//!   `stats_off`, `in_use`.
+
+pub mod checks;
+pub mod smart;
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::device::{DeviceTree, DiscoverOptions};
+use crate::sysroot::SysRoot;
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Warning,
+    Problem,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Problem => "problem",
+        }
+    }
+}
+
+/// One thing the doctor found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub kind: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    /// The figures behind it.
+    pub numbers: serde_json::Value,
+}
+
+impl Finding {
+    pub fn new(kind: &'static str, severity: Severity, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            severity,
+            message: message.into(),
+            numbers: serde_json::json!({}),
+        }
+    }
+
+    pub fn with(mut self, numbers: serde_json::Value) -> Self {
+        self.numbers = numbers;
+        self
+    }
+}
+
+/// The findings of one device, worst first.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceReport {
+    pub name: String,
+    pub path: String,
+    pub findings: Vec<Finding>,
+}
+
+impl DeviceReport {
+    pub fn worst(&self) -> Option<Severity> {
+        self.findings.iter().map(|f| f.severity).max()
+    }
+}
+
+/// What to look at, and how.
+pub struct Options {
+    /// How long to watch processes' I/O.
+    pub sample: std::time::Duration,
+    /// The smartctl to run (`smartctl` on PATH unless given).
+    pub smartctl: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            sample: std::time::Duration::from_millis(1000),
+            smartctl: std::env::var("BLKSCOPE_SMARTCTL").unwrap_or_else(|_| "smartctl".into()),
+        }
+    }
+}
+
+/// The devices named (kernel names or /dev paths), or every whole disk when none is.
+fn chosen(tree: &DeviceTree, names: &[String]) -> Result<Vec<String>, crate::Error> {
+    if names.is_empty() {
+        return Ok(tree
+            .listed(false)
+            .devices
+            .iter()
+            .filter(|d| d.depth == 0 && d.size_bytes > 0)
+            .map(|d| d.name.clone())
+            .collect());
+    }
+    names
+        .iter()
+        .map(|n| {
+            let name = n.strip_prefix("/dev/").unwrap_or(n).to_string();
+            if tree.get(&name).is_some() {
+                Ok(name)
+            } else {
+                Err(crate::Error::UnknownDevice {
+                    path: std::path::PathBuf::from(n),
+                    detail: "`blkscope list` shows the devices".into(),
+                })
+            }
+        })
+        .collect()
+}
+
+/// Examines each named device (every whole disk when none): SMART, the processes doing I/O,
+/// and the device's settings. Findings come worst first.
+pub fn examine(
+    root: &SysRoot,
+    names: &[String],
+    opts: &Options,
+) -> Result<Vec<DeviceReport>, crate::Error> {
+    // Properties only: the doctor reads no device node (its reads would show up as I/O).
+    let tree = crate::device::discover(
+        root,
+        &DiscoverOptions {
+            skip_signatures: true,
+            ..Default::default()
+        },
+    )?;
+    let wanted = chosen(&tree, names)?;
+    // Who is doing I/O: one sample over `opts.sample`, shared by all devices.
+    let a = crate::stats::procs::ProcSnapshot::read(root);
+    std::thread::sleep(opts.sample);
+    let b = crate::stats::procs::ProcSnapshot::read(root);
+    let mut busy = crate::stats::procs::busy(root, &a, &b, &[std::process::id()]);
+    let devnos: HashMap<String, String> = tree
+        .devices
+        .iter()
+        .map(|d| (d.maj_min.clone(), d.name.clone()))
+        .collect();
+    crate::stats::procs::tie_to_devices(root, &mut busy, &devnos);
+
+    let mut out = Vec::new();
+    for name in wanted {
+        let d = tree.get(&name).expect("chosen from the tree");
+        let mut findings = smart::examine(root, &tree, d, &opts.smartctl);
+        findings.extend(checks::examine(root, &tree, d));
+        let family: Vec<String> = crate::stats::related(&tree, &name);
+        let mine: Vec<&crate::stats::procs::BusyProcess> = busy
+            .iter()
+            .filter(|p| p.devices.iter().any(|x| family.contains(x)))
+            .collect();
+        if !mine.is_empty() {
+            let list: Vec<String> = mine
+                .iter()
+                .take(5)
+                .map(|p| {
+                    format!(
+                        "{} (pid {}) {}/s read, {}/s written",
+                        p.comm,
+                        p.pid,
+                        crate::units::fmt_size(p.read_bytes_per_sec as u64),
+                        crate::units::fmt_size(p.write_bytes_per_sec as u64)
+                    )
+                })
+                .collect();
+            findings.push(
+                Finding::new(
+                    "busy_processes",
+                    Severity::Warning,
+                    format!(
+                        "other processes are doing I/O on it now: {}. A test run now measures \
+                         what is left over; stop them or expect the figures to move",
+                        list.join("; ")
+                    ),
+                )
+                .with(serde_json::json!({ "processes": mine })),
+            );
+        }
+        findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+        out.push(DeviceReport {
+            name: d.name.clone(),
+            path: d.path.display().to_string(),
+            findings,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,190 @@
+//! Who else is doing I/O: `/proc/PID/io` (read_bytes, write_bytes: what reached the block
+//! layer) of every process, sampled twice, and each process tied, where it can be, to the
+//! devices it has open: a descriptor on a device node, or on a file whose file system sits on
+//! a device.
+
+use std::collections::{BTreeSet, HashMap};
+use std::os::unix::fs::MetadataExt;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::sysroot::SysRoot;
+
+/// Bytes a process has moved to and from storage so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcIo {
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+/// Every process's counters at one moment.
+#[derive(Debug, Clone)]
+pub struct ProcSnapshot {
+    pub at: Instant,
+    pub by_pid: HashMap<u32, ProcIo>,
+}
+
+/// Reads `read_bytes` and `write_bytes` from `/proc/PID/io` text.
+pub fn parse_io(text: &str) -> Option<ProcIo> {
+    let mut io = ProcIo::default();
+    let (mut r, mut w) = (false, false);
+    for line in text.lines() {
+        if let Some(v) = line.strip_prefix("read_bytes:") {
+            io.read_bytes = v.trim().parse().ok()?;
+            r = true;
+        } else if let Some(v) = line.strip_prefix("write_bytes:") {
+            io.write_bytes = v.trim().parse().ok()?;
+            w = true;
+        }
+    }
+    (r && w).then_some(io)
+}
+
+impl ProcSnapshot {
+    /// Every process whose counters can be read (all of them as root; one's own otherwise).
+    pub fn read(root: &SysRoot) -> Self {
+        let mut by_pid = HashMap::new();
+        if let Ok(rd) = std::fs::read_dir(root.proc("")) {
+            for e in rd.flatten() {
+                let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                    continue;
+                };
+                if let Some(io) = std::fs::read_to_string(e.path().join("io"))
+                    .ok()
+                    .and_then(|t| parse_io(&t))
+                {
+                    by_pid.insert(pid, io);
+                }
+            }
+        }
+        Self {
+            at: Instant::now(),
+            by_pid,
+        }
+    }
+}
+
+/// A process that moved data between two snapshots.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BusyProcess {
+    pub pid: u32,
+    pub comm: String,
+    pub read_bytes_per_sec: f64,
+    pub write_bytes_per_sec: f64,
+    /// Bytes moved in the interval (read + write).
+    #[serde(skip)]
+    pub bytes: u64,
+    /// Kernel names of the devices it has open (directly, or through a file system on them).
+    pub devices: Vec<String>,
+}
+
+/// Whether `pid` is a kernel thread (PF_KTHREAD in /proc/PID/stat): kworkers, the loop
+/// driver's and the flusher threads move data on behalf of others (a loop device's I/O, the
+/// page cache's writeback), so they are not "other processes" competing with a test.
+pub fn is_kernel_thread(root: &SysRoot, pid: u32) -> bool {
+    const PF_KTHREAD: u64 = 0x0020_0000;
+    std::fs::read_to_string(root.proc(format!("{pid}/stat")))
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(')')?.1;
+            // After the comm: state, ppid, pgrp, session, tty_nr, tpgid, flags.
+            rest.split_whitespace().nth(6)?.parse::<u64>().ok()
+        })
+        .is_some_and(|f| f & PF_KTHREAD != 0)
+}
+
+/// The processes (other than `exclude` and kernel threads) that moved data between `a` and
+/// `b`, busiest first.
+pub fn busy(
+    root: &SysRoot,
+    a: &ProcSnapshot,
+    b: &ProcSnapshot,
+    exclude: &[u32],
+) -> Vec<BusyProcess> {
+    let dt = b.at.duration_since(a.at).as_secs_f64().max(1e-3);
+    let mut out: Vec<BusyProcess> = b
+        .by_pid
+        .iter()
+        .filter(|(pid, _)| !exclude.contains(pid))
+        .filter_map(|(pid, now)| {
+            if is_kernel_thread(root, *pid) {
+                return None;
+            }
+            let before = a.by_pid.get(pid).copied().unwrap_or_default();
+            let r = now.read_bytes.saturating_sub(before.read_bytes);
+            let w = now.write_bytes.saturating_sub(before.write_bytes);
+            (r + w > 0).then(|| BusyProcess {
+                pid: *pid,
+                comm: comm(root, *pid),
+                read_bytes_per_sec: r as f64 / dt,
+                write_bytes_per_sec: w as f64 / dt,
+                bytes: r + w,
+                devices: Vec::new(),
+            })
+        })
+        .collect();
+    out.sort_by(|x, y| y.bytes.cmp(&x.bytes).then(x.pid.cmp(&y.pid)));
+    out
+}
+
+/// A process's command name.
+pub fn comm(root: &SysRoot, pid: u32) -> String {
+    std::fs::read_to_string(root.proc(format!("{pid}/comm")))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// The device numbers (`major:minor`) a process has open: the block device nodes it holds
+/// (its I/O goes there: a dd or fio on a raw device), or else the file systems of the files it
+/// holds (a database, a backup, a log).
+pub fn open_devices(root: &SysRoot, pid: u32) -> BTreeSet<String> {
+    let mut nodes = BTreeSet::new();
+    let mut out = BTreeSet::new();
+    let Ok(rd) = std::fs::read_dir(root.proc(format!("{pid}/fd"))) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        // metadata() follows the fd's magic link to the open file itself.
+        let Ok(m) = std::fs::metadata(e.path()) else {
+            continue;
+        };
+        use std::os::unix::fs::FileTypeExt;
+        let n = |dev: u64| format!("{}:{}", libc::major(dev), libc::minor(dev));
+        if m.file_type().is_block_device() {
+            nodes.insert(n(m.rdev()));
+        } else if m.file_type().is_file() {
+            out.insert(n(m.dev()));
+        }
+    }
+    if nodes.is_empty() { out } else { nodes }
+}
+
+/// Ties each busy process to the devices (by kernel name) it has open, using `devnos`
+/// (`major:minor` to kernel name).
+pub fn tie_to_devices(root: &SysRoot, procs: &mut [BusyProcess], devnos: &HashMap<String, String>) {
+    for p in procs.iter_mut() {
+        p.devices = open_devices(root, p.pid)
+            .into_iter()
+            .filter_map(|d| devnos.get(&d).cloned())
+            .collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_proc_pid_io() {
+        let t = "rchar: 100\nwchar: 200\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
+        assert_eq!(
+            parse_io(t),
+            Some(ProcIo {
+                read_bytes: 4096,
+                write_bytes: 8192
+            })
+        );
+        assert_eq!(parse_io("rchar: 1\n"), None);
+    }
+}

@@ -1,0 +1,362 @@
+//! `blkscope doctor`: SMART from smartctl's JSON (fixtures in the shape smartctl 7 prints for
+//! ATA, NVMe and SCSI, healthy and failing), the processes doing I/O (a real dd on a loop device,
+//! found by pid), a loop device over the page cache, a misaligned partition (a fixture tree of a
+//! 512e disk), and the exit status.
+
+mod common;
+
+use std::process::{Command, Stdio};
+
+use blkscope::doctor::{Severity, smart};
+use common::*;
+
+const MIB: u64 = 1 << 20;
+
+fn fixture(name: &str) -> serde_json::Value {
+    let p = format!(
+        "{}/tests/fixtures/smart/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// (severity, message) of the smart findings.
+fn smart_of(name: &str) -> Vec<(Severity, String)> {
+    smart::parse(&fixture(name), "sdx")
+        .into_iter()
+        .map(|f| {
+            assert_eq!(f.kind, "smart");
+            (f.severity, f.message)
+        })
+        .collect()
+}
+
+fn has(f: &[(Severity, String)], sev: Severity, words: &str) -> bool {
+    f.iter().any(|(s, m)| *s == sev && m.contains(words))
+}
+
+#[test]
+fn smart_of_healthy_and_failing_drives() {
+    let f = smart_of("ata_healthy");
+    assert!(f.iter().all(|(s, _)| *s == Severity::Info), "{f:?}");
+    assert!(
+        has(&f, Severity::Info, "passed") && has(&f, Severity::Info, "21345 power-on hours"),
+        "{f:?}"
+    );
+
+    let f = smart_of("ata_failing");
+    assert!(has(&f, Severity::Problem, "FAILED"), "{f:?}");
+    assert!(has(&f, Severity::Problem, "1864 reallocated"), "{f:?}");
+    assert!(has(&f, Severity::Problem, "24 pending"), "{f:?}");
+    assert!(
+        has(&f, Severity::Problem, "24 offline-uncorrectable"),
+        "{f:?}"
+    );
+    assert!(
+        has(&f, Severity::Warning, "17 UDMA CRC errors") && has(&f, Severity::Warning, "cable"),
+        "{f:?}"
+    );
+    assert!(
+        has(
+            &f,
+            Severity::Warning,
+            "312 entries in the drive's error log"
+        ),
+        "{f:?}"
+    );
+
+    let f = smart_of("nvme_healthy");
+    assert!(f.iter().all(|(s, _)| *s == Severity::Info), "{f:?}");
+    assert!(
+        has(&f, Severity::Info, "2% of the rated write endurance"),
+        "{f:?}"
+    );
+    assert!(has(&f, Severity::Info, "31 unsafe shutdowns"), "{f:?}");
+
+    let f = smart_of("nvme_failing");
+    assert!(has(&f, Severity::Problem, "critical warning 0x4"), "{f:?}");
+    assert!(
+        has(&f, Severity::Problem, "103% of the rated write endurance"),
+        "{f:?}"
+    );
+    assert!(has(&f, Severity::Problem, "57 media errors"), "{f:?}");
+    assert!(has(&f, Severity::Problem, "74 C"), "{f:?}");
+
+    let f = smart_of("scsi_failing");
+    assert!(has(&f, Severity::Warning, "34 grown defects"), "{f:?}");
+    assert!(has(&f, Severity::Problem, "3 uncorrected errors"), "{f:?}");
+
+    // What smartctl prints for a device it cannot read.
+    let v = serde_json::json!({"smartctl": {"exit_status": 2, "messages": [
+        {"string": "/dev/vda: Unable to detect device type", "severity": "error"}]}});
+    let f = smart::parse(&v, "vda");
+    assert_eq!(f[0].kind, "smart_unavailable", "{f:?}");
+    assert!(f[0].message.contains("reports no SMART"), "{f:?}");
+}
+
+/// A stand-in for smartctl that prints one fixture (the doctor runs it as smartctl).
+fn fake_smartctl(dir: &std::path::Path, fixture: &str) -> String {
+    let p = dir.join("smartctl");
+    let f = format!(
+        "{}/tests/fixtures/smart/{fixture}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::write(&p, format!("#!/bin/sh\ncat '{f}'\nexit 0\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+fn doctor(env: &[(&str, &str)], args: &[&str]) -> (serde_json::Value, i32) {
+    let out = bin().args(args).envs(env.iter().copied()).output().unwrap();
+    let v = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (v, out.status.code().unwrap_or(-1))
+}
+
+fn kinds(dev: &serde_json::Value) -> Vec<String> {
+    dev["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn root(fixture: &str) -> String {
+    format!("{}/tests/fixtures/{fixture}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn doctor_exit_status_follows_the_worst_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let healthy = fake_smartctl(dir.path(), "ata_healthy");
+    let (v, code) = doctor(
+        &[("BLKSCOPE_SMARTCTL", &healthy)],
+        &[
+            "--root",
+            &root("lvm-on-partition"),
+            "doctor",
+            "sdb",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{v}");
+    let d = &v["devices"][0];
+    assert_eq!(d["name"], "sdb");
+    assert!(kinds(d).contains(&"smart".into()), "{d}");
+
+    let failing = dir.path().join("f");
+    std::fs::create_dir(&failing).unwrap();
+    let failing = fake_smartctl(&failing, "ata_failing");
+    let (v, code) = doctor(
+        &[("BLKSCOPE_SMARTCTL", &failing)],
+        &[
+            "--root",
+            &root("lvm-on-partition"),
+            "doctor",
+            "sdb",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 5, "{v}");
+    let f = &v["devices"][0]["findings"][0];
+    assert_eq!(f["severity"], "problem", "worst first: {v}");
+
+    // No smartctl: says which package.
+    let (v, _) = doctor(
+        &[("BLKSCOPE_SMARTCTL", "/nonexistent/smartctl")],
+        &[
+            "--root",
+            &root("lvm-on-partition"),
+            "doctor",
+            "sdb",
+            "--json",
+        ],
+    );
+    let s = v.to_string();
+    assert!(
+        s.contains("smart_unavailable") && s.contains("smartmontools"),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_misaligned_partition_is_a_problem() {
+    let (v, code) = doctor(&[], &["--root", &root("misaligned"), "doctor", "--json"]);
+    assert_eq!(code, 5, "{v}");
+    let d = &v["devices"][0];
+    assert_eq!(d["name"], "sdf");
+    let f = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "misaligned")
+        .unwrap_or_else(|| panic!("{d}"));
+    assert_eq!(f["severity"], "problem");
+    assert!(f["message"].as_str().unwrap().contains("sdf1"), "{f}");
+    assert_eq!(f["numbers"]["start_bytes"], 63 * 512);
+    let out = bin()
+        .args(["--root", &root("misaligned"), "doctor"])
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    assert!(text.contains("[problem] misaligned"), "{text}");
+}
+
+#[test]
+fn loop_devices_over_the_page_cache_and_not() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let buffered = Loop::new(16 * MIB, None, false);
+    let img = Image::new(16 * MIB);
+    let out = sh(
+        "losetup",
+        &["--find", "--show", "--direct-io=on", img.path_str()],
+    );
+    let direct = stdout_of(&out).trim().to_string();
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup")
+                .env("PATH", path_with_sbin())
+                .args(["-d", &self.0])
+                .status();
+        }
+    }
+    let _d = Detach(direct.clone());
+    let (v, _) = doctor(&[], &["doctor", &buffered.name, &direct, "--json"]);
+    let b = &v["devices"][0];
+    assert!(kinds(b).contains(&"backing_cache".into()), "{b}");
+    assert!(kinds(b).contains(&"smart_unavailable".into()), "{b}");
+    let f = b["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "backing_cache")
+        .unwrap();
+    assert_eq!(
+        f["numbers"]["backing_file"],
+        buffered.image.path_str(),
+        "{f}"
+    );
+    let d = &v["devices"][1];
+    assert!(
+        !kinds(d).contains(&"backing_cache".into()),
+        "direct I/O: {d}"
+    );
+}
+
+#[test]
+fn a_dd_writing_to_a_loop_device_is_found_by_pid() {
+    if !require(true, &["losetup", "dd"]) {
+        return;
+    }
+    let lo = Loop::new(256 * MIB, None, false);
+    let mut dd = Command::new("dd")
+        .args([
+            "if=/dev/zero",
+            &format!("of={}", lo.dev()),
+            "bs=4k",
+            "count=65536",
+            "oflag=dsync",
+            "status=none",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Kill<'a>(&'a mut std::process::Child);
+    impl Drop for Kill<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let pid = dd.id();
+    let _k = Kill(&mut dd);
+    wait_until(10, "dd to write", || {
+        std::fs::read_to_string(format!("/proc/{pid}/io"))
+            .ok()
+            .and_then(|t| blkscope::stats::procs::parse_io(&t))
+            .is_some_and(|io| io.write_bytes > 0)
+    });
+    let (v, _) = doctor(&[], &["doctor", &lo.name, "--json"]);
+    let d = &v["devices"][0];
+    let f = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "busy_processes")
+        .unwrap_or_else(|| panic!("no busy_processes: {d}"));
+    let procs = f["numbers"]["processes"].as_array().unwrap();
+    let p = procs
+        .iter()
+        .find(|p| p["pid"] == pid)
+        .unwrap_or_else(|| panic!("dd (pid {pid}) not among {procs:?}"));
+    assert_eq!(p["comm"], "dd");
+    assert!(p["write_bytes_per_sec"].as_f64().unwrap() > 0.0, "{p}");
+    assert_eq!(p["devices"][0], lo.name.as_str());
+}
+
+/// Another process moving data while a test runs is named in the test's findings.
+#[test]
+fn a_test_names_other_processes_doing_io() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let a = Loop::new(256 * MIB, None, false);
+    let b = Loop::new(64 * MIB, None, false);
+    let mut other = bin()
+        .args([
+            "run",
+            a.dev(),
+            "--op",
+            "write",
+            "--bs",
+            "1M",
+            "--runtime",
+            "20s",
+            "--no-save",
+            "--ndjson",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = other.id();
+    // Wait until it writes.
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(other.stdout.as_mut().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    let (doc, code) = blkscope_json(&[
+        "run",
+        b.dev(),
+        "--op",
+        "write",
+        "--bs",
+        "4k",
+        "--mode",
+        "dsync",
+        "--runtime",
+        "1s",
+        "--no-save",
+        "--json",
+    ]);
+    let _ = other.kill();
+    let _ = other.wait();
+    assert_eq!(code, 0, "{doc}");
+    let f = doc["results"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "busy_processes")
+        .unwrap_or_else(|| panic!("no busy_processes finding: {doc}"));
+    let m = f["message"].as_str().unwrap();
+    assert!(m.contains(&format!("(pid {pid})")), "{m}");
+    assert!(f["numbers"]["share"].as_f64().unwrap() > 0.01, "{f}");
+}
