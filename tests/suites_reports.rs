@@ -30,9 +30,12 @@ fn suites_lists_the_builtins() {
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, SUITES);
+    // The TOML suites, then the two that change a device setting (code, not TOML).
+    assert_eq!(names[..SUITES.len()], SUITES);
+    assert_eq!(names[SUITES.len()..], ["scheduler", "write-cache"]);
     let out = blkscope(&["suites"]);
     assert!(stdout_of(&out).contains("rmw-sweep"));
+    assert!(stdout_of(&out).contains("write-cache"));
 }
 
 fn explained(name: &str, target: &str) -> String {

@@ -47,7 +47,7 @@ fn run_a_sequential_write_and_quit() {
         1,
         "the test's file exists while it runs"
     );
-    let s = t.wait_for(&["Results", "dd:", "fio:"], 20);
+    let s = t.wait_for(&["Results", "dd:", "fio:", "saved as"], 20);
     assert!(s.contains("Seq write"), "{s}");
     assert!(s.contains("saved as"), "the run was saved:\n{s}");
     let saved = std::fs::read_dir(test_home().join("data/blkscope/runs"))

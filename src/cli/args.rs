@@ -142,6 +142,9 @@ pub enum Command {
         /// Read back and check what each write test (random data, not mixed) wrote.
         #[arg(long)]
         verify: bool,
+        /// Allow `suite write-cache` to turn the device's write cache off (and back).
+        #[arg(long)]
+        allow_cache_toggle: bool,
     },
     /// Explain a suite or a test: the dd and fio lines, what each flag does, the trap it avoids,
     /// and what the article found. NAME: a suite, SUITE/TEST, or a built-in test (seq-write, ...).

@@ -24,6 +24,14 @@ pub(crate) use say;
 /// Runs the command line; returns the process exit status.
 pub fn run(cli: Cli) -> Result<i32, crate::Error> {
     let root = cli.root.clone().map(SysRoot::at).unwrap_or_default();
+    // Settings a blkscope that was killed outright (kill -9) left changed go back first.
+    if root.is_live() && crate::sys::geteuid() == 0 {
+        for (dev, what, value) in crate::tuning::restore_stale(&root) {
+            say!(
+                "blkscope: put {what} of {dev} back to {value}, as a blkscope that was killed left it"
+            );
+        }
+    }
     let stdout = io::stdout();
     let mut out = stdout.lock();
     match cli.command {
@@ -48,6 +56,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             json,
             no_save,
             verify,
+            allow_cache_toggle,
         }) => {
             let spec = crate::engine::TargetSpec {
                 path: target,
@@ -59,6 +68,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
                 json,
                 no_save,
                 verify,
+                allow_cache_toggle,
             };
             commands::suite::run(&root, &name, &spec, &opts, &mut out)
         }

@@ -517,6 +517,16 @@ fn scsi_type_name(t: Option<u64>) -> Option<&'static str> {
     })
 }
 
+/// The active scheduler in `queue/scheduler` text (`mq-deadline kyber [none]`).
+pub fn active_scheduler(s: &str) -> Option<String> {
+    parse_scheduler(Some(s)).0
+}
+
+/// Every scheduler a device offers, from its `queue/scheduler` text.
+pub fn available_schedulers(s: &str) -> Vec<String> {
+    parse_scheduler(Some(s)).1
+}
+
 fn parse_scheduler(s: Option<&str>) -> (Option<String>, Vec<String>) {
     let Some(s) = s else {
         return (None, Vec::new());

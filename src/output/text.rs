@@ -225,10 +225,79 @@ pub fn suites(suites: &[crate::suite::Suite]) -> String {
             s.repeat
         );
     }
+    for (n, about) in crate::session::SETTING_SUITES {
+        let _ = writeln!(out, "{n:<12} {about}");
+    }
     let _ = writeln!(
         out,
         "\nRun one: blkscope suite NAME TARGET   Explain one: blkscope explain NAME"
     );
+    out
+}
+
+/// The scheduler or write-cache suite: each test under each setting, side by side.
+pub fn setting_table(suite: &str, target: &str, tests: &[crate::session::TestOutcome]) -> String {
+    let mut out = String::new();
+    if suite != "scheduler" {
+        let _ = writeln!(out, "suite {suite} on {target}");
+        let _ = writeln!(
+            out,
+            "  {:<32} {:>9} {:>10} {:>10}",
+            "test", "IOPS", "p50", "p99"
+        );
+        for t in tests {
+            let _ = writeln!(
+                out,
+                "  {:<32} {:>9.0} {:>10} {:>10}",
+                t.name,
+                t.result.iops,
+                fmt_ns(t.result.latency_ns.p50 as f64),
+                fmt_ns(t.result.latency_ns.p99 as f64)
+            );
+        }
+        return out;
+    }
+    let mut settings: Vec<String> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for t in tests {
+        if let Some((_, v)) = &t.setting
+            && !settings.contains(v)
+        {
+            settings.push(v.clone());
+        }
+        if !names.contains(&t.name) {
+            names.push(t.name.clone());
+        }
+    }
+    let what = if suite == "scheduler" {
+        "scheduler"
+    } else {
+        "write cache"
+    };
+    let _ = writeln!(out, "suite {suite} on {target}: IOPS and p99 by {what}");
+    let mut head = format!("  {:<28}", "test");
+    for s in &settings {
+        let _ = write!(head, " {:>20}", s);
+    }
+    let _ = writeln!(out, "{head}");
+    for n in &names {
+        let mut line = format!("  {n:<28}");
+        for s in &settings {
+            let cell = tests
+                .iter()
+                .find(|t| &t.name == n && t.setting.as_ref().is_some_and(|(_, v)| v == s))
+                .map(|t| {
+                    format!(
+                        "{:.0} / {}",
+                        t.result.iops,
+                        fmt_ns(t.result.latency_ns.p99 as f64)
+                    )
+                })
+                .unwrap_or_else(|| "-".into());
+            let _ = write!(line, " {cell:>20}");
+        }
+        let _ = writeln!(out, "{line}");
+    }
     out
 }
 

@@ -20,11 +20,86 @@ pub fn list(json: bool, out: &mut impl Write) -> Result<i32, crate::Error> {
                 })
             })
             .collect();
+        let mut v = v;
+        for (n, about) in session::SETTING_SUITES {
+            v.push(serde_json::json!({"name": n, "title": about, "origin": "builtin"}));
+        }
         print_json(out, &v)?;
         return Ok(0);
     }
     print(out, &crate::output::text::suites(&suites))?;
     Ok(0)
+}
+
+/// `suite scheduler` and `suite write-cache`: tests under each setting, side by side.
+fn setting_suite(
+    root: &SysRoot,
+    name: &str,
+    spec: &TargetSpec,
+    opts: &SuiteOpts,
+    out: &mut impl Write,
+) -> Result<i32, crate::Error> {
+    let cancel = session::cancel_on_signals();
+    let mut announce = Announce {
+        suite: name,
+        quiet: opts.json,
+    };
+    let repeat = opts.repeat.unwrap_or(1);
+    let r = if name == "scheduler" {
+        session::run_scheduler_suite(root, spec, repeat, cancel, &mut announce)
+    } else {
+        session::run_write_cache_suite(
+            root,
+            spec,
+            repeat,
+            opts.allow_cache_toggle,
+            cancel,
+            &mut announce,
+        )
+    };
+    let outcome = match r {
+        Ok(o) => o,
+        Err(e) => {
+            say!("blkscope: {e}");
+            return Ok(e.exit_code());
+        }
+    };
+    if !opts.no_save && !outcome.tests.is_empty() {
+        match session::save(root, "suite", name, &outcome) {
+            Ok(p) => say!("blkscope: saved {}", p.display()),
+            Err(e) => say!("blkscope: warning: could not save the run: {e}"),
+        }
+    }
+    let status = if outcome.failed() { 1 } else { 0 };
+    if opts.json {
+        let tests: Vec<_> = outcome
+            .tests
+            .iter()
+            .map(|t| {
+                let mut v = serde_json::json!({"name": t.name, "job": t.job, "result": t.result});
+                if let Some((k, val)) = &t.setting {
+                    v[*k] = val.clone().into();
+                }
+                v
+            })
+            .collect();
+        print_json(
+            out,
+            &serde_json::json!({
+                "version": 1, "suite": name, "repeat": repeat, "target": outcome.target,
+                "tests": tests, "cancelled": outcome.cancelled,
+            }),
+        )?;
+        return Ok(status);
+    }
+    print(
+        out,
+        &crate::output::text::setting_table(name, &spec.path, &outcome.tests),
+    )?;
+    if outcome.cancelled {
+        print(out, "cancelled: the suite stopped early\n")?;
+    }
+    Ok(status)
 }
 
 /// Says on stderr which test runs (unless the output is JSON).
@@ -46,6 +121,7 @@ pub struct SuiteOpts {
     pub json: bool,
     pub no_save: bool,
     pub verify: bool,
+    pub allow_cache_toggle: bool,
 }
 
 pub fn run(
@@ -56,6 +132,9 @@ pub fn run(
     out: &mut impl Write,
 ) -> Result<i32, crate::Error> {
     let (json, no_save) = (opts.json, opts.no_save);
+    if let Some((special, _)) = session::SETTING_SUITES.iter().find(|(n, _)| *n == name) {
+        return setting_suite(root, special, spec, opts, out);
+    }
     let suite = crate::suite::find(name)
         .map_err(|e| crate::Error::Usage(e.to_string()))?
         .ok_or_else(|| {
