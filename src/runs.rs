@@ -1,4 +1,4 @@
-//! Saved runs: every `run` and `suite` is kept as JSON (schema `blkscope-run/1`) in
+//! Saved runs: every `run` and `suite` is kept as JSON (schema `blkscope-run/2`; `/1` files still load) in
 //! `$XDG_DATA_HOME/blkscope/runs/` (default `~/.local/share/blkscope/runs/`), with the device's
 //! properties, the jobs, the results, their diskstats summaries and findings. Reports export one
 //! as Markdown, CSV or JSON; `compare` sets two side by side, test by test.
@@ -13,7 +13,10 @@ use crate::device::Device;
 use crate::engine::result::{Latency, Spread};
 use crate::engine::{Job, RunResult, TargetInfo, Warning};
 
-pub const SCHEMA: &str = "blkscope-run/1";
+/// The schema saved runs are written in. `/2` adds each test's time series (`samples`) and
+/// whole-run latency histogram (`histogram`); `/1` files still load.
+pub const SCHEMA: &str = "blkscope-run/2";
+const READABLE: [&str; 2] = ["blkscope-run/1", "blkscope-run/2"];
 
 /// The current time as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
 pub fn rfc3339_now() -> String {
@@ -125,6 +128,12 @@ pub struct SavedResult {
     /// What a write put where, for `blkscope verify --stamp`.
     #[serde(default)]
     pub stamp: Option<crate::engine::verify::Stamp>,
+    /// The time series (schema /2; empty in /1 files).
+    #[serde(default)]
+    pub samples: Vec<crate::engine::Sample>,
+    /// The whole run's latency histogram (schema /2).
+    #[serde(default)]
+    pub histogram: Option<String>,
 }
 
 /// Writes a run and returns its path.
@@ -240,11 +249,12 @@ pub fn load(path: &Path) -> Result<SavedRun, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let raw: Value = serde_json::from_str(&text)
         .map_err(|e| format!("{}: not a blkscope run: {e}", path.display()))?;
-    if raw["schema"] != SCHEMA {
+    if !READABLE.iter().any(|s| raw["schema"] == *s) {
         return Err(format!(
-            "{}: schema {} is not {SCHEMA}",
+            "{}: schema {} is not one blkscope reads ({})",
             path.display(),
-            raw["schema"]
+            raw["schema"],
+            READABLE.join(", ")
         ));
     }
     let mut run: SavedRun = serde_json::from_value(raw.clone())
@@ -298,6 +308,8 @@ impl From<&RunResult> for SavedResult {
             spread: r.spread.clone(),
             warnings: r.warnings.clone(),
             stamp: r.stamp.clone(),
+            samples: r.samples.clone(),
+            histogram: r.histogram.clone(),
         }
     }
 }

@@ -255,13 +255,39 @@ fn runs_are_saved_and_report_and_compare_round_trip() {
     // JSON: the versioned schema, with the jobs, results and diskstats summaries.
     let j = run(&["report", &ids[0], "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
-    assert_eq!(v["schema"], "blkscope-run/1");
+    assert_eq!(v["schema"], "blkscope-run/2");
     assert_eq!(v["kind"], "suite");
     assert_eq!(v["name"], "zeros-trap");
     assert_eq!(v["tests"].as_array().unwrap().len(), 2);
     assert_eq!(v["tests"][0]["job"]["data"], "zero");
     assert!(v["tests"][0]["result"]["repeats"].is_array());
     assert!(v["tests"][1]["result"].get("findings").is_some());
+    // Schema /2: each test's time series and its whole latency histogram, losslessly.
+    let r0 = &v["tests"][0]["result"];
+    let samples = r0["samples"].as_array().unwrap();
+    assert!(!samples.is_empty(), "{r0}");
+    for x in samples.iter().filter(|x| x["ios"].as_u64().unwrap() > 0) {
+        assert_eq!(
+            x["read_bytes"].as_u64().unwrap() + x["write_bytes"].as_u64().unwrap(),
+            x["bytes"].as_u64().unwrap(),
+            "{x}"
+        );
+        let b = x["lat_buckets"].as_array().unwrap();
+        assert_eq!(b.len(), blkscope::engine::result::LAT_BUCKETS);
+        let n: u64 = b.iter().map(|c| c.as_u64().unwrap()).sum();
+        assert_eq!(
+            n,
+            x["ios"].as_u64().unwrap(),
+            "a heatmap column counts the interval's I/Os"
+        );
+    }
+    let h = blkscope::engine::result::decode_histogram(r0["histogram"].as_str().unwrap())
+        .expect("the histogram decodes");
+    assert_eq!(h.len(), r0["ios"].as_u64().unwrap());
+    assert_eq!(
+        h.value_at_quantile(0.99),
+        r0["latency_ns"]["p99"].as_u64().unwrap()
+    );
     // Markdown and CSV carry the same figures.
     let md = stdout_of(&run(&["report", &ids[0], "--format", "md"]));
     assert!(

@@ -115,6 +115,17 @@ fn samples(n: usize) -> Vec<Sample> {
                 total_bytes: (i as u64) * 210_000_000,
                 progress: Some(i as f64 * 0.05),
                 ramp: false,
+                read_bytes: 0,
+                write_bytes: (mbps * 0.5e6) as u64,
+                // Most I/Os near 2.4 ms (bucket 13), a tail at 4 ms and, later, at 40 ms.
+                lat_buckets: {
+                    let mut b = vec![0u32; blkscope::engine::result::LAT_BUCKETS];
+                    let ios = (mbps * 0.5) as u32;
+                    b[13] = ios * 9 / 10;
+                    b[14] = ios - b[13] - u32::from(i > 4);
+                    b[18] = u32::from(i > 4);
+                    b
+                },
             }
         })
         .collect()
@@ -471,4 +482,60 @@ fn the_run_view_names_other_processes_doing_io() {
         s.contains("other I/O now:") && s.contains("updatedb 4242"),
         "{s}"
     );
+}
+
+/// `l` in the run view: the latency heatmap over time and the histogram with p50/p99/p99.9.
+#[test]
+fn the_latency_view() {
+    let mut a = app("lvm-on-partition");
+    a.on_key(key(KeyCode::Char('r')));
+    for s in samples(30) {
+        a.on_sample(s);
+    }
+    a.on_key(key(KeyCode::Char('l')));
+    assert!(a.latency_view);
+    let s = screen(&a, 80, 24, COLOR);
+    assert!(
+        s.contains("latency over time") && s.contains("latency histogram"),
+        "{s}"
+    );
+    assert!(s.contains("<p50") && s.contains("p99"), "{s}");
+    assert!(
+        s.contains('@') || s.contains('%'),
+        "the dense row is drawn dark: {s}"
+    );
+    both("latency", &a);
+    a.on_key(key(KeyCode::Char('l')));
+    assert!(!a.latency_view);
+}
+
+/// `g` in the results: the selected run's charts again (throughput, heatmap, histogram).
+#[test]
+fn results_show_a_runs_charts() {
+    let mut a = app("lvm-on-partition");
+    a.on_key(key(KeyCode::Char('r')));
+    let dir = tempfile::tempdir().unwrap();
+    let job = Job {
+        size: Some(engine::job::SizeSpec::Bytes(1 << 20)),
+        ..Job::default()
+    };
+    let spec = TargetSpec {
+        path: dir.path().to_str().unwrap().into(),
+        ..Default::default()
+    };
+    let (info, mut r) = engine::run(
+        &SysRoot::live(),
+        &spec,
+        &job,
+        Arc::new(AtomicBool::new(false)),
+        |_| {},
+    )
+    .unwrap();
+    r.samples = samples(40);
+    a.on_finished(Ok((info, r)));
+    a.on_key(key(KeyCode::Char('g')));
+    let s = screen(&a, 120, 40, ASCII);
+    assert!(s.contains("MB/s") && s.contains("latency over time"), "{s}");
+    assert!(s.contains("<p50"), "{s}");
+    assert_ascii_only("results charts", &s);
 }

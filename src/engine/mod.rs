@@ -224,6 +224,8 @@ pub fn run(
     let mut next_tick = start + interval;
     let mut total_bytes = 0u64;
     let mut interval_hist = new_histogram();
+    // The time series the result keeps (and charts are drawn from).
+    let mut series: Vec<Sample> = Vec::new();
     loop {
         let all_done = handles.iter().all(|h| h.is_finished());
         let now = Instant::now();
@@ -231,11 +233,13 @@ pub fn run(
             std::thread::sleep((next_tick - now).min(Duration::from_millis(20)));
             continue;
         }
-        let (mut bytes, mut ios) = (0u64, 0u64);
+        let (mut bytes, mut ios, mut read) = (0u64, 0u64, 0u64);
         interval_hist.reset();
         for a in &accs {
             if let Ok(mut a) = a.lock() {
                 bytes += a.bytes;
+                read += a.read_bytes;
+                a.read_bytes = 0;
                 ios += a.ios;
                 total_bytes += a.total_bytes;
                 let _ = interval_hist.add(&a.hist);
@@ -256,7 +260,7 @@ pub fn run(
                         .min(1.0)
                     })
                 });
-            on_sample(&Sample {
+            let sample = Sample {
                 elapsed_s: now.duration_since(start).as_secs_f64(),
                 interval_s: dt,
                 bytes,
@@ -276,7 +280,16 @@ pub fn run(
                 total_bytes,
                 progress,
                 ramp: now < ramp_end,
-            });
+                read_bytes: read,
+                write_bytes: bytes - read.min(bytes),
+                lat_buckets: if ios > 0 {
+                    result::lat_buckets(&interval_hist)
+                } else {
+                    Vec::new()
+                },
+            };
+            on_sample(&sample);
+            series.push(sample);
         }
         last = now;
         next_tick = now + interval;
@@ -397,6 +410,8 @@ pub fn run(
         spread: None,
         stamp: None,
         verify: None,
+        samples: series,
+        histogram: result::encode_histogram(&hist),
     };
     let mut result = result;
     if job.op.writes() && job.data == Data::Random && job.op != Op::Randrw {

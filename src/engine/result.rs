@@ -4,8 +4,56 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+/// Latency buckets of a heatmap column: log-scaled from 1 us to 10 s, four per decade (bucket
+/// i holds latencies from 10^(3 + i/4) ns up to the next; the first also holds anything faster,
+/// the last anything slower).
+pub const LAT_BUCKETS: usize = 28;
+
+/// The heatmap bucket of a latency in nanoseconds.
+pub fn lat_bucket(ns: u64) -> usize {
+    if ns <= 1000 {
+        return 0;
+    }
+    let b = ((ns as f64).log10() - 3.0) * 4.0;
+    (b.floor().max(0.0) as usize).min(LAT_BUCKETS - 1)
+}
+
+/// The lower edge of bucket `i`, nanoseconds.
+pub fn lat_bucket_floor(i: usize) -> f64 {
+    10f64.powf(3.0 + i as f64 / 4.0)
+}
+
+/// Counts per latency bucket of the I/Os recorded in `h`.
+pub fn lat_buckets(h: &Histogram<u64>) -> Vec<u32> {
+    let mut v = vec![0u32; LAT_BUCKETS];
+    for x in h.iter_recorded() {
+        let b = lat_bucket(x.value_iterated_to());
+        v[b] = v[b].saturating_add(x.count_at_value() as u32);
+    }
+    v
+}
+
+/// The whole run's histogram, losslessly: HdrHistogram's V2 format, deflated, in base64 (as
+/// HdrHistogram's own interval logs keep it).
+pub fn encode_histogram(h: &Histogram<u64>) -> Option<String> {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+    let mut buf = Vec::new();
+    V2DeflateSerializer::new().serialize(h, &mut buf).ok()?;
+    Some(base64::engine::general_purpose::STANDARD.encode(buf))
+}
+
+/// Reads back what [`encode_histogram`] wrote.
+pub fn decode_histogram(s: &str) -> Option<Histogram<u64>> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(s).ok()?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut std::io::Cursor::new(bytes))
+        .ok()
+}
+
 /// One live sample, every `interval` (default 100 ms).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Sample {
     /// Seconds since the run started (ramp included).
     pub elapsed_s: f64,
@@ -24,6 +72,14 @@ pub struct Sample {
     pub progress: Option<f64>,
     /// Still in the ramp (excluded from the result).
     pub ramp: bool,
+    /// This interval's bytes read and written.
+    #[serde(default)]
+    pub read_bytes: u64,
+    #[serde(default)]
+    pub write_bytes: u64,
+    /// The interval's I/Os per latency bucket ([`LAT_BUCKETS`], 1 us to 10 s): a heatmap column.
+    #[serde(default)]
+    pub lat_buckets: Vec<u32>,
 }
 
 /// Completion latency summary, nanoseconds.
@@ -139,6 +195,13 @@ pub struct RunResult {
     /// The read-back of `--verify`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<crate::engine::verify::VerifyReport>,
+    /// Every interval of the run (time, bytes, I/Os, read/write split, p50/p99, latency
+    /// buckets): the time series charts and heatmaps are drawn from.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<Sample>,
+    /// The whole run's latency histogram ([`encode_histogram`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -279,6 +342,16 @@ pub fn with_repeats(runs: Vec<RunResult>) -> RunResult {
         outliers,
         ..spread
     });
+    // The head keeps its time series; the copies in `repeats` do without (a saved file stays
+    // small).
+    let runs = runs
+        .into_iter()
+        .map(|mut r| {
+            r.samples.clear();
+            r.histogram = None;
+            r
+        })
+        .collect();
     head.repeats = Some(runs);
     head
 }
@@ -329,6 +402,8 @@ mod tests {
             spread: None,
             stamp: None,
             verify: None,
+            samples: Vec::new(),
+            histogram: None,
         }
     }
 

@@ -22,6 +22,7 @@ pub(crate) fn new_histogram() -> Histogram<u64> {
 /// Figures accumulated since the sampler last took them.
 pub(crate) struct IntervalAcc {
     pub bytes: u64,
+    pub read_bytes: u64,
     pub ios: u64,
     pub hist: Histogram<u64>,
     pub total_bytes: u64,
@@ -31,6 +32,7 @@ impl IntervalAcc {
     pub fn new() -> Self {
         Self {
             bytes: 0,
+            read_bytes: 0,
             ios: 0,
             hist: new_histogram(),
             total_bytes: 0,
@@ -207,6 +209,9 @@ impl Recorder<'_> {
         }
         let ns = (lat.as_nanos() as u64).max(1);
         self.local.bytes += bytes;
+        if dir == Dir::Read {
+            self.local.read_bytes += bytes;
+        }
         self.local.ios += 1;
         self.local.total_bytes += bytes;
         let _ = self.local.hist.record(ns);
@@ -230,11 +235,13 @@ impl Recorder<'_> {
     fn flush(&mut self, now: Instant) {
         if let Ok(mut a) = self.acc.lock() {
             a.bytes += self.local.bytes;
+            a.read_bytes += self.local.read_bytes;
             a.ios += self.local.ios;
             a.total_bytes += self.local.total_bytes;
             let _ = a.hist.add(&self.local.hist);
         }
         self.local.bytes = 0;
+        self.local.read_bytes = 0;
         self.local.ios = 0;
         self.local.total_bytes = 0;
         self.local.hist.reset();

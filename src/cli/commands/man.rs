@@ -133,7 +133,7 @@ fn fixed_sections(roff: &mut Roff) {
     for (file, what) in [
         (
             "~/.local/share/blkscope/runs/*.json",
-            "saved runs (schema blkscope-run/1): report and compare read them.",
+            "saved runs (schema blkscope-run/2): report and compare read them.",
         ),
         (
             "~/.config/blkscope/suites/*.toml",

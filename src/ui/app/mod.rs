@@ -220,6 +220,10 @@ pub struct App {
     /// The device names the side panel shows.
     pub watched: Vec<String>,
     pub status: Option<String>,
+    /// `l` in the run view: the latency heatmap and histogram instead of the IOPS chart.
+    pub latency_view: bool,
+    /// `g` in the results: the selected run's charts instead of its explanation.
+    pub result_charts: bool,
     /// Other processes doing I/O while a test runs (top three, sampled every second).
     pub busy: Vec<crate::stats::procs::BusyProcess>,
     /// Lines scrolled off the top of the properties pane.
@@ -282,6 +286,8 @@ impl App {
             diskstats: Vec::new(),
             watched: Vec::new(),
             status: None,
+            latency_view: false,
+            result_charts: false,
             busy: Vec::new(),
             props_scroll: 0,
             iostat_first: 0,
@@ -379,14 +385,25 @@ impl App {
             (Overlay::Refused { .. }, _)
             | (Overlay::Explain { .. }, _)
             | (Overlay::Doctor { .. }, _) => vec![("Esc", "back")],
-            (Overlay::None, Screen::Run) => {
-                vec![("Esc", "cancel test"), ("q", "cancel+quit"), ("?", "help")]
-            }
+            (Overlay::None, Screen::Run) => vec![
+                ("Esc", "cancel test"),
+                ("l", if self.latency_view { "IOPS" } else { "latency" }),
+                ("q", "cancel+quit"),
+                ("?", "help"),
+            ],
             (Overlay::None, Screen::Results) => vec![
                 ("↑↓", "result"),
+                (
+                    "g",
+                    if self.result_charts {
+                        "notes"
+                    } else {
+                        "charts"
+                    },
+                ),
                 ("r", "run again"),
                 ("c", "compare"),
-                ("o", "reopen saved"),
+                ("o", "reopen"),
                 ("Esc", "back"),
                 ("?", "help"),
                 ("q", "quit"),
@@ -512,9 +529,17 @@ impl App {
                         self.overlay = Overlay::Help;
                         Action::None
                     }
+                    KeyCode::Char('l') => {
+                        self.latency_view = !self.latency_view;
+                        Action::None
+                    }
                     _ => Action::None,
                 },
                 Screen::Results => match key.code {
+                    KeyCode::Char('g') => {
+                        self.result_charts = !self.result_charts;
+                        Action::None
+                    }
                     KeyCode::Esc | KeyCode::Backspace => {
                         self.screen = Screen::Main;
                         Action::None

@@ -11,6 +11,7 @@
 //! keys for this view
 //! ```
 
+mod latency;
 mod run;
 pub use run::diskstats_panel;
 use run::{results_view, run_view};
@@ -573,6 +574,7 @@ fn help(f: &mut Frame, look: Look, area: Rect) {
         ("x", "explain it: dd and fio lines, flags, traps"),
         ("r", "run the selected test on the selected target"),
         ("d", "doctor: SMART, other I/O, alignment, settings"),
+        ("l / g", "run: latency heatmap; results: the run's charts"),
         ("mouse", "click selects, the wheel scrolls (--no-mouse)"),
         ("v", "show the results of this session"),
         (

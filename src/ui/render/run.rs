@@ -108,7 +108,14 @@ pub(super) fn run_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
         .max(1.0);
     let title = format!(" {} on {} ", run.test, run.target);
     chart(f, look, c1, &title, "MB/s", &secs, x_max);
-    chart(f, look, c2, " IOPS ", "IOPS", &iops, x_max);
+    if app.latency_view {
+        let [hm, hist] =
+            Layout::horizontal([Constraint::Min(20), Constraint::Length(30)]).areas(c2);
+        latency::heatmap(f, look, hm, " latency over time ", &run.samples);
+        latency::histogram(f, look, hist, &run.samples);
+    } else {
+        chart(f, look, c2, " IOPS ", "IOPS", &iops, x_max);
+    }
 
     let last = run.samples.last();
     let done: u64 = last.map(|s| s.total_bytes).unwrap_or(0);
@@ -330,6 +337,10 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
     let Some(r) = app.results.get(app.selected_result) else {
         return;
     };
+    if app.result_charts {
+        result_charts(f, look, detail, r);
+        return;
+    }
     // The command lines first: they must stay in view however many findings follow.
     let mut lines: Vec<Line> = Vec::new();
     lines.push(Line::from(vec![
@@ -407,4 +418,41 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
             .block(look.block(" What it means, and the same test in dd and fio ", false)),
         detail,
     );
+}
+
+/// `g` in the results: the selected run's throughput over time, latency heatmap and histogram.
+fn result_charts(f: &mut Frame, look: Look, area: Rect, r: &super::super::app::ResultRow) {
+    let samples = r.result.as_ref().map(|x| &x.samples[..]).unwrap_or(&[]);
+    if samples.is_empty() {
+        f.render_widget(
+            Paragraph::new(
+                "no time series here: a reopened run shows its figures; runs saved with \
+                 schema blkscope-run/2 carry their charts (blkscope report RUN --format html)",
+            )
+            .wrap(Wrap { trim: true })
+            .block(look.block(" Charts ", false)),
+            area,
+        );
+        return;
+    }
+    let [top, bottom] =
+        Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(area);
+    let pts: Vec<(f64, f64)> = samples
+        .iter()
+        .map(|s| (s.elapsed_s, s.bytes_per_sec / 1e6))
+        .collect();
+    let x_max = pts.last().map(|p| p.0).unwrap_or(1.0).max(1.0);
+    chart(
+        f,
+        look,
+        top,
+        &format!(" {}: MB/s ", r.test),
+        "MB/s",
+        &pts,
+        x_max,
+    );
+    let [hm, hist] =
+        Layout::horizontal([Constraint::Min(20), Constraint::Length(30)]).areas(bottom);
+    latency::heatmap(f, look, hm, " latency over time ", samples);
+    latency::histogram(f, look, hist, samples);
 }
