@@ -9,7 +9,8 @@
 //! - [`doctor`]: findings about a device (SMART, other processes' I/O, alignment, settings).
 //! - [`session`]: one path to run a test with repeats, or a suite, and save the outcome;
 //!   [`suite`] (the suites' TOML and `explain`), [`runs`] (saved runs, reports, compare) and
-//!   [`lab`] (throwaway loop devices), [`tuning`] (schedulers and write caches changed by a
+//!   [`sweep`] (queue-depth and block-size sweeps, and their knee), [`lab`] (throwaway loop
+//!   devices), [`tuning`] (schedulers and write caches changed by a
 //!   suite, always put back).
 //! - [`engine`]: the I/O engine (io_uring, or pread/pwrite) that runs a job on a target and
 //!   streams live samples; a run's result and the findings that explain its diskstats.
@@ -32,6 +33,7 @@ pub mod runs;
 pub mod session;
 pub mod stats;
 pub mod suite;
+pub mod sweep;
 pub mod sys;
 pub mod sysroot;
 pub mod tuning;

@@ -16,7 +16,7 @@ use crate::engine::job::{
 };
 
 /// The built-in suites, in the order `blkscope suites` lists them.
-pub const BUILTIN: [(&str, &str); 7] = [
+pub const BUILTIN: [(&str, &str); 9] = [
     (
         "dd-classic",
         include_str!("../assets/profiles/dd-classic.toml"),
@@ -39,6 +39,8 @@ pub const BUILTIN: [(&str, &str); 7] = [
     ),
     ("diskmark", include_str!("../assets/profiles/diskmark.toml")),
     ("hdparm-t", include_str!("../assets/profiles/hdparm-t.toml")),
+    ("qd-sweep", include_str!("../assets/profiles/qd-sweep.toml")),
+    ("bs-sweep", include_str!("../assets/profiles/bs-sweep.toml")),
 ];
 
 /// A block size: bytes, or the target's logical block size.
@@ -209,6 +211,9 @@ pub struct Suite {
     pub found: Option<String>,
     #[serde(default = "three")]
     pub repeat: u32,
+    /// A sweep: the tests vary this (`iodepth` or `bs`), and the result names the knee.
+    #[serde(default)]
+    pub sweep: Option<String>,
     #[serde(rename = "test")]
     pub tests: Vec<SuiteTest>,
     /// `builtin`, or the file it was read from.
@@ -262,6 +267,11 @@ pub fn parse(text: &str, file: &Path) -> Result<Suite, SuiteError> {
             "repeat {} is out of range: use 1 to 100",
             s.repeat
         )));
+    }
+    if let Some(p) = &s.sweep
+        && crate::sweep::Param::parse(p).is_none()
+    {
+        return Err(fail(format!("sweep = \"{p}\": use \"iodepth\" or \"bs\"")));
     }
     if s.name.is_empty() || s.name.contains(char::is_whitespace) {
         return Err(fail(format!("name '{}' must be one word", s.name)));
@@ -416,7 +426,7 @@ mod tests {
     #[test]
     fn every_builtin_parses_and_makes_valid_jobs() {
         let suites = builtin();
-        assert_eq!(suites.len(), 7);
+        assert_eq!(suites.len(), 9);
         for s in &suites {
             assert!(!s.tests.is_empty(), "{}", s.name);
             assert!(s.found.is_some(), "{} says what its article found", s.name);

@@ -10,7 +10,7 @@ use std::process::Command;
 use common::*;
 
 const MIB: u64 = 1 << 20;
-const SUITES: [&str; 7] = [
+const SUITES: [&str; 9] = [
     "dd-classic",
     "fedora-four",
     "cache-trap",
@@ -18,6 +18,8 @@ const SUITES: [&str; 7] = [
     "rmw-sweep",
     "diskmark",
     "hdparm-t",
+    "qd-sweep",
+    "bs-sweep",
 ];
 
 #[test]

@@ -187,6 +187,48 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Sweep one test over queue depths (--qd 1,2,4,...) or block sizes (--bs 4k,64k,1M): IOPS,
+    /// throughput and latency at each, and the knee where latency starts growing faster than
+    /// throughput.
+    Sweep {
+        /// A block device, a directory (scratch file) or a file.
+        target: String,
+        /// Queue depths to sweep, e.g. 1,2,4,8,16,32.
+        #[arg(
+            long,
+            value_name = "LIST",
+            conflicts_with = "bs",
+            required_unless_present = "bs"
+        )]
+        qd: Option<String>,
+        /// Block sizes to sweep, e.g. 4k,16k,64k,256k,1M.
+        #[arg(long, value_name = "LIST")]
+        bs: Option<String>,
+        /// The test (default: randread for --qd, read for --bs).
+        #[arg(long, value_parser = parse_op)]
+        op: Option<Op>,
+        /// The block size of a --qd sweep.
+        #[arg(long, default_value = "4k", value_parser = parse_size)]
+        block: u64,
+        /// The queue depth of a --bs sweep.
+        #[arg(long, default_value_t = 1)]
+        depth: u32,
+        /// How long each point runs.
+        #[arg(long, default_value = "2s", value_parser = parse_duration)]
+        runtime: std::time::Duration,
+        /// The region the I/Os cover (bytes or a percentage; for a directory, the scratch
+        /// file's size).
+        #[arg(long, value_parser = parse_size_or_percent)]
+        size: Option<crate::engine::job::Sized>,
+        #[arg(long, default_value = "direct", value_parser = parse_mode)]
+        mode: Mode,
+        #[arg(long, value_name = "NAME")]
+        confirm: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        no_save: bool,
+    },
     /// Why is this disk slow, or dying? SMART (smartctl), the processes doing I/O on it now,
     /// alignment, the write cache, the scheduler and queue limits, each finding with what it
     /// means and what to do, worst first.

@@ -98,6 +98,58 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
         }
         Some(Command::Completions { shell }) => commands::man::completions(shell, &mut out),
         Some(Command::Man) => commands::man::man(&mut out),
+        Some(Command::Sweep {
+            target,
+            qd,
+            bs,
+            op,
+            block,
+            depth,
+            runtime,
+            size,
+            mode,
+            confirm,
+            json,
+            no_save,
+        }) => {
+            use crate::sweep::{Param, parse_list};
+            let (param, list) = match (&qd, &bs) {
+                (Some(l), _) => (Param::Iodepth, l),
+                (None, Some(l)) => (Param::Bs, l),
+                (None, None) => {
+                    return Err(crate::Error::Usage(
+                        "a sweep needs --qd LIST or --bs LIST".into(),
+                    ));
+                }
+            };
+            let values = parse_list(param, list).map_err(crate::Error::Usage)?;
+            let base = crate::engine::Job {
+                op: op.unwrap_or(match param {
+                    Param::Iodepth => crate::engine::Op::Randread,
+                    Param::Bs => crate::engine::Op::Read,
+                }),
+                bs: block,
+                iodepth: depth,
+                runtime: Some(runtime),
+                size: size.map(crate::engine::job::SizeSpec::Text),
+                mode,
+                ..Default::default()
+            };
+            let suite = crate::sweep::suite(param, &values, &base);
+            let spec = crate::engine::TargetSpec {
+                path: target,
+                confirm,
+                force: false,
+            };
+            let opts = commands::suite::SuiteOpts {
+                repeat: Some(1),
+                json,
+                no_save,
+                verify: false,
+                allow_cache_toggle: false,
+            };
+            commands::suite::run_suite(&root, &suite, &spec, &opts, &mut out)
+        }
         Some(Command::Doctor { devices, json }) => {
             commands::doctor::run(&root, &devices, json, &mut out)
         }

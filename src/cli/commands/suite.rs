@@ -131,7 +131,6 @@ pub fn run(
     opts: &SuiteOpts,
     out: &mut impl Write,
 ) -> Result<i32, crate::Error> {
-    let (json, no_save) = (opts.json, opts.no_save);
     if let Some((special, _)) = session::SETTING_SUITES.iter().find(|(n, _)| *n == name) {
         return setting_suite(root, special, spec, opts, out);
     }
@@ -140,6 +139,18 @@ pub fn run(
         .ok_or_else(|| {
             crate::Error::Usage(format!("no suite '{name}'; `blkscope suites` lists them"))
         })?;
+    run_suite(root, &suite, spec, opts, out)
+}
+
+/// Runs `suite` (a TOML suite, or a sweep made on the command line) and prints it.
+pub fn run_suite(
+    root: &SysRoot,
+    suite: &crate::suite::Suite,
+    spec: &TargetSpec,
+    opts: &SuiteOpts,
+    out: &mut impl Write,
+) -> Result<i32, crate::Error> {
+    let (json, no_save) = (opts.json, opts.no_save);
     let repeat = opts.repeat.unwrap_or(suite.repeat);
     let cancel = session::cancel_on_signals();
     let mut announce = Announce {
@@ -148,7 +159,7 @@ pub fn run(
     };
     let outcome = match session::run_suite(
         root,
-        &suite,
+        suite,
         spec,
         repeat,
         opts.verify,
@@ -167,6 +178,11 @@ pub fn run(
             Err(e) => say!("blkscope: warning: could not save the run: {e}"),
         }
     }
+    let sweep = suite
+        .sweep
+        .as_deref()
+        .and_then(crate::sweep::Param::parse)
+        .map(|p| crate::sweep::analyze(p, &outcome.tests));
     let failed = outcome.failed();
     let bad = outcome
         .tests
@@ -185,13 +201,14 @@ pub fn run(
             .iter()
             .map(|t| serde_json::json!({"name": t.name, "about": t.about, "job": t.job, "result": t.result}))
             .collect();
-        print_json(
-            out,
-            &serde_json::json!({
-                "version": 1, "suite": suite.name, "title": suite.title, "repeat": repeat,
-                "target": outcome.target, "tests": tests, "cancelled": outcome.cancelled,
-            }),
-        )?;
+        let mut doc = serde_json::json!({
+            "version": 1, "suite": suite.name, "title": suite.title, "repeat": repeat,
+            "target": outcome.target, "tests": tests, "cancelled": outcome.cancelled,
+        });
+        if let Some(s) = &sweep {
+            doc["sweep"] = serde_json::to_value(s).unwrap_or_default();
+        }
+        print_json(out, &doc)?;
         return Ok(status);
     }
     let target = outcome
@@ -202,13 +219,16 @@ pub fn run(
     print(
         out,
         &crate::output::text::suite_table(
-            &suite,
+            suite,
             &target,
             repeat,
             &outcome.tests,
             outcome.cancelled,
         ),
     )?;
+    if let Some(s) = &sweep {
+        print(out, &crate::output::text::sweep(s))?;
+    }
     for t in &outcome.tests {
         if let Some(v) = &t.result.verify {
             let size = t.result.stamp.as_ref().map_or(0, |s| {

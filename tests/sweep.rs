@@ -1,0 +1,72 @@
+//! Sweeps: `blkscope sweep TARGET --qd LIST | --bs LIST` runs the test at each value, every
+//! test object carries its job with the swept value, and the result names the knee (or says
+//! there is none); bad lists are one line and exit 2.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn a_queue_depth_sweep_names_its_points_and_knee() {
+    let dir = tempfile::tempdir().unwrap();
+    let (doc, code) = blkscope_json(&[
+        "sweep",
+        dir.path().to_str().unwrap(),
+        "--qd",
+        "1,4,16",
+        "--runtime",
+        "300ms",
+        "--size",
+        "16M",
+        "--no-save",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{doc}");
+    let qds: Vec<u64> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["job"]["iodepth"].as_u64().unwrap())
+        .collect();
+    assert_eq!(qds, [1, 4, 16], "{doc}");
+    let s = &doc["sweep"][0];
+    assert_eq!(s["param"], "iodepth", "{s}");
+    assert_eq!(s["op"], "randread", "{s}");
+    let pts = s["points"].as_array().unwrap();
+    assert_eq!(pts.len(), 3);
+    assert!(pts.iter().all(|p| p["iops"].as_f64().unwrap() > 0.0), "{s}");
+    // The knee is a point of the sweep, or null with a reason in the human form.
+    if !s["knee"].is_null() {
+        let v = s["knee"]["value"].as_u64().unwrap();
+        assert!(qds.contains(&v), "{s}");
+    }
+    let out = blkscope(&[
+        "sweep",
+        dir.path().to_str().unwrap(),
+        "--bs",
+        "4k,64k",
+        "--runtime",
+        "200ms",
+        "--size",
+        "16M",
+        "--no-save",
+    ]);
+    let text = stdout_of(&out);
+    assert!(out.status.success(), "{out:?}");
+    assert!(text.contains("read by bs:"), "{text}");
+    assert!(text.contains("knee"), "{text}");
+}
+
+#[test]
+fn bad_sweep_lists_are_one_line_and_exit_2() {
+    for args in [
+        &["sweep", "/tmp", "--qd", "1"][..],
+        &["sweep", "/tmp", "--qd", "1,x"],
+        &["sweep", "/tmp", "--bs", "4q,8k"],
+        &["sweep", "/tmp"],
+    ] {
+        let out = blkscope(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(out.stdout.is_empty());
+    }
+}
