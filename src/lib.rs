@@ -5,6 +5,7 @@
 //! - [`cli`]: the `blkscope` command line (the binary is a thin shell around it): clap
 //!   definitions, dispatch, one file per command.
 //! - [`ui`]: the terminal UI, a view over state that the engine and the sampler feed.
+//! - [`plot`]: charts as SVG and self-contained HTML reports (plotters).
 //! - [`output`]: human formatting (sizes, rates, durations, tables, results) for both.
 //! - [`doctor`]: findings about a device (SMART, other processes' I/O, alignment, settings).
 //! - [`session`]: one path to run a test with repeats, or a suite, and save the outcome;
@@ -29,6 +30,7 @@ pub mod engine;
 pub mod error;
 pub mod lab;
 pub mod output;
+pub mod plot;
 pub mod runs;
 pub mod session;
 pub mod stats;

@@ -160,8 +160,15 @@ pub enum Command {
     /// Export a saved run (a path, an id, or `last`) as Markdown, CSV or JSON.
     Report {
         run: String,
-        #[arg(long, default_value = "md", value_parser = ["md", "csv", "json"])]
+        /// md, csv, json, html (one self-contained page with every chart) or svg (one chart).
+        #[arg(long, default_value = "md", value_parser = ["md", "csv", "json", "html", "svg"])]
         format: String,
+        /// With --format svg: throughput, iops, heatmap, histogram or sweep.
+        #[arg(long, value_parser = ["throughput", "iops", "heatmap", "histogram", "sweep"])]
+        chart: Option<String>,
+        /// With --format svg: the test to draw (default: the first).
+        #[arg(long, value_name = "NAME")]
+        test: Option<String>,
     },
     /// Make throwaway loop devices (512- and 4096-byte sectors) to practise on, and open the TUI
     /// with them; everything is removed on exit (or at the next start, after a crash).
@@ -186,6 +193,9 @@ pub enum Command {
         b: String,
         #[arg(long)]
         json: bool,
+        /// text (default) or html (both runs on the same axes, test by test).
+        #[arg(long, default_value = "text", value_parser = ["text", "html"])]
+        format: String,
     },
     /// Sweep one test over queue depths (--qd 1,2,4,...) or block sizes (--bs 4k,64k,1M): IOPS,
     /// throughput and latency at each, and the knee where latency starts growing faster than

@@ -77,8 +77,15 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             target,
             logical_block_size,
         }) => commands::explain::run(&name, &target, logical_block_size, &mut out),
-        Some(Command::Report { run, format }) => commands::report::run(&run, &format, &mut out),
-        Some(Command::Compare { a, b, json }) => commands::compare::run(&a, &b, json, &mut out),
+        Some(Command::Report {
+            run,
+            format,
+            chart,
+            test,
+        }) => commands::report::run(&run, &format, chart.as_deref(), test.as_deref(), &mut out),
+        Some(Command::Compare { a, b, json, format }) => {
+            commands::compare::run(&a, &b, json, &format, &mut out)
+        }
         Some(Command::Lab {
             size,
             partitioned,

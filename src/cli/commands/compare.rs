@@ -4,7 +4,13 @@ use std::io::Write;
 
 use crate::cli::{print, print_json};
 
-pub fn run(a: &str, b: &str, json: bool, out: &mut impl Write) -> Result<i32, crate::Error> {
+pub fn run(
+    a: &str,
+    b: &str,
+    json: bool,
+    format: &str,
+    out: &mut impl Write,
+) -> Result<i32, crate::Error> {
     let load = |r: &str| {
         crate::runs::resolve(r)
             .and_then(|p| crate::runs::load(&p))
@@ -20,6 +26,8 @@ pub fn run(a: &str, b: &str, json: bool, out: &mut impl Write) -> Result<i32, cr
     }
     if json {
         print_json(out, &diffs)?;
+    } else if format == "html" {
+        print(out, &crate::plot::html::compare(&ra, &rb, &diffs))?;
     } else {
         print(
             out,

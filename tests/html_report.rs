@@ -1,0 +1,264 @@
+//! Reports people share: `report RUN --format html` is one self-contained page (inline SVG and
+//! CSS, no script, font or image fetched) with every chart, `--format svg --chart NAME` one
+//! chart, `compare A B --format html` both runs on the same axes. A real browser (headless
+//! Chromium) renders the page, and the picture is checked not to be blank.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+
+/// Runs blkscope with saved runs in `home`.
+fn run_in(home: &std::path::Path, args: &[&str]) -> std::process::Output {
+    bin()
+        .args(args)
+        .env("XDG_DATA_HOME", home)
+        .output()
+        .unwrap()
+}
+
+fn ok(home: &std::path::Path, args: &[&str]) -> String {
+    let out = run_in(home, args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout_of(&out)
+}
+
+/// No script, no external resource: everything the page shows is in it.
+fn self_contained(html: &str) {
+    assert!(html.starts_with("<!DOCTYPE html>"), "{}", &html[..80]);
+    assert!(!html.contains("<script"), "a script");
+    for attr in ["src=", "href=", "@import", "url("] {
+        assert!(!html.contains(attr), "fetches something: {attr}");
+    }
+    // The only URL is the SVG namespace.
+    let urls = html.matches("http").count();
+    let ns = html.matches("http://www.w3.org/2000/svg").count();
+    assert_eq!(urls, ns, "no URL other than the SVG namespace");
+}
+
+#[test]
+fn an_html_report_with_every_chart_and_an_svg() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    ok(
+        home.path(),
+        &[
+            "run",
+            d,
+            "--op",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "8",
+            "--runtime",
+            "1s",
+            "--size",
+            "16M",
+        ],
+    );
+    let html = ok(home.path(), &["report", "last", "--format", "html"]);
+    self_contained(&html);
+    assert_eq!(
+        html.matches("<svg").count(),
+        4,
+        "throughput, IOPS, heatmap, histogram"
+    );
+    for t in [
+        "Throughput",
+        "IOPS",
+        "Latency over time",
+        "Latency histogram",
+        "p99.9",
+    ] {
+        assert!(html.contains(t), "no {t}");
+    }
+    for chart in ["throughput", "iops", "heatmap", "histogram"] {
+        let svg = ok(
+            home.path(),
+            &["report", "last", "--format", "svg", "--chart", chart],
+        );
+        assert!(
+            svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+            "{chart}"
+        );
+    }
+    // A run that is not a sweep has no sweep chart: one line, exit 2.
+    let out = run_in(
+        home.path(),
+        &["report", "last", "--format", "svg", "--chart", "sweep"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = run_in(home.path(), &["report", "last", "--format", "svg"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+#[test]
+fn a_sweep_report_draws_its_curve_and_knee_and_compare_overlays() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    ok(
+        home.path(),
+        &[
+            "sweep",
+            d,
+            "--qd",
+            "1,8,32",
+            "--runtime",
+            "300ms",
+            "--size",
+            "16M",
+        ],
+    );
+    let html = ok(home.path(), &["report", "last", "--format", "html"]);
+    self_contained(&html);
+    assert!(
+        html.contains("Sweep: randread by iodepth"),
+        "no sweep section"
+    );
+    assert!(
+        html.contains("Knee at") || html.contains("No knee"),
+        "the knee is named"
+    );
+    let svg = ok(
+        home.path(),
+        &["report", "last", "--format", "svg", "--chart", "sweep"],
+    );
+    assert!(svg.contains("randread by iodepth"), "{}", &svg[..200]);
+    // Two runs of the same test, compared on the same axes.
+    for _ in 0..2 {
+        ok(
+            home.path(),
+            &[
+                "run",
+                d,
+                "--op",
+                "randread",
+                "--bs",
+                "4k",
+                "--runtime",
+                "500ms",
+                "--size",
+                "16M",
+            ],
+        );
+    }
+    let mut ids: Vec<String> = std::fs::read_dir(home.path().join("blkscope/runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|n| n.contains("randread_4K_QD1"))
+        .collect();
+    ids.sort();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let html = ok(
+        home.path(),
+        &["compare", &ids[0], &ids[1], "--format", "html"],
+    );
+    self_contained(&html);
+    assert!(
+        html.contains(">A<") && html.contains(">B<"),
+        "both runs in the legend"
+    );
+    assert_eq!(
+        html.matches("<svg").count(),
+        2,
+        "throughput and p99, both runs on each"
+    );
+}
+
+/// The fraction of pixels that are not white, and how many colours there are.
+fn ink(png_path: &std::path::Path) -> (f64, usize) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(png_path).unwrap(),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let px = info.color_type.samples();
+    let mut colours = std::collections::HashSet::new();
+    let mut inked = 0usize;
+    let n = (info.width * info.height) as usize;
+    for p in buf[..n * px].chunks(px) {
+        if p[..3] != [255, 255, 255] {
+            inked += 1;
+        }
+        colours.insert((p[0] >> 4, p[1] >> 4, p[2] >> 4));
+    }
+    (inked as f64 / n as f64, colours.len())
+}
+
+#[test]
+fn a_browser_renders_the_report() {
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| tool_exists(c));
+    let Some(chromium) = chromium else {
+        assert!(
+            !required(),
+            "BLKSCOPE_REQUIRE_PRIVILEGED_TESTS=1 but chromium is missing"
+        );
+        eprintln!("SKIPPED: no chromium to render the report");
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    ok(
+        home.path(),
+        &[
+            "run",
+            d,
+            "--op",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "8",
+            "--runtime",
+            "1s",
+            "--size",
+            "16M",
+        ],
+    );
+    let html = ok(home.path(), &["report", "last", "--format", "html"]);
+    let page = home.path().join("report.html");
+    std::fs::write(&page, html).unwrap();
+    let png = home.path().join("report.png");
+    let out = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=900,1800",
+            &format!("--screenshot={}", png.display()),
+            &format!("file://{}", page.display()),
+        ])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(
+        png.exists(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (inked, colours) = ink(&png);
+    println!(
+        "report.png: {:.1}% of pixels inked, {colours} colours",
+        inked * 100.0
+    );
+    assert!(
+        inked > 0.03,
+        "the page looks blank: {:.2}% inked",
+        inked * 100.0
+    );
+    assert!(colours > 8, "the charts have colour: {colours} colours");
+}
