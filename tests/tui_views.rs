@@ -539,3 +539,42 @@ fn results_show_a_runs_charts() {
     assert!(s.contains("<p50"), "{s}");
     assert_ascii_only("results charts", &s);
 }
+
+/// After `c`, the charts (`g`) draw the earlier run of the same test on the same axes.
+#[test]
+fn compare_overlays_two_runs_in_the_charts() {
+    let mut a = app("lvm-on-partition");
+    let dir = tempfile::tempdir().unwrap();
+    let job = Job {
+        size: Some(engine::job::SizeSpec::Bytes(1 << 20)),
+        ..Job::default()
+    };
+    let spec = TargetSpec {
+        path: dir.path().to_str().unwrap().into(),
+        ..Default::default()
+    };
+    for n in [20, 30] {
+        a.on_key(key(KeyCode::Esc));
+        a.on_key(key(KeyCode::Char('r')));
+        let (info, mut r) = engine::run(
+            &SysRoot::live(),
+            &spec,
+            &job,
+            Arc::new(AtomicBool::new(false)),
+            |_| {},
+        )
+        .unwrap();
+        r.samples = samples(n);
+        a.on_finished(Ok((info, r)));
+    }
+    assert_eq!(a.results.len(), 2);
+    a.on_key(key(KeyCode::Char('c')));
+    assert!(
+        a.status.as_deref().unwrap_or("").contains("#2 vs #1"),
+        "{:?}",
+        a.status
+    );
+    a.on_key(key(KeyCode::Char('g')));
+    let s = screen(&a, 120, 40, COLOR);
+    assert!(s.contains("this run (line) and the earlier (dots)"), "{s}");
+}

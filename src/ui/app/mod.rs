@@ -224,6 +224,8 @@ pub struct App {
     pub latency_view: bool,
     /// `g` in the results: the selected run's charts instead of its explanation.
     pub result_charts: bool,
+    /// After `c`: (earlier, selected) results whose charts are drawn on the same axes.
+    pub compare_with: Option<(usize, usize)>,
     /// Other processes doing I/O while a test runs (top three, sampled every second).
     pub busy: Vec<crate::stats::procs::BusyProcess>,
     /// Lines scrolled off the top of the properties pane.
@@ -288,6 +290,7 @@ impl App {
             status: None,
             latency_view: false,
             result_charts: false,
+            compare_with: None,
             busy: Vec::new(),
             props_scroll: 0,
             iostat_first: 0,

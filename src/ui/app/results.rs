@@ -16,6 +16,8 @@ impl App {
             .enumerate()
             .rev()
             .find(|(_, r)| r.test == self.results[i].test && r.figures().is_some());
+        // The charts (g) overlay the earlier run on the same axes.
+        self.compare_with = prev.map(|(j, _)| (j, i));
         self.status = Some(match prev {
             None => format!(
                 "no earlier result of {} to compare with: run it again (r), or reopen saved runs (o)",

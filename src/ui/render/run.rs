@@ -241,6 +241,58 @@ fn chart(
     f.render_widget(c, area);
 }
 
+/// Two runs' MB/s on the same axes (this one, and the earlier one in a second style).
+fn overlay_chart(
+    f: &mut Frame,
+    look: Look,
+    area: Rect,
+    title: &str,
+    this: &[(f64, f64)],
+    earlier: &[(f64, f64)],
+    x_max: f64,
+) {
+    let y_max = this
+        .iter()
+        .chain(earlier)
+        .map(|p| p.1)
+        .fold(0.0f64, f64::max)
+        .max(1.0)
+        * 1.1;
+    let style = |c: Color| {
+        if look.color {
+            Style::default().fg(c)
+        } else {
+            Style::default()
+        }
+    };
+    let sets = vec![
+        Dataset::default()
+            .name("earlier")
+            .marker(Marker::Dot)
+            .graph_type(GraphType::Scatter)
+            .style(style(Color::Yellow))
+            .data(earlier),
+        Dataset::default()
+            .name("this")
+            .marker(look.marker())
+            .graph_type(GraphType::Line)
+            .style(style(Color::Cyan))
+            .data(this),
+    ];
+    let c = Chart::new(sets)
+        .block(look.block(title.to_string(), false))
+        .x_axis(
+            Axis::default()
+                .bounds([0.0, x_max])
+                .labels(vec![Span::raw("0 s"), Span::raw(format!("{x_max:.0} s"))]),
+        )
+        .y_axis(Axis::default().bounds([0.0, y_max]).labels(vec![
+            Span::raw("0"),
+            Span::raw(crate::output::fmt_compact(y_max)),
+        ]));
+    f.render_widget(c, area);
+}
+
 fn fmt_ns(ns: u64) -> String {
     crate::output::fmt_duration(ns as f64, 0)
 }
@@ -338,7 +390,12 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
         return;
     };
     if app.result_charts {
-        result_charts(f, look, detail, r);
+        // After `c`, the earlier run of the same test on the same axes.
+        let other = app
+            .compare_with
+            .filter(|&(_, sel)| sel == app.selected_result)
+            .and_then(|(j, _)| app.results.get(j));
+        result_charts(f, look, detail, r, other);
         return;
     }
     // The command lines first: they must stay in view however many findings follow.
@@ -421,7 +478,13 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
 }
 
 /// `g` in the results: the selected run's throughput over time, latency heatmap and histogram.
-fn result_charts(f: &mut Frame, look: Look, area: Rect, r: &super::super::app::ResultRow) {
+fn result_charts(
+    f: &mut Frame,
+    look: Look,
+    area: Rect,
+    r: &super::super::app::ResultRow,
+    other: Option<&super::super::app::ResultRow>,
+) {
     let samples = r.result.as_ref().map(|x| &x.samples[..]).unwrap_or(&[]);
     if samples.is_empty() {
         f.render_widget(
@@ -441,16 +504,34 @@ fn result_charts(f: &mut Frame, look: Look, area: Rect, r: &super::super::app::R
         .iter()
         .map(|s| (s.elapsed_s, s.bytes_per_sec / 1e6))
         .collect();
-    let x_max = pts.last().map(|p| p.0).unwrap_or(1.0).max(1.0);
-    chart(
-        f,
-        look,
-        top,
-        &format!(" {}: MB/s ", r.test),
-        "MB/s",
-        &pts,
-        x_max,
-    );
+    let earlier: Vec<(f64, f64)> = other
+        .and_then(|o| o.result.as_ref())
+        .map(|x| {
+            x.samples
+                .iter()
+                .map(|s| (s.elapsed_s, s.bytes_per_sec / 1e6))
+                .collect()
+        })
+        .unwrap_or_default();
+    let x_max = pts
+        .iter()
+        .chain(&earlier)
+        .map(|p| p.0)
+        .fold(1.0f64, f64::max);
+    if earlier.is_empty() {
+        chart(
+            f,
+            look,
+            top,
+            &format!(" {}: MB/s ", r.test),
+            "MB/s",
+            &pts,
+            x_max,
+        );
+    } else {
+        let title = format!(" {}: MB/s, this run (line) and the earlier (dots) ", r.test);
+        overlay_chart(f, look, top, &title, &pts, &earlier, x_max);
+    }
     let [hm, hist] =
         Layout::horizontal([Constraint::Min(20), Constraint::Length(30)]).areas(bottom);
     latency::heatmap(f, look, hm, " latency over time ", samples);
