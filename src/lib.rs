@@ -4,6 +4,7 @@
 //!
 //! - [`cli`]: the `blkscope` command line (the binary is a thin shell around it): clap
 //!   definitions, dispatch, one file per command.
+//! - [`remote`]: many machines through the OpenSSH client: blkscope runs itself on each host.
 //! - [`ui`]: the terminal UI, a view over state that the engine and the sampler feed.
 //! - [`plot`]: charts as SVG and self-contained HTML reports (plotters).
 //! - [`output`]: human formatting (sizes, rates, durations, tables, results) for both.
@@ -31,6 +32,7 @@ pub mod error;
 pub mod lab;
 pub mod output;
 pub mod plot;
+pub mod remote;
 pub mod runs;
 pub mod session;
 pub mod stats;

@@ -247,20 +247,83 @@ pub fn newest(n: usize) -> Vec<SavedRun> {
 /// missing or of the wrong type.
 pub fn load(path: &Path) -> Result<SavedRun, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let raw: Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{}: not a blkscope run: {e}", path.display()))?;
+    parse(&text, &path.display().to_string())
+}
+
+/// Reads a saved run from its text (`from` names where it came from, in errors).
+pub fn parse(text: &str, from: &str) -> Result<SavedRun, String> {
+    let raw: Value =
+        serde_json::from_str(text).map_err(|e| format!("{from}: not a blkscope run: {e}"))?;
     if !READABLE.iter().any(|s| raw["schema"] == *s) {
         return Err(format!(
-            "{}: schema {} is not one blkscope reads ({})",
-            path.display(),
+            "{from}: schema {} is not one blkscope reads ({})",
             raw["schema"],
             READABLE.join(", ")
         ));
     }
     let mut run: SavedRun = serde_json::from_value(raw.clone())
-        .map_err(|e| format!("{}: not a blkscope run: {e}", path.display()))?;
+        .map_err(|e| format!("{from}: not a blkscope run: {e}"))?;
     run.raw = raw;
     Ok(run)
+}
+
+/// One test across hosts: each host's figures, the median, the spread, and the outliers.
+#[derive(Debug, Clone, Serialize)]
+pub struct FleetRow {
+    pub test: String,
+    pub hosts: Vec<(String, f64, f64, f64)>,
+    pub median_mb_s: f64,
+    /// (max - min) / median of MB/s.
+    pub spread: f64,
+    /// Hosts more than 25% from the median.
+    pub outliers: Vec<String>,
+}
+
+/// A fleet table from each host's saved run: one row per test, the hosts' MB/s, IOPS and p99.
+pub fn fleet(runs: &[(String, SavedRun)]) -> Vec<FleetRow> {
+    let mut tests: Vec<String> = Vec::new();
+    for (_, r) in runs {
+        for t in &r.tests {
+            if !tests.contains(&t.name) {
+                tests.push(t.name.clone());
+            }
+        }
+    }
+    tests
+        .into_iter()
+        .map(|name| {
+            let hosts: Vec<(String, f64, f64, f64)> = runs
+                .iter()
+                .filter_map(|(h, r)| {
+                    let t = r.tests.iter().find(|t| t.name == name)?;
+                    let f = Figures::of_saved(&t.name, &t.result);
+                    Some((h.clone(), f.mb_s, f.iops, f.p99_us))
+                })
+                .collect();
+            let mut v: Vec<f64> = hosts.iter().map(|x| x.1).collect();
+            v.sort_by(|a, b| a.total_cmp(b));
+            let median = crate::engine::result::MinMedMax::of(v.clone()).median;
+            let spread = match (v.first(), v.last()) {
+                (Some(lo), Some(hi)) if median > 0.0 => (hi - lo) / median,
+                _ => 0.0,
+            };
+            let outliers = hosts
+                .iter()
+                .filter(|x| {
+                    median > 0.0
+                        && (x.1 - median).abs() / median > crate::engine::result::OUTLIER_DISTANCE
+                })
+                .map(|x| x.0.clone())
+                .collect();
+            FleetRow {
+                test: name,
+                hosts,
+                median_mb_s: median,
+                spread,
+                outliers,
+            }
+        })
+        .collect()
 }
 
 /// Figures of one test, as reports and comparisons use them.

@@ -558,5 +558,16 @@ pub fn cancel_on_signals() -> Arc<AtomicBool> {
         let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, cancel.clone());
         let _ = signal_hook::flag::register(sig, cancel.clone());
     }
+    // Run over ssh by another blkscope (`--host`): standard input is the ssh channel, and its
+    // end (the connection gone, Ctrl-C on the other side) cancels like a hang-up.
+    if std::env::var("BLKSCOPE_EXIT_ON_EOF").as_deref() == Ok("1") {
+        let c = cancel.clone();
+        let _ = std::thread::Builder::new()
+            .name("blkscope-stdin".into())
+            .spawn(move || {
+                let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+                c.store(true, Ordering::Relaxed);
+            });
+    }
     cancel
 }

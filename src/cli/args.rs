@@ -64,6 +64,28 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_mouse: bool,
 
+    /// Run the command on this host too, through the system's ssh ([USER@]HOST[:PORT];
+    /// repeatable): each host's blkscope does the work and decides safety there.
+    #[arg(long, global = true, value_name = "HOST")]
+    pub host: Vec<String>,
+
+    /// Hosts from a file, one a line (# comments).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub hosts_file: Option<PathBuf>,
+
+    /// Copy a blkscope to each host for the run (to a private temporary directory, removed
+    /// afterwards): this one, or the file given with --push=FILE (e.g. the static build).
+    #[arg(long, global = true, value_name = "BINARY", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub push: Option<String>,
+
+    /// An ssh config file for the hosts (ssh -F); ~/.ssh/config otherwise.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+
+    /// The blkscope to run on the hosts (default: blkscope on their PATH).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub remote_blkscope: Option<String>,
+
     /// Redraw the TUI at most this many times a second.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=60))]
     pub fps: u32,
@@ -169,6 +191,10 @@ pub enum Command {
         /// With --format svg: the test to draw (default: the first).
         #[arg(long, value_name = "NAME")]
         test: Option<String>,
+        /// With --host: one table over the hosts' saved runs RUN: a row per host per test,
+        /// the spread across hosts and the outliers named.
+        #[arg(long)]
+        fleet: bool,
     },
     /// Make throwaway loop devices (512- and 4096-byte sectors) to practise on, and open the TUI
     /// with them; everything is removed on exit (or at the next start, after a crash).
@@ -187,7 +213,8 @@ pub enum Command {
         #[arg(long)]
         cleanup: bool,
     },
-    /// Compare two saved runs test by test: throughput, IOPS and latency, with the ratio.
+    /// Compare two saved runs test by test: throughput, IOPS and latency, with the ratio. A run
+    /// is a path, an id, `last`, or HOST:RUN for a run saved on another host (through ssh).
     Compare {
         a: String,
         b: String,

@@ -34,6 +34,9 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
     }
     let stdout = io::stdout();
     let mut out = stdout.lock();
+    if !cli.host.is_empty() || cli.hosts_file.is_some() {
+        return commands::hosts::run(&cli, &mut out);
+    }
     match cli.command {
         None => commands::tui::run(&root, cli.dir, cli.ascii, cli.fps, !cli.no_mouse, &mut out),
         Some(Command::List {
@@ -82,9 +85,22 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             format,
             chart,
             test,
-        }) => commands::report::run(&run, &format, chart.as_deref(), test.as_deref(), &mut out),
+            fleet,
+        }) => {
+            if fleet {
+                return Err(crate::Error::Usage(
+                    "--fleet compares the same run over hosts: give them with --host".into(),
+                ));
+            }
+            commands::report::run(&run, &format, chart.as_deref(), test.as_deref(), &mut out)
+        }
         Some(Command::Compare { a, b, json, format }) => {
-            commands::compare::run(&a, &b, json, &format, &mut out)
+            let ssh = crate::remote::Ssh {
+                config: cli.ssh_config.clone(),
+                push: None,
+                remote_bin: cli.remote_blkscope.clone().unwrap_or_default(),
+            };
+            commands::compare::run(&a, &b, json, &format, &ssh, &mut out)
         }
         Some(Command::Lab {
             size,

@@ -9,9 +9,17 @@ pub fn run(
     b: &str,
     json: bool,
     format: &str,
+    ssh: &crate::remote::Ssh,
     out: &mut impl Write,
 ) -> Result<i32, crate::Error> {
+    // A path, an id, `last`, or HOST:RUN for a run saved on another host.
     let load = |r: &str| {
+        if !std::path::Path::new(r).exists()
+            && let Some((h, id)) = r.split_once(':')
+        {
+            let host = crate::remote::Host::parse(h).map_err(crate::Error::Usage)?;
+            return crate::remote::fetch_run(ssh, &host, id).map_err(crate::Error::Usage);
+        }
         crate::runs::resolve(r)
             .and_then(|p| crate::runs::load(&p))
             .map_err(crate::Error::Usage)

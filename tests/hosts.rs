@@ -1,0 +1,348 @@
+//! Many machines through OpenSSH: the tests start their own sshd on 127.0.0.1 and 127.0.0.2 at
+//! a free port, with keys made in a temporary directory and a temporary ssh config (never a
+//! system service, never an address off this machine). Two "hosts" share one kernel; that is
+//! enough for the plumbing: JSON collected per host, human output grouped by host, an
+//! unreachable host named while the others go on, --push, --confirm HOST:DEV, and Ctrl-C
+//! stopping every remote run without leaving scratch files.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+const MIB: u64 = 1 << 20;
+
+/// An sshd of the test's own, listening on 127.0.0.1 and 127.0.0.2; killed on drop.
+struct Sshd {
+    child: Child,
+    dir: tempfile::TempDir,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Sshd {
+    fn start() -> Option<Self> {
+        let sshd = ["/usr/sbin/sshd", "/sbin/sshd"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())?;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for (k, t) in [("host_key", "ed25519"), ("client_key", "ed25519")] {
+            let st = Command::new("ssh-keygen")
+                .args(["-q", "-t", t, "-N", "", "-f"])
+                .arg(d.join(k))
+                .status()
+                .unwrap();
+            assert!(st.success());
+        }
+        std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).unwrap();
+        let port = free_port();
+        std::fs::write(
+            d.join("sshd_config"),
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nListenAddress 127.0.0.2\n\
+                 HostKey {}\nAuthorizedKeysFile {}\nPidFile {}\nUsePAM no\nStrictModes no\n\
+                 PermitRootLogin prohibit-password\nPasswordAuthentication no\n\
+                 KbdInteractiveAuthentication no\nSubsystem sftp internal-sftp\n\
+                 SetEnv XDG_DATA_HOME={}\n",
+                d.join("host_key").display(),
+                d.join("authorized_keys").display(),
+                d.join("sshd.pid").display(),
+                d.join("data").display()
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("ssh_config"),
+            format!(
+                "Host *\n  User root\n  Port {port}\n  IdentityFile {}\n  IdentitiesOnly yes\n  \
+                 UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n  LogLevel ERROR\n",
+                d.join("client_key").display()
+            ),
+        )
+        .unwrap();
+        // sshd insists on its privilege separation directory.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let child = Command::new(sshd)
+            .arg("-D")
+            .arg("-e")
+            .arg("-f")
+            .arg(d.join("sshd_config"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let s = Sshd { child, dir };
+        wait_until(10, "sshd to listen", || {
+            std::net::TcpStream::connect(("127.0.0.2", port)).is_ok()
+        });
+        Some(s)
+    }
+
+    fn config(&self) -> PathBuf {
+        self.dir.path().join("ssh_config")
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn sshd() -> Option<Sshd> {
+    if !require(true, &["ssh", "ssh-keygen"]) {
+        return None;
+    }
+    let s = Sshd::start();
+    if s.is_none() {
+        assert!(
+            !required(),
+            "BLKSCOPE_REQUIRE_PRIVILEGED_TESTS=1 but sshd is missing (openssh-server)"
+        );
+        eprintln!("SKIPPED: no sshd (openssh-server)");
+    }
+    s
+}
+
+fn hosts_cmd(s: &Sshd, args: &[&str]) -> Command {
+    let mut c = bin();
+    c.args(["--host", "127.0.0.1", "--host", "127.0.0.2", "--ssh-config"])
+        .arg(s.config())
+        .arg("--remote-blkscope")
+        .arg(env!("CARGO_BIN_EXE_blkscope"))
+        .args(args);
+    c
+}
+
+#[test]
+fn json_from_every_host_and_human_output_grouped() {
+    let Some(s) = sshd() else { return };
+    let out = hosts_cmd(&s, &["list", "--json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hosts = v["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 2, "{v}");
+    for (h, want) in hosts.iter().zip(["127.0.0.1", "127.0.0.2"]) {
+        assert_eq!(h["host"], want);
+        assert_eq!(h["ok"], true, "{h}");
+        assert!(!h["devices"].as_array().unwrap().is_empty(), "{h}");
+    }
+    let out = hosts_cmd(&s, &["check", "/tmp"]).output().unwrap();
+    let text = stdout_of(&out);
+    assert!(out.status.success(), "{out:?}");
+    let a = text.find("== 127.0.0.1 ==").expect(&text);
+    let b = text.find("== 127.0.0.2 ==").expect(&text);
+    assert!(a < b && text[a..b].contains("clear"), "{text}");
+}
+
+#[test]
+fn an_unreachable_host_is_one_line_and_the_others_go_on() {
+    let Some(s) = sshd() else { return };
+    let closed = free_port();
+    let out = bin()
+        .args(["--host", "127.0.0.1", "--host"])
+        .arg(format!("127.0.0.2:{closed}"))
+        .arg("--ssh-config")
+        .arg(s.config())
+        .arg("--remote-blkscope")
+        .arg(env!("CARGO_BIN_EXE_blkscope"))
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "a host failed: {out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains(&format!("127.0.0.2:{closed}")), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hosts"][0]["ok"], true, "{v}");
+    assert_eq!(v["hosts"][1]["ok"], false, "{v}");
+    assert!(
+        v["hosts"][1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("127.0.0.2"),
+        "{v}"
+    );
+    // No blkscope on the host: said so, with the way out.
+    let out = bin()
+        .args(["--host", "127.0.0.1", "--ssh-config"])
+        .arg(s.config())
+        .args(["--remote-blkscope", "/nonexistent/blkscope", "list"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("--push"), "{err}");
+}
+
+#[test]
+fn push_copies_blkscope_over_and_confirm_names_the_host() {
+    let Some(s) = sshd() else { return };
+    let lo = Loop::new(32 * MIB, None, false);
+    // Give the device data, so a write needs the name typed back.
+    let st = Command::new("dd")
+        .args([
+            "if=/dev/urandom",
+            &format!("of={}", lo.dev()),
+            "bs=1M",
+            "count=1",
+            "status=none",
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let run = |confirm: &str| {
+        bin()
+            .args(["--host", "127.0.0.1", "--ssh-config"])
+            .arg(s.config())
+            .args([
+                "--push",
+                "run",
+                lo.dev(),
+                "--size",
+                "4M",
+                "--no-save",
+                "--json",
+            ])
+            .args(["--confirm", confirm])
+            .output()
+            .unwrap()
+    };
+    // The confirmation names another host: not given here, so refused (exit 3) there.
+    let out = run(&format!("127.0.0.9:{}", lo.name));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_eq!(v["hosts"][0]["exit_status"], 3, "{v} {out:?}");
+    let out = run(&format!("127.0.0.1:{}", lo.name));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hosts"][0]["results"][0]["bytes"], 4 * MIB, "{v}");
+    // The pushed copy is gone afterwards.
+    let left: Vec<_> = std::fs::read_dir("/tmp")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("blkscope."))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn ctrl_c_stops_every_remote_run_and_leaves_no_scratch_file() {
+    let Some(s) = sshd() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let files = |d: &Path| std::fs::read_dir(d).unwrap().count();
+    let child = hosts_cmd(
+        &s,
+        &[
+            "run",
+            dir.path().to_str().unwrap(),
+            "--size",
+            "16M",
+            "--runtime",
+            "60s",
+            "--no-save",
+        ],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    wait_until(20, "both remote runs to start", || files(dir.path()) == 2);
+    // SAFETY: signalling the blkscope process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert_ne!(out.status.code(), Some(0));
+    wait_until(10, "the remote runs to remove their scratch files", || {
+        files(dir.path()) == 0
+    });
+}
+
+#[test]
+fn compare_across_hosts_and_a_fleet_table() {
+    let Some(s) = sshd() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let runs = s.dir.path().join("data/blkscope/runs");
+    let mut ids = Vec::new();
+    for host in ["127.0.0.1", "127.0.0.2"] {
+        let out = bin()
+            .args(["--host", host, "--ssh-config"])
+            .arg(s.config())
+            .arg("--remote-blkscope")
+            .arg(env!("CARGO_BIN_EXE_blkscope"))
+            .args(["run", d, "--size", "8M", "--bs", "64k"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let mut now: Vec<String> = std::fs::read_dir(&runs)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path().file_stem().unwrap().to_string_lossy().into_owned())
+            .filter(|n| !ids.contains(n))
+            .collect();
+        assert_eq!(now.len(), 1, "{now:?}");
+        ids.push(now.remove(0));
+    }
+    let out = bin()
+        .arg("--ssh-config")
+        .arg(s.config())
+        .arg("--remote-blkscope")
+        .arg(env!("CARGO_BIN_EXE_blkscope"))
+        .args(["compare"])
+        .arg(format!("127.0.0.1:{}", ids[0]))
+        .arg(format!("127.0.0.2:{}", ids[1]))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v.as_array().unwrap().iter().any(|d| d["metric"] == "MB/s"),
+        "{v}"
+    );
+    let out = hosts_cmd(&s, &["report", &ids[0], "--fleet", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = &v["fleet"][0];
+    assert_eq!(row["hosts"].as_array().unwrap().len(), 2, "{v}");
+    assert_eq!(row["spread"], 0.0, "the same run on both: {v}");
+    let out = hosts_cmd(&s, &["report", &ids[0], "--fleet"])
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("127.0.0.2") && text.contains("spread"),
+        "{text}"
+    );
+}
