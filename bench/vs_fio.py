@@ -16,7 +16,9 @@ import subprocess
 import sys
 
 WORKLOADS = [
+    ("RND4K-Q1-read", "randread", "4k", 1),
     ("RND4K-Q32-read", "randread", "4k", 32),
+    ("RND4K-Q1-write", "randwrite", "4k", 1),
     ("RND4K-Q32-write", "randwrite", "4k", 32),
     ("SEQ1M-Q8-read", "read", "1M", 8),
     ("SEQ1M-Q8-write", "write", "1M", 8),
@@ -31,20 +33,23 @@ def timed(cmd):
     return json.loads(out), cpu
 
 
-def fio(dev, op, bs, qd, runtime):
-    j, cpu = timed(["fio", "--name=b", f"--filename={dev}", f"--rw={op}", f"--bs={bs}",
-                    f"--iodepth={qd}", "--direct=1", "--ioengine=io_uring", "--fixedbufs",
-                    "--registerfiles", "--time_based", f"--runtime={runtime}", "--size=1G",
-                    "--output-format=json"])
+def fio(dev, op, bs, qd, runtime, engine="io_uring"):
+    args = ["fio", "--name=b", f"--rw={op}", f"--bs={bs}", f"--iodepth={qd}",
+            f"--ioengine={engine}", "--time_based", f"--runtime={runtime}", "--size=1G",
+            "--output-format=json"]
+    if engine == "io_uring":
+        args += [f"--filename={dev}", "--direct=1", "--fixedbufs", "--registerfiles"]
+    j, cpu = timed(args)
     job = j["jobs"][0]
     ios = job["read"]["total_ios"] + job["write"]["total_ios"]
     return ios / (job["job_runtime"] / 1000), cpu * 1e6 / ios
 
 
-def blkscope(binary, dev, op, bs, qd, runtime):
+def blkscope(binary, dev, op, bs, qd, runtime, engine="uring"):
     j, cpu = timed([binary, "run", dev, "--op", op, "--bs", bs, "--iodepth", str(qd),
                     "--mode", "direct", "--runtime", f"{runtime}s", "--size", "1G",
-                    "--confirm", os.path.basename(dev), "--json"])
+                    "--engine", engine, "--confirm", os.path.basename(dev), "--no-save",
+                    "--json"])
     r = j["results"][0]
     return r["iops"], cpu * 1e6 / r["ios"]
 
@@ -67,6 +72,20 @@ def main():
             fc, bc = statistics.median(f_cpu), statistics.median(b_cpu)
             print(f"{os.path.basename(dev):<8} {name:<16} {fi:10.0f} {bi:10.0f} {bi / fi:6.2f} "
                   f"{fc:10.2f} {bc:10.2f} {bc / fc:6.2f}", flush=True)
+    # The harnesses' own ceiling: no I/O, full bookkeeping (fio --ioengine=null, blkscope
+    # --engine null), 4K random reads at QD32.
+    f_iops, f_cpu, b_iops, b_cpu = [], [], [], []
+    for _ in range(pairs):
+        i, c = fio(devices[0], "randread", "4k", 32, runtime, engine="null")
+        f_iops.append(i)
+        f_cpu.append(c)
+        i, c = blkscope(binary, devices[0], "randread", "4k", 32, runtime, engine="null")
+        b_iops.append(i)
+        b_cpu.append(c)
+    fi, bi = statistics.median(f_iops), statistics.median(b_iops)
+    fc, bc = statistics.median(f_cpu), statistics.median(b_cpu)
+    print(f"{'null':<8} {'RND4K-Q32-read':<16} {fi:10.0f} {bi:10.0f} {bi / fi:6.2f} "
+          f"{fc:10.2f} {bc:10.2f} {bc / fc:6.2f}", flush=True)
 
 
 if __name__ == "__main__":

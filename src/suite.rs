@@ -192,6 +192,7 @@ impl SuiteTest {
             interval: None,
             drop_cache_first: self.cold.unwrap_or(false),
             verify: false,
+            hipri: false,
             max_errors: None,
         }
     }

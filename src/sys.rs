@@ -174,11 +174,14 @@ pub fn dio_alignment(path: &Path) -> Option<(u32, u32)> {
 /// Sets up a ring for one thread that submits and reaps itself: SINGLE_ISSUER with
 /// DEFER_TASKRUN (completion work runs when we wait, not through wake-ups and IPIs) and
 /// COOP_TASKRUN, as fio does, dropping each where the kernel refuses it (EINVAL).
-fn build_ring(entries: u32, sqpoll: bool) -> io::Result<IoUring> {
+fn build_ring(entries: u32, sqpoll: bool, iopoll: bool) -> io::Result<IoUring> {
     let attempts: [(bool, bool); 3] = [(true, true), (false, true), (false, false)];
     let mut last = None;
     for (defer, coop) in attempts {
         let mut b = IoUring::builder();
+        if iopoll {
+            b.setup_iopoll();
+        }
         if sqpoll {
             b.setup_sqpoll(50);
         } else {
@@ -228,8 +231,14 @@ pub struct UringQueue {
 impl UringQueue {
     /// Sets up a ring of `depth` entries over `file` with `depth` buffers of `buf_len` bytes.
     /// Fails like io_uring_setup(2) (ENOSYS, EPERM, ...) so the caller can fall back.
-    pub fn new(file: &File, depth: u32, buf_len: usize, sqpoll: bool) -> io::Result<Self> {
-        let ring = build_ring(depth.next_power_of_two().max(1), sqpoll)?;
+    pub fn new(
+        file: &File,
+        depth: u32,
+        buf_len: usize,
+        sqpoll: bool,
+        iopoll: bool,
+    ) -> io::Result<Self> {
+        let ring = build_ring(depth.next_power_of_two().max(1), sqpoll, iopoll)?;
         let file = file.try_clone()?;
         let mut bufs: Vec<AlignedBuf> =
             (0..depth).map(|_| AlignedBuf::new(buf_len, 4096)).collect();
@@ -399,7 +408,7 @@ mod tests {
         let mut f = tempfile::tempfile().unwrap();
         use std::io::Write;
         f.write_all(&[0xAB; 8192]).unwrap();
-        let mut q = match UringQueue::new(&f, 2, 4096, false) {
+        let mut q = match UringQueue::new(&f, 2, 4096, false, false) {
             Ok(q) => q,
             Err(e) => {
                 eprintln!("SKIPPED: io_uring unavailable here: {e}");

@@ -779,3 +779,73 @@ fn check_and_run_read_no_other_disk() {
         target.name, bystander.name
     );
 }
+
+/// The null engine does no I/O (the device sees nothing) but all the bookkeeping; --hipri is
+/// refused with the reason on a device without poll queues, and where it cannot apply.
+#[test]
+fn the_null_engine_and_hipri() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::new(64 * MIB, None, false);
+    settle(&lo.name);
+    let (r0, w0) = diskstats_sectors(&lo.name);
+    let (doc, code) = run_json(&[
+        "run",
+        lo.dev(),
+        "--op",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "32",
+        "--runtime",
+        "300ms",
+        "--engine",
+        "null",
+        "--no-save",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{doc}");
+    let r = result(&doc);
+    assert_eq!(r["engine"], "null", "{r}");
+    assert!(r["iops"].as_f64().unwrap() > 10_000.0, "{r}");
+    assert!(r["latency_ns"]["p50"].as_u64().unwrap() > 0, "{r}");
+    let (_, w1) = diskstats_sectors(&lo.name);
+    assert_eq!(w1, w0, "the null engine wrote to the device");
+    // --hipri: a loop device has no poll queues.
+    let out = blkscope(&[
+        "run",
+        lo.dev(),
+        "--op",
+        "randread",
+        "--hipri",
+        "--size",
+        "1M",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("poll queues") && err.contains("io_poll"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = blkscope(&[
+        "run",
+        dir.path().to_str().unwrap(),
+        "--hipri",
+        "--size",
+        "1M",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = blkscope(&[
+        "run",
+        lo.dev(),
+        "--hipri",
+        "--mode",
+        "dsync",
+        "--size",
+        "1M",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}

@@ -352,7 +352,7 @@ pub struct RunArgs {
     /// random (incompressible, unique per block) or zero (compresses: flatters some storage).
     #[arg(long, default_value = "random", value_parser = parse_data)]
     pub data: Data,
-    /// uring (io_uring) or psync (pread/pwrite).
+    /// uring (io_uring), psync (pread/pwrite), or null (no I/O: the harness's own ceiling).
     #[arg(long, default_value = "uring", value_parser = parse_engine)]
     pub engine: EngineKind,
     /// For randrw: percent of I/Os that read.
@@ -361,6 +361,10 @@ pub struct RunArgs {
     /// Use io_uring SQPOLL (a kernel thread polls the queue; costs a core).
     #[arg(long)]
     pub sqpoll: bool,
+    /// Use io_uring IOPOLL: poll the device for completions instead of interrupts (needs
+    /// --mode direct and a device with poll queues, e.g. NVMe with nvme.poll_queues=N).
+    #[arg(long)]
+    pub hipri: bool,
     /// Interval between live samples (--ndjson).
     #[arg(long, default_value = "100ms", value_parser = parse_interval)]
     pub interval: std::time::Duration,
@@ -414,7 +418,8 @@ fn parse_engine(s: &str) -> Result<EngineKind, String> {
     match s.to_ascii_lowercase().as_str() {
         "uring" | "io_uring" => Ok(EngineKind::Uring),
         "psync" | "sync" | "pread" => Ok(EngineKind::Psync),
-        _ => Err(format!("'{s}': use uring or psync")),
+        "null" => Ok(EngineKind::Null),
+        _ => Err(format!("'{s}': use uring, psync or null")),
     }
 }
 
@@ -437,6 +442,7 @@ impl RunArgs {
             interval: Some(self.interval),
             drop_cache_first: false,
             verify: self.verify || self.verify_later,
+            hipri: self.hipri,
             max_errors: Some(self.max_errors),
         }
     }

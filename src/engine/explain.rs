@@ -119,6 +119,7 @@ pub fn fio_command(job: &Job, filename: &str, total: u64) -> String {
             match job.engine {
                 EngineKind::Uring => "io_uring",
                 EngineKind::Psync => "psync",
+                EngineKind::Null => "null",
             }
         ),
     ];
@@ -126,6 +127,12 @@ pub fn fio_command(job: &Job, filename: &str, total: u64) -> String {
         a.push(format!("--iodepth={}", job.iodepth));
         a.push("--fixedbufs".into());
         a.push("--registerfiles".into());
+        if job.hipri {
+            a.push("--hipri".into());
+        }
+    }
+    if job.engine == EngineKind::Null {
+        a.push(format!("--iodepth={}", job.iodepth));
     }
     if job.op == Op::Randrw {
         a.push(format!("--rwmixread={}", job.rwmixread));
@@ -162,6 +169,9 @@ pub fn fio_command(job: &Job, filename: &str, total: u64) -> String {
 
 /// The dd command line(s) for `job`, or why dd cannot express it.
 pub fn dd_command(job: &Job, target: &str, total: u64) -> Result<String, String> {
+    if job.engine == EngineKind::Null {
+        return Err("the null engine does no I/O; dd has no such mode".into());
+    }
     if job.op.is_random() {
         return Err(
             "dd only reads and writes sequentially; random I/O needs fio or blkscope".into(),

@@ -92,6 +92,9 @@ pub enum Data {
 pub enum EngineKind {
     Uring,
     Psync,
+    /// No I/O at all, with every step of submission and completion bookkeeping: the
+    /// harness's own ceiling (fio's `--ioengine=null`).
+    Null,
 }
 
 impl EngineKind {
@@ -99,6 +102,7 @@ impl EngineKind {
         match self {
             EngineKind::Uring => "uring",
             EngineKind::Psync => "psync",
+            EngineKind::Null => "null",
         }
     }
 }
@@ -138,6 +142,10 @@ pub struct Job {
     /// After the writes, read every written sector back and check it (`--verify`).
     #[serde(default)]
     pub verify: bool,
+    /// io_uring IOPOLL (`--hipri`): the kernel polls the device's queue for completions instead
+    /// of waiting for an interrupt. Needs O_DIRECT and a device with poll queues.
+    #[serde(default)]
+    pub hipri: bool,
     /// With `verify`: stop reading back after this many I/O errors (default 1000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_errors: Option<u64>,
@@ -162,6 +170,7 @@ impl Default for Job {
             interval: None,
             drop_cache_first: false,
             verify: false,
+            hipri: false,
             max_errors: None,
         }
     }
@@ -428,6 +437,15 @@ impl Job {
                 bad("--verify needs --data random: zeros carry no stamp to check".into());
             }
         }
+        if self.hipri && (self.mode != Mode::Direct || self.engine != EngineKind::Uring) {
+            bad(
+                "--hipri polls io_uring completions: it needs --mode direct and --engine uring"
+                    .into(),
+            );
+        }
+        if self.hipri && self.sqpoll {
+            bad("--hipri and --sqpoll together are not supported: choose one".into());
+        }
         if self.mode == Mode::Nocache && self.op.writes() {
             bad(
                 "mode nocache is for reads; for writes use direct, dsync, sync or fdatasync".into(),
@@ -494,6 +512,7 @@ impl Job {
         let depth = match self.engine {
             EngineKind::Uring => self.iodepth.max(1) as u64,
             EngineKind::Psync => 1,
+            EngineKind::Null => 0,
         };
         self.bs
             .saturating_mul(depth)
@@ -512,7 +531,7 @@ impl Job {
         let per_io = self.bs.max(1);
         let depth = match self.engine {
             EngineKind::Uring => self.iodepth.max(1) as u64,
-            EngineKind::Psync => 1,
+            EngineKind::Psync | EngineKind::Null => 1,
         };
         let jobs = self.jobs.max(1) as u64;
         let fit_depth = budget / per_io / jobs;

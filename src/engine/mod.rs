@@ -192,10 +192,10 @@ pub fn run(
         let ws = WorkerSpec {
             op: job.op,
             bs: job.bs,
-            iodepth: if engine == EngineKind::Uring {
-                job.iodepth
-            } else {
+            iodepth: if engine == EngineKind::Psync {
                 1
+            } else {
+                job.iodepth
             },
             region_start: job.offset + j as u64 * plan.region,
             region_len: plan.region,
@@ -205,6 +205,7 @@ pub fn run(
             rwmixread: job.rwmixread,
             fdatasync_at_end: job.mode == Mode::Fdatasync && job.op.writes(),
             sqpoll: job.sqpoll,
+            hipri: job.hipri,
             engine,
             seed: run_seed.wrapping_add(j as u64 * 0x9E37_79B9_7F4A_7C15),
         };

@@ -228,7 +228,7 @@ pub fn open(
     let writes = job.op.writes();
     let flags = job.mode.open_flags();
     if let Some(tree) = tree {
-        return open_block(spec, job, report, &tree, writes, flags);
+        return open_block(root, spec, job, report, &tree, writes, flags);
     }
     let path = Path::new(&spec.path);
     if path.is_dir() {
@@ -239,6 +239,7 @@ pub fn open(
 }
 
 fn open_block(
+    root: &SysRoot,
     spec: &TargetSpec,
     job: &Job,
     report: SafetyReport,
@@ -271,6 +272,21 @@ fn open_block(
         is_block: true,
     };
     let plan = job.validate(&facts).map_err(invalid)?;
+    if job.hipri {
+        // IOPOLL needs the device's polled queues: without them the kernel refuses (EOPNOTSUPP)
+        // or, worse, spins. Say so before anything runs.
+        let disk = dev.parent.as_deref().unwrap_or(&name);
+        let poll = std::fs::read_to_string(root.sys(format!("block/{disk}/queue/io_poll")))
+            .map(|s| s.trim() == "1")
+            .unwrap_or(false);
+        if !poll {
+            return Err(RunError::Invalid(vec![format!(
+                "--hipri polls {disk}'s queue for completions, but it has no poll queues \
+                 (queue/io_poll is not 1); for NVMe, load the driver with nvme.poll_queues=N, \
+                 or leave --hipri out"
+            )]));
+        }
+    }
     let (watch, below_count) = watch_list(tree, &name);
     let path = dev.path.clone();
     let file = if writes {
@@ -346,6 +362,11 @@ fn open_dir_file(
                 crate::units::fmt_size(free.saturating_sub(spare).saturating_sub(job.offset)),
             )]));
         }
+    }
+    if job.hipri {
+        return Err(RunError::Invalid(vec![
+            "--hipri polls a block device's queue: name a device, not a directory".into(),
+        ]));
     }
     let n = FILE_COUNTER.fetch_add(1, Ordering::Relaxed);
     let path = scratch_path(dir, n);
@@ -486,6 +507,11 @@ fn open_named_file(
     flags: i32,
     safety: WriteSafety,
 ) -> Result<OpenTarget, RunError> {
+    if job.hipri {
+        return Err(RunError::Invalid(vec![
+            "--hipri polls a block device's queue: name a device, not a file".into(),
+        ]));
+    }
     if writes && !spec.force {
         return Err(RunError::Invalid(vec![format!(
             "{} exists and a write test would overwrite it: add --force to allow that, or name a directory to test in",

@@ -53,6 +53,8 @@ pub(crate) struct WorkerSpec {
     pub rwmixread: u8,
     pub fdatasync_at_end: bool,
     pub sqpoll: bool,
+    /// io_uring IOPOLL.
+    pub hipri: bool,
     pub engine: EngineKind,
     pub seed: u64,
 }
@@ -315,7 +317,13 @@ pub(crate) fn run_worker(
     let mut engine = spec.engine;
     let mut queue = None;
     if engine == EngineKind::Uring {
-        match UringQueue::new(&file, spec.iodepth, spec.bs as usize, spec.sqpoll) {
+        match UringQueue::new(
+            &file,
+            spec.iodepth,
+            spec.bs as usize,
+            spec.sqpoll,
+            spec.hipri,
+        ) {
             Ok(q) => queue = Some(q),
             Err(e) => {
                 rec.out.engine_note = Some(super::uring_unavailable_note(&e));
@@ -326,6 +334,31 @@ pub(crate) fn run_worker(
     rec.out.engine_used = engine;
     let stop = |cancel: &AtomicBool| cancel.load(Ordering::Relaxed);
     let past_deadline = |now: Instant| spec.deadline.is_some_and(|d| now >= d);
+
+    if engine == EngineKind::Null {
+        // No I/O: each "I/O" is issued and completed at once, in batches of iodepth, with the
+        // same pattern, stamping and recording as a real one; what is left is the harness.
+        let depth = spec.iodepth.max(1) as usize;
+        let mut buf = vec![0u8; spec.bs as usize];
+        'null: loop {
+            let t0 = Instant::now();
+            if stop(&cancel) || past_deadline(t0) {
+                break;
+            }
+            for _ in 0..depth {
+                let Some((off, dir)) = pattern.next() else {
+                    break 'null;
+                };
+                if dir == Dir::Write && spec.data == Data::Random {
+                    stamp(&mut buf, off, spec.seed);
+                }
+                let now = Instant::now();
+                rec.record(dir, spec.bs, now - t0, now);
+            }
+        }
+        rec.flush(Instant::now());
+        return rec.out;
+    }
 
     match queue.as_mut() {
         Some(q) => {
