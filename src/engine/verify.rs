@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 use super::worker::{Shuffle, body_pattern, shuffle_key, stamp};
 use crate::sys::AlignedBuf;
 
-/// Where a verify reads (and a capacity check writes).
-pub trait BlockIo {
+/// Where a verify reads (and a capacity check writes). Shared with a reader thread.
+pub trait BlockIo: Sync {
     fn read_at(&self, buf: &mut [u8], off: u64) -> io::Result<usize>;
     fn write_at(&self, buf: &[u8], off: u64) -> io::Result<usize>;
 }
@@ -180,7 +180,7 @@ pub struct ReadBack<'a> {
     pub cancel: &'a AtomicBool,
 }
 
-const CHUNK: usize = 4 << 20;
+const CHUNK: usize = 1 << 20;
 
 /// What a sector should hold, and how it differs.
 fn classify(sector: &[u8], off: u64, seed: u64, body: &[u8]) -> Option<BadKind> {
@@ -197,8 +197,23 @@ fn classify(sector: &[u8], off: u64, seed: u64, body: &[u8]) -> Option<BadKind> 
     }
 }
 
-/// Reads back what `stamp` says was written, through `io`.
+/// A chunk read for checking: where, how much, which job, which blocks were read, and the
+/// blocks that failed.
+struct Chunk {
+    buf: AlignedBuf,
+    off: u64,
+    n: usize,
+    job: usize,
+    ok: Vec<bool>,
+    failed: Vec<(u64, u64)>,
+}
+
+/// Reads back what `stamp` says was written, through `io`. A reader thread reads the next
+/// chunk while this one is checked, so the read-back runs at the device's speed rather than
+/// at read plus compare.
 pub fn verify(io: &dyn BlockIo, stamp: &Stamp, how: &ReadBack) -> VerifyReport {
+    use std::sync::atomic::AtomicU64;
+    use std::sync::mpsc;
     let t0 = Instant::now();
     let mut rep = VerifyReport::default();
     let bodies: Vec<Vec<u8>> = stamp
@@ -206,78 +221,166 @@ pub fn verify(io: &dyn BlockIo, stamp: &Stamp, how: &ReadBack) -> VerifyReport {
         .iter()
         .map(|j| body_pattern(j.seed, j.bs as usize))
         .collect();
-    let mut buf = AlignedBuf::new(CHUNK, 4096);
-    'ranges: for (start, len, j) in stamp.written() {
-        let job = &stamp.jobs[j];
-        let body = &bodies[j];
-        let mut off = start;
-        while off < start + len {
-            if how.cancel.load(Ordering::Relaxed) {
-                rep.stopped = Some("cancelled".into());
-                break 'ranges;
+    let g = how.granularity.max(512);
+    let written = stamp.written();
+    let errors = AtomicU64::new(0);
+    let stopped: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    // Two readers take alternate chunks, so two reads are in flight (the device is kept as
+    // busy as a plain QD1 read with registered buffers keeps it, although each pread pins its
+    // pages); the checker takes the chunks back in order.
+    const READERS: usize = 2;
+    let mut fulls = Vec::new();
+    let mut frees = Vec::new();
+    let mut ends = Vec::new();
+    for _ in 0..READERS {
+        let (full_tx, full_rx) = mpsc::sync_channel::<Chunk>(2);
+        let (free_tx, free_rx) = mpsc::channel::<AlignedBuf>();
+        for _ in 0..2 {
+            let _ = free_tx.send(AlignedBuf::new(CHUNK, 4096));
+        }
+        fulls.push(full_rx);
+        frees.push(free_tx);
+        ends.push((full_tx, free_rx));
+    }
+    let mut expect = vec![0u8; CHUNK];
+    std::thread::scope(|scope| {
+        let (written, errors, stopped) = (&written, &errors, &stopped);
+        for (r, (full_tx, free_rx)) in ends.into_iter().enumerate() {
+            scope.spawn(move || {
+                let mut index = 0usize;
+                'ranges: for &(start, len, j) in written {
+                    let mut off = start;
+                    while off < start + len {
+                        let n = ((start + len - off) as usize).min(CHUNK);
+                        let mine = index % READERS == r;
+                        index += 1;
+                        if !mine {
+                            off += n as u64;
+                            continue;
+                        }
+                        if how.cancel.load(Ordering::Relaxed) {
+                            *stopped.lock().unwrap_or_else(|e| e.into_inner()) =
+                                Some("cancelled".into());
+                            break 'ranges;
+                        }
+                        let e = errors.load(Ordering::Relaxed);
+                        if e >= how.max_errors {
+                            *stopped.lock().unwrap_or_else(|e| e.into_inner()) =
+                                Some(format!("{e} I/O errors (--max-errors)"));
+                            break 'ranges;
+                        }
+                        let Ok(mut buf) = free_rx.recv() else {
+                            break 'ranges;
+                        };
+                        let (ok, failed) = read_checked(io, &mut buf.as_mut_slice()[..n], off, g);
+                        errors.fetch_add(failed.len() as u64, Ordering::Relaxed);
+                        let chunk = Chunk {
+                            buf,
+                            off,
+                            n,
+                            job: j,
+                            ok,
+                            failed,
+                        };
+                        if full_tx.send(chunk).is_err() {
+                            break 'ranges;
+                        }
+                        off += n as u64;
+                    }
+                }
+            });
+        }
+        let mut turn = 0usize;
+        while let Ok(c) = fulls[turn % READERS].recv() {
+            let free_tx = &frees[turn % READERS];
+            turn += 1;
+            let job = &stamp.jobs[c.job];
+            let body = &bodies[c.job];
+            rep.bytes_read += c.n as u64;
+            for &(at, l) in &c.failed {
+                rep.bad(at, l, BadKind::IoError);
+                rep.sectors_checked += l.div_ceil(512);
             }
-            if rep.io_errors >= how.max_errors {
-                rep.stopped = Some(format!("{} I/O errors (--max-errors)", rep.io_errors));
-                break 'ranges;
+            let data = &c.buf.as_slice()[..c.n];
+            // The common case first: build what the chunk should hold (body spans and stamps)
+            // and compare it whole; only a chunk that differs is looked at sector by sector.
+            if c.failed.is_empty() {
+                expected_chunk(&mut expect, c.off, c.n, job, body);
+                if data == &expect[..c.n] {
+                    rep.sectors_checked += (c.n / 512) as u64;
+                    let _ = free_tx.send(c.buf);
+                    continue;
+                }
             }
-            let n = ((start + len - off) as usize).min(CHUNK);
-            let got = read_checked(io, &mut buf.as_mut_slice()[..n], off, how, &mut rep);
-            rep.bytes_read += n as u64;
-            for (k, ok) in got.iter().enumerate() {
-                let at = off + (k as u64) * how.granularity.max(512);
+            for (k, ok) in c.ok.iter().enumerate() {
                 if !ok {
                     continue;
                 }
-                let g = how.granularity.max(512) as usize;
-                let from = k * g;
-                for (i, sector) in buf.as_slice()[from..(from + g).min(n)]
-                    .chunks(512)
+                let from = k * g as usize;
+                let at = c.off + from as u64;
+                for (i, sector) in data[from..(from + g as usize).min(c.n)]
+                    .chunks_exact(512)
                     .enumerate()
                 {
                     let so = at + i as u64 * 512;
-                    if sector.len() < 512 {
-                        break;
-                    }
                     rep.sectors_checked += 1;
                     let in_block = ((so - job.start) % job.bs) as usize;
-                    let expect = &body[in_block..in_block + 512];
-                    if let Some(kind) = classify(sector, so, job.seed, expect) {
+                    if let Some(kind) =
+                        classify(sector, so, job.seed, &body[in_block..in_block + 512])
+                    {
                         rep.bad(so, 512, kind);
                     }
                 }
             }
-            off += n as u64;
+            let _ = free_tx.send(c.buf);
         }
-    }
+        // A reader still at work (the other stopped early) sees its channels close and ends.
+        fulls.clear();
+        frees.clear();
+    });
+    rep.stopped = stopped.into_inner().unwrap_or_else(|e| e.into_inner());
     rep.seconds = t0.elapsed().as_secs_f64();
     rep
 }
 
-/// Reads `buf.len()` bytes at `off`; on an error, block by block (`granularity`), recording
-/// each failing block as `io_error`. Returns, per block, whether it was read.
+/// What `n` bytes at `off` of `job`'s region should hold: the body pattern (the same in every
+/// block, from the job's start) with each sector's stamp (its offset, the job's seed).
+fn expected_chunk(out: &mut [u8], off: u64, n: usize, job: &StampJob, body: &[u8]) {
+    let bs = job.bs as usize;
+    let mut done = 0;
+    while done < n {
+        let in_block = ((off + done as u64 - job.start) % job.bs) as usize;
+        let span = (bs - in_block).min(n - done);
+        out[done..done + span].copy_from_slice(&body[in_block..in_block + span]);
+        done += span;
+    }
+    stamp(&mut out[..n], off, job.seed);
+}
+
+/// Reads `buf.len()` bytes at `off`; on an error, block by block (`g` bytes). Returns, per
+/// block, whether it was read, and the (offset, length) of each block that failed.
 fn read_checked(
     io: &dyn BlockIo,
     buf: &mut [u8],
     off: u64,
-    how: &ReadBack,
-    rep: &mut VerifyReport,
-) -> Vec<bool> {
-    let g = how.granularity.max(512) as usize;
+    g: u64,
+) -> (Vec<bool>, Vec<(u64, u64)>) {
+    let g = g.max(512) as usize;
     let blocks = buf.len().div_ceil(g);
     if read_full(io, buf, off).is_ok() {
-        return vec![true; blocks];
+        return (vec![true; blocks], Vec::new());
     }
     let mut ok = Vec::with_capacity(blocks);
+    let mut failed = Vec::new();
     for (k, piece) in buf.chunks_mut(g).enumerate() {
         let at = off + (k * g) as u64;
         let r = read_full(io, piece, at).is_ok();
         if !r {
-            rep.bad(at, piece.len() as u64, BadKind::IoError);
-            rep.sectors_checked += (piece.len() as u64).div_ceil(512);
+            failed.push((at, piece.len() as u64));
         }
         ok.push(r);
     }
-    ok
+    (ok, failed)
 }
 
 fn read_full(io: &dyn BlockIo, buf: &mut [u8], off: u64) -> io::Result<()> {
@@ -592,5 +695,78 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(bad_range_map(&rep, 100, 10), "c........X");
+    }
+
+    /// A device whose reads fail from `bad` on.
+    struct FailingFrom {
+        bad: u64,
+        inner: Wrapping,
+    }
+
+    impl BlockIo for FailingFrom {
+        fn read_at(&self, buf: &mut [u8], off: u64) -> io::Result<usize> {
+            if off + buf.len() as u64 > self.bad {
+                return Err(io::Error::from_raw_os_error(libc::EIO));
+            }
+            self.inner.read_at(buf, off)
+        }
+        fn write_at(&self, buf: &[u8], off: u64) -> io::Result<usize> {
+            self.inner.write_at(buf, off)
+        }
+    }
+
+    #[test]
+    fn read_errors_are_ranges_and_max_errors_stops_without_hanging() {
+        let cancel = AtomicBool::new(false);
+        let seed = 77;
+        let body = body_pattern(seed, 1 << 20);
+        let mut data = vec![0u8; 16 << 20];
+        for (k, c) in data.chunks_mut(1 << 20).enumerate() {
+            c.copy_from_slice(&body);
+            stamp(c, (k as u64) << 20, seed);
+        }
+        let stamp_of = Stamp {
+            jobs: vec![StampJob {
+                start: 0,
+                len: 16 << 20,
+                bs: 1 << 20,
+                seed,
+                writes: 16,
+                random: false,
+            }],
+        };
+        let dev = FailingFrom {
+            bad: 12 << 20,
+            inner: Wrapping {
+                data: Mutex::new(data),
+            },
+        };
+        // Every block from 12 MiB on fails: merged into one io_error range.
+        let all = ReadBack {
+            granularity: 512,
+            max_errors: u64::MAX,
+            cancel: &cancel,
+        };
+        let rep = verify(&dev, &stamp_of, &all);
+        assert_eq!(rep.io_errors, (4 << 20) / 512, "{rep:?}");
+        assert_eq!(rep.bad_ranges.len(), 1, "{rep:?}");
+        assert_eq!(rep.bad_ranges[0].offset, 12 << 20);
+        assert_eq!(rep.bad_ranges[0].kind, BadKind::IoError);
+        assert_eq!(rep.sectors_checked, (16 << 20) / 512);
+        // With --max-errors 10 it stops early, says why, and returns.
+        let few = ReadBack {
+            granularity: 512,
+            max_errors: 10,
+            cancel: &cancel,
+        };
+        let rep = verify(&dev, &stamp_of, &few);
+        assert!(
+            rep.stopped.as_deref().unwrap_or("").contains("max-errors"),
+            "{rep:?}"
+        );
+        // Cancelled: stops at once.
+        cancel.store(true, Ordering::Relaxed);
+        let rep = verify(&dev, &stamp_of, &how(&cancel));
+        assert_eq!(rep.stopped.as_deref(), Some("cancelled"));
     }
 }
