@@ -50,6 +50,27 @@ fn app(fixture: &str) -> App {
     a
 }
 
+/// A real run of a 1 MiB write on a scratch file: a result to fix figures on.
+fn tiny_run() -> (blkscope::engine::TargetInfo, blkscope::engine::RunResult) {
+    let dir = tempfile::tempdir().unwrap();
+    let job = Job {
+        size: Some(engine::job::SizeSpec::Bytes(1 << 20)),
+        ..Job::default()
+    };
+    let spec = TargetSpec {
+        path: dir.path().to_str().unwrap().into(),
+        ..Default::default()
+    };
+    engine::run(
+        &SysRoot::live(),
+        &spec,
+        &job,
+        Arc::new(AtomicBool::new(false)),
+        |_| {},
+    )
+    .unwrap()
+}
+
 fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)
 }
@@ -367,23 +388,7 @@ fn results_show_the_bad_range_map() {
     use blkscope::engine::verify::{BadKind, BadRange, Stamp, StampJob, VerifyReport};
     let mut a = app("lvm-on-partition");
     a.on_key(key(KeyCode::Char('r')));
-    let dir = tempfile::tempdir().unwrap();
-    let job = Job {
-        size: Some(engine::job::SizeSpec::Bytes(1 << 20)),
-        ..Job::default()
-    };
-    let spec = TargetSpec {
-        path: dir.path().to_str().unwrap().into(),
-        ..Default::default()
-    };
-    let (info, mut r) = engine::run(
-        &SysRoot::live(),
-        &spec,
-        &job,
-        Arc::new(AtomicBool::new(false)),
-        |_| {},
-    )
-    .unwrap();
+    let (info, mut r) = tiny_run();
     r.warnings.clear();
     r.stamp = Some(Stamp {
         jobs: vec![StampJob {
@@ -514,23 +519,7 @@ fn the_latency_view() {
 fn results_show_a_runs_charts() {
     let mut a = app("lvm-on-partition");
     a.on_key(key(KeyCode::Char('r')));
-    let dir = tempfile::tempdir().unwrap();
-    let job = Job {
-        size: Some(engine::job::SizeSpec::Bytes(1 << 20)),
-        ..Job::default()
-    };
-    let spec = TargetSpec {
-        path: dir.path().to_str().unwrap().into(),
-        ..Default::default()
-    };
-    let (info, mut r) = engine::run(
-        &SysRoot::live(),
-        &spec,
-        &job,
-        Arc::new(AtomicBool::new(false)),
-        |_| {},
-    )
-    .unwrap();
+    let (info, mut r) = tiny_run();
     r.samples = samples(40);
     a.on_finished(Ok((info, r)));
     a.on_key(key(KeyCode::Char('g')));
@@ -544,26 +533,10 @@ fn results_show_a_runs_charts() {
 #[test]
 fn compare_overlays_two_runs_in_the_charts() {
     let mut a = app("lvm-on-partition");
-    let dir = tempfile::tempdir().unwrap();
-    let job = Job {
-        size: Some(engine::job::SizeSpec::Bytes(1 << 20)),
-        ..Job::default()
-    };
-    let spec = TargetSpec {
-        path: dir.path().to_str().unwrap().into(),
-        ..Default::default()
-    };
     for n in [20, 30] {
         a.on_key(key(KeyCode::Esc));
         a.on_key(key(KeyCode::Char('r')));
-        let (info, mut r) = engine::run(
-            &SysRoot::live(),
-            &spec,
-            &job,
-            Arc::new(AtomicBool::new(false)),
-            |_| {},
-        )
-        .unwrap();
+        let (info, mut r) = tiny_run();
         r.samples = samples(n);
         a.on_finished(Ok((info, r)));
     }
