@@ -484,3 +484,35 @@ fn a_device_written_after_it_was_seen_blank_needs_no_second_confirmation() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The form's verify field toggles with Enter or Left/Right (h/l), and a read test refuses it
+/// with the reason.
+#[test]
+fn the_form_toggles_verify() {
+    let mut a = app("lvm-on-partition");
+    a.on_key(ch('e'));
+    for _ in 0..8 {
+        a.on_key(ch('j'));
+    }
+    assert_eq!(a.field_value(8), "no");
+    a.on_key(k(KeyCode::Enter));
+    assert!(a.test().job.verify, "Enter toggles it on for a write test");
+    a.on_key(ch('h'));
+    assert!(!a.test().job.verify, "h toggles it back");
+    a.on_key(k(KeyCode::Esc));
+    // Seq read: verify is refused, with the reason, and the job stays as it was.
+    a.on_key(k(KeyCode::Tab));
+    a.on_key(ch('j'));
+    a.on_key(ch('e'));
+    for _ in 0..8 {
+        a.on_key(ch('j'));
+    }
+    a.on_key(k(KeyCode::Enter));
+    assert!(!a.test().job.verify);
+    match &a.overlay {
+        Overlay::Form(f) => {
+            assert!(f.error.as_deref().unwrap_or("").contains("--verify"), "{f:?}")
+        }
+        o => panic!("{o:?}"),
+    }
+}

@@ -41,8 +41,12 @@ impl App {
             KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => {
                 form.field = (form.field + 1).min(FORM_FIELDS.len() - 1)
             }
-            KeyCode::Left | KeyCode::Right | KeyCode::Char(' ') => {
-                let fwd = key.code != KeyCode::Left;
+            KeyCode::Left
+            | KeyCode::Right
+            | KeyCode::Char(' ')
+            | KeyCode::Char('h')
+            | KeyCode::Char('l') => {
+                let fwd = !matches!(key.code, KeyCode::Left | KeyCode::Char('h'));
                 if let Err(e) = self.cycle(form.field, fwd) {
                     form.error = Some(e);
                 } else {
@@ -50,7 +54,10 @@ impl App {
                 }
             }
             KeyCode::Enter => {
-                if matches!(FORM_FIELDS[form.field], "mode" | "data" | "engine") {
+                if matches!(
+                    FORM_FIELDS[form.field],
+                    "mode" | "data" | "engine" | "verify"
+                ) {
                     if let Err(e) = self.cycle(form.field, true) {
                         form.error = Some(e);
                     }

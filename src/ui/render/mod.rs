@@ -200,7 +200,10 @@ fn footer_line(f: &mut Frame, app: &App, look: Look, area: Rect) {
     let mut spans = Vec::new();
     for (k, d) in app.footer() {
         let k = if look.ascii {
-            k.replace("↑↓", "Up/Dn").replace("←→", "Lt/Rt")
+            k.replace("↑↓/jk", "j/k")
+                .replace("←→/hl", "h/l")
+                .replace("↑↓", "j/k")
+                .replace("←→", "h/l")
         } else {
             k.to_string()
         };
