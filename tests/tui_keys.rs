@@ -511,7 +511,10 @@ fn the_form_toggles_verify() {
     assert!(!a.test().job.verify);
     match &a.overlay {
         Overlay::Form(f) => {
-            assert!(f.error.as_deref().unwrap_or("").contains("--verify"), "{f:?}")
+            assert!(
+                f.error.as_deref().unwrap_or("").contains("--verify"),
+                "{f:?}"
+            )
         }
         o => panic!("{o:?}"),
     }

@@ -104,33 +104,54 @@ pub fn blank_regions(size: u64) -> Vec<(u64, u64)> {
 /// cache again, so a buffered test afterwards finds the device as cold as it was.
 pub fn scan_blank(f: &File, size: u64) -> io::Result<Blank> {
     let regions = blank_regions(size);
-    let r = scan_regions(f, &regions);
+    let r = scan_regions(f, &regions, &mut vec![0u8; 64 << 10]);
     for &(off, len) in &regions {
         let _ = crate::sys::drop_cache_range(f, off, len);
     }
     r
 }
 
-fn scan_regions(f: &File, regions: &[(u64, u64)]) -> io::Result<Blank> {
+/// [`scan_blank`] through a descriptor opened with O_DIRECT: the page cache is not touched at
+/// all (nothing to drop, nothing of others' dropped), and it is faster. Regions are 4 KiB
+/// aligned; the last one of a device whose size is not is read as far as O_DIRECT allows.
+pub fn scan_blank_direct(f: &File, size: u64) -> io::Result<Blank> {
+    let regions: Vec<(u64, u64)> = blank_regions(size)
+        .into_iter()
+        .map(|(o, l)| (o, l / 4096 * 4096))
+        .filter(|r| r.1 > 0)
+        .collect();
+    let mut buf = crate::sys::AlignedBuf::new(64 << 10, 4096);
+    scan_regions(f, &regions, buf.as_mut_slice())
+}
+
+fn scan_regions(f: &File, regions: &[(u64, u64)], buf: &mut [u8]) -> io::Result<Blank> {
+    const STEP: usize = 64 << 10;
     let mut first: Option<u8> = None;
     let mut read = 0u64;
+    // The same byte as the device's first, to compare whole reads at memcmp speed.
+    let mut same = vec![0u8; STEP];
     for &(off, len) in regions {
         let mut pos = off;
         while pos < off + len {
-            let n = (off + len - pos).min(64 << 10) as usize;
-            let buf = read_region(f, pos, n)?;
-            if buf.is_empty() {
+            let n = (off + len - pos).min(STEP as u64) as usize;
+            let got = read_into(f, &mut buf[..n], pos)?;
+            if got == 0 {
                 break;
             }
-            let b0 = *first.get_or_insert(buf[0]);
-            if let Some(i) = buf.iter().position(|&b| b != b0) {
+            let b = &buf[..got];
+            let b0 = *first.get_or_insert_with(|| {
+                same.fill(b[0]);
+                b[0]
+            });
+            if b != &same[..got] {
+                let i = b.iter().position(|&x| x != b0).unwrap_or(0);
                 return Ok(Blank::Data {
                     offset: pos + i as u64,
                 });
             }
-            read += buf.len() as u64;
-            pos += buf.len() as u64;
-            if buf.len() < n {
+            read += got as u64;
+            pos += got as u64;
+            if got < n {
                 break;
             }
         }
@@ -148,6 +169,20 @@ fn scan_regions(f: &File, regions: &[(u64, u64)]) -> io::Result<Blank> {
 /// 64 KiB pages (0xfff6) and iso9660 (32 KiB + 1).
 const HEAD_LEN: usize = 0x11000;
 const MD_RESERVED: u64 = 0x10000;
+
+/// Reads into `buf` at `off`; fewer bytes at the end of the file. Returns how many.
+fn read_into(f: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read_at(&mut buf[got..], off + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
 
 /// Reads `len` bytes at `off`, or fewer at the end of the file.
 fn read_region(f: &File, off: u64, len: usize) -> io::Result<Vec<u8>> {
