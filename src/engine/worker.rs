@@ -398,7 +398,9 @@ pub(crate) fn run_worker(
                 if q.in_flight() == 0 {
                     break;
                 }
-                if let Err(e) = q.submit_and_wait(1, Duration::from_millis(50)) {
+                if let Err(e) =
+                    q.submit_and_wait((q.in_flight() / 4).max(1), Duration::from_millis(50))
+                {
                     rec.out.error = Some(IoFailure {
                         message: format!("io_uring submit failed: {e}"),
                         errno: e.raw_os_error(),
