@@ -46,7 +46,9 @@ pub struct Lab {
     state_file: PathBuf,
 }
 
-fn sbin_path() -> String {
+/// The caller's PATH with /usr/sbin and /sbin after it: losetup, sfdisk, hdparm and the like
+/// live there, and a non-login root shell may not have them on its PATH.
+pub(crate) fn sbin_path() -> String {
     format!(
         "{}:/usr/sbin:/sbin",
         std::env::var("PATH").unwrap_or_default()

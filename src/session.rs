@@ -75,6 +75,22 @@ struct Runner<'a> {
     obs: &'a mut dyn Observer,
 }
 
+impl<'a> Runner<'a> {
+    fn new(
+        root: &'a SysRoot,
+        spec: &TargetSpec,
+        cancel: &Arc<AtomicBool>,
+        obs: &'a mut dyn Observer,
+    ) -> Self {
+        Runner {
+            root,
+            spec: spec.clone(),
+            cancel: cancel.clone(),
+            obs,
+        }
+    }
+}
+
 /// Runs `job` `repeat` times under the repeat rules; None when no run started (cancelled
 /// before the first). The first run's target goes into `target`.
 fn run_repeated(
@@ -175,12 +191,7 @@ fn run_tests(
     obs: &mut dyn Observer,
 ) -> Result<Outcome, RunError> {
     let mut out = Outcome::default();
-    let mut runner = Runner {
-        root,
-        spec: spec.clone(),
-        cancel: cancel.clone(),
-        obs,
-    };
+    let mut runner = Runner::new(root, spec, &cancel, obs);
     for (name, about, job) in tests {
         let Some(result) = run_repeated(&mut runner, &name, &job, repeat, &mut out.target)? else {
             break;
@@ -235,9 +246,10 @@ fn setting_device(
     spec: &TargetSpec,
     suite: &str,
 ) -> Result<crate::device::Device, RunError> {
-    let report = crate::device::safety::check(root, &spec.path)?;
+    let (report, tree) = crate::device::safety::check_tree(root, &spec.path)?;
     match (report.target_kind, report.device) {
-        ("block", Some(d)) => crate::device::properties(root, &d)
+        ("block", Some(d)) => tree
+            .and_then(|t| t.get(&d).cloned())
             .ok_or_else(|| RunError::Invalid(vec![format!("device {d} vanished")])),
         _ => Err(RunError::Invalid(vec![format!(
             "suite {suite} changes a device's setting: name a block device, not {}",
@@ -281,12 +293,7 @@ pub fn run_scheduler_suite(
         ),
     ];
     let mut out = Outcome::default();
-    let mut runner = Runner {
-        root,
-        spec: spec.clone(),
-        cancel: cancel.clone(),
-        obs,
-    };
+    let mut runner = Runner::new(root, spec, &cancel, obs);
     'all: for sched in &d.schedulers_available {
         tweak.set(sched).map_err(|e| RunError::Invalid(vec![e]))?;
         for (name, job) in &tests {
@@ -350,12 +357,7 @@ pub fn run_write_cache_suite(
     let job = setting_job(Op::Write, 4096, 1, Mode::Dsync);
     let original = tweak.original().to_string();
     let mut out = Outcome::default();
-    let mut runner = Runner {
-        root,
-        spec: spec.clone(),
-        cancel: cancel.clone(),
-        obs,
-    };
+    let mut runner = Runner::new(root, spec, &cancel, obs);
     for (label, value) in [
         ("cache on", "on"),
         ("cache off", "off"),
@@ -451,7 +453,7 @@ pub fn verify_saved(
             run.id
         )));
     }
-    let report = crate::device::safety::check(root, target)?;
+    let (report, tree) = crate::device::safety::check_tree(root, target)?;
     let same = match (&saved_target.device, &report.device, report.target_kind) {
         (Some(a), Some(b), "block") => a == b,
         (_, _, "file") => {
@@ -469,7 +471,10 @@ pub fn verify_saved(
         Some(d) if report.target_kind == "block" => format!("/dev/{d}"),
         _ => target.to_string(),
     };
-    let size = match crate::device::properties(root, report.device.as_deref().unwrap_or("")) {
+    let size = match tree
+        .zip(report.device.as_deref())
+        .and_then(|(t, d)| t.get(d).cloned())
+    {
         Some(d) if report.target_kind == "block" => d.size_bytes,
         _ => std::fs::metadata(&path)
             .map(|m| m.len())

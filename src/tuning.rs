@@ -45,17 +45,10 @@ pub struct Tweak {
     file: PathBuf,
 }
 
-fn sbin_path() -> String {
-    format!(
-        "{}:/usr/sbin:/sbin",
-        std::env::var("PATH").unwrap_or_default()
-    )
-}
-
 fn run_tool(cmd: &str, args: &[&str]) -> Result<String, String> {
     let out = std::process::Command::new(cmd)
         .args(args)
-        .env("PATH", sbin_path())
+        .env("PATH", crate::lab::sbin_path())
         .output()
         .map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {

@@ -187,15 +187,7 @@ fn read_into(f: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
 /// Reads `len` bytes at `off`, or fewer at the end of the file.
 fn read_region(f: &File, off: u64, len: usize) -> io::Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
-    let mut got = 0;
-    while got < len {
-        match f.read_at(&mut buf[got..], off + got as u64) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    }
+    let got = read_into(f, &mut buf, off)?;
     buf.truncate(got);
     Ok(buf)
 }

@@ -108,13 +108,11 @@ pub fn busy(
         .iter()
         .filter(|(pid, _)| !exclude.contains(pid))
         .filter_map(|(pid, now)| {
-            if is_kernel_thread(root, *pid) {
-                return None;
-            }
             let before = a.by_pid.get(pid).copied().unwrap_or_default();
             let r = now.read_bytes.saturating_sub(before.read_bytes);
             let w = now.write_bytes.saturating_sub(before.write_bytes);
-            (r + w > 0).then(|| BusyProcess {
+            // Only the few that moved data are worth a read of their stat file.
+            (r + w > 0 && !is_kernel_thread(root, *pid)).then(|| BusyProcess {
                 pid: *pid,
                 comm: comm(root, *pid),
                 read_bytes_per_sec: r as f64 / dt,

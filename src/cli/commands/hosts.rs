@@ -64,10 +64,13 @@ pub fn run(cli: &Cli, out: &mut impl Write) -> Result<i32, crate::Error> {
         remote_bin: cli.remote_blkscope.clone().unwrap_or_default(),
     };
     if let Some(Command::Report {
-        run, fleet: true, ..
+        run,
+        fleet: true,
+        format,
+        ..
     }) = &cli.command
     {
-        return fleet(&hosts, &ssh, run, out);
+        return fleet(&hosts, &ssh, run, format == "json", out);
     }
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let json = argv.iter().any(|a| a == "--json" || a == "--ndjson");
@@ -105,12 +108,13 @@ pub fn run(cli: &Cli, out: &mut impl Write) -> Result<i32, crate::Error> {
 }
 
 /// `report RUN --fleet` over the hosts: each host's saved run RUN, one row per host per test.
-fn fleet(hosts: &[Host], ssh: &Ssh, run: &str, out: &mut impl Write) -> Result<i32, crate::Error> {
-    let json = std::env::args().any(|a| a == "--json" || a == "--format=json")
-        || std::env::args()
-            .collect::<Vec<_>>()
-            .windows(2)
-            .any(|w| w[0] == "--format" && w[1] == "json");
+fn fleet(
+    hosts: &[Host],
+    ssh: &Ssh,
+    run: &str,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<i32, crate::Error> {
     let mut runs = Vec::new();
     let mut failed = false;
     for h in hosts {

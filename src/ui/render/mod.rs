@@ -684,8 +684,8 @@ fn confirm(f: &mut Frame, look: Look, area: Rect, device: &str, typed: &str, err
     );
 }
 
-fn explain_pane(f: &mut Frame, look: Look, area: Rect, title: &str, lines: &[String]) {
-    let text: Vec<Line> = lines.iter().map(|l| Line::from(l.as_str())).collect();
+/// A pane over almost the whole screen, with `text` wrapped in it.
+fn large_pane(f: &mut Frame, look: Look, area: Rect, title: String, text: Vec<Line>) {
     let r = centered(
         area,
         area.width.saturating_sub(4),
@@ -695,9 +695,14 @@ fn explain_pane(f: &mut Frame, look: Look, area: Rect, title: &str, lines: &[Str
     f.render_widget(
         Paragraph::new(text)
             .wrap(Wrap { trim: false })
-            .block(look.block(format!(" Explain: {title} "), true)),
+            .block(look.block(title, true)),
         r,
     );
+}
+
+fn explain_pane(f: &mut Frame, look: Look, area: Rect, title: &str, lines: &[String]) {
+    let text: Vec<Line> = lines.iter().map(|l| Line::from(l.as_str())).collect();
+    large_pane(f, look, area, format!(" Explain: {title} "), text);
 }
 
 fn doctor_pane(
@@ -735,18 +740,7 @@ fn doctor_pane(
             }
         }
     }
-    let r = centered(
-        area,
-        area.width.saturating_sub(4),
-        area.height.saturating_sub(2),
-    );
-    f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(text)
-            .wrap(Wrap { trim: false })
-            .block(look.block(format!(" Doctor: {device} "), true)),
-        r,
-    );
+    large_pane(f, look, area, format!(" Doctor: {device} "), text);
 }
 
 fn refused(f: &mut Frame, look: Look, area: Rect, device: &str, reasons: &[String]) {

@@ -206,27 +206,29 @@ pub(super) fn run_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
     }
 }
 
-fn chart(
+/// The foreground of a series: `c` in colour, plain otherwise.
+fn series_style(look: Look, c: Color) -> Style {
+    if look.color {
+        Style::default().fg(c)
+    } else {
+        Style::default()
+    }
+}
+
+/// Series over time from 0 to `x_max` seconds, on a y axis that fits the highest point; a
+/// legend only when there is more than one series to tell apart.
+fn time_chart(
     f: &mut Frame,
     look: Look,
     area: Rect,
     title: &str,
-    unit: &str,
-    pts: &[(f64, f64)],
+    sets: Vec<Dataset>,
+    y_max: f64,
     x_max: f64,
 ) {
-    let y_max = pts.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1.0) * 1.1;
-    let ds = Dataset::default()
-        .name(unit.to_string())
-        .marker(look.marker())
-        .graph_type(GraphType::Line)
-        .style(if look.color {
-            Style::default().fg(Color::Cyan)
-        } else {
-            Style::default()
-        })
-        .data(pts);
-    let c = Chart::new(vec![ds])
+    let legend = sets.len() > 1;
+    let y_max = y_max.max(1.0) * 1.1;
+    let mut c = Chart::new(sets)
         .block(look.block(title.to_string(), false))
         .x_axis(
             Axis::default()
@@ -236,9 +238,33 @@ fn chart(
         .y_axis(Axis::default().bounds([0.0, y_max]).labels(vec![
             Span::raw("0"),
             Span::raw(crate::output::fmt_compact(y_max)),
-        ]))
-        .legend_position(None);
+        ]));
+    if !legend {
+        c = c.legend_position(None);
+    }
     f.render_widget(c, area);
+}
+
+fn highest(pts: &[(f64, f64)]) -> f64 {
+    pts.iter().map(|p| p.1).fold(0.0f64, f64::max)
+}
+
+fn chart(
+    f: &mut Frame,
+    look: Look,
+    area: Rect,
+    title: &str,
+    unit: &str,
+    pts: &[(f64, f64)],
+    x_max: f64,
+) {
+    let ds = Dataset::default()
+        .name(unit.to_string())
+        .marker(look.marker())
+        .graph_type(GraphType::Line)
+        .style(series_style(look, Color::Cyan))
+        .data(pts);
+    time_chart(f, look, area, title, vec![ds], highest(pts), x_max);
 }
 
 /// Two runs' MB/s on the same axes (this one, and the earlier one in a second style).
@@ -251,46 +277,22 @@ fn overlay_chart(
     earlier: &[(f64, f64)],
     x_max: f64,
 ) {
-    let y_max = this
-        .iter()
-        .chain(earlier)
-        .map(|p| p.1)
-        .fold(0.0f64, f64::max)
-        .max(1.0)
-        * 1.1;
-    let style = |c: Color| {
-        if look.color {
-            Style::default().fg(c)
-        } else {
-            Style::default()
-        }
-    };
     let sets = vec![
         Dataset::default()
             .name("earlier")
             .marker(Marker::Dot)
             .graph_type(GraphType::Scatter)
-            .style(style(Color::Yellow))
+            .style(series_style(look, Color::Yellow))
             .data(earlier),
         Dataset::default()
             .name("this")
             .marker(look.marker())
             .graph_type(GraphType::Line)
-            .style(style(Color::Cyan))
+            .style(series_style(look, Color::Cyan))
             .data(this),
     ];
-    let c = Chart::new(sets)
-        .block(look.block(title.to_string(), false))
-        .x_axis(
-            Axis::default()
-                .bounds([0.0, x_max])
-                .labels(vec![Span::raw("0 s"), Span::raw(format!("{x_max:.0} s"))]),
-        )
-        .y_axis(Axis::default().bounds([0.0, y_max]).labels(vec![
-            Span::raw("0"),
-            Span::raw(crate::output::fmt_compact(y_max)),
-        ]));
-    f.render_widget(c, area);
+    let y_max = highest(this).max(highest(earlier));
+    time_chart(f, look, area, title, sets, y_max, x_max);
 }
 
 fn fmt_ns(ns: u64) -> String {
