@@ -346,3 +346,115 @@ fn compare_across_hosts_and_a_fleet_table() {
         "{text}"
     );
 }
+
+/// The processes sshd `pid` runs: one per open session.
+fn sessions_of(pid: u32) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|st| {
+            // pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+            st.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok())
+                == Some(pid)
+        })
+        .count()
+}
+
+#[test]
+fn the_tui_shows_each_host_streams_its_iostat_and_runs_a_test_there() {
+    let Some(s) = sshd() else { return };
+    if !require(true, &["tmux", "losetup", "dd"]) {
+        return;
+    }
+    let lo = Loop::new(64 * MIB, None, false);
+    // Data on it, so a write there needs its name typed back.
+    let st = Command::new("dd")
+        .args(["if=/dev/urandom", &format!("of={}", lo.dev())])
+        .args(["bs=1M", "count=1", "oflag=direct", "status=none"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let remote_runs = s.dir.path().join("data/blkscope/runs");
+    let dir = tempfile::tempdir().unwrap();
+    let t = Tmux::start(
+        dir.path(),
+        "",
+        &format!(
+            "--host 127.0.0.1 --host 127.0.0.2 --host 127.0.0.3:1 --ssh-config {} \
+             --remote-blkscope {}",
+            s.config().display(),
+            env!("CARGO_BIN_EXE_blkscope")
+        ),
+    );
+    // Every host a top-level node; the one nothing listens on says so.
+    let screen = t.wait_for(&["127.0.0.1 ", "127.0.0.2 ", "127.0.0.3:1 unreachable"], 30);
+    println!("{screen}");
+    wait_until(20, "the loop device under both hosts", || {
+        t.screen().matches(&format!(" {} ", lo.name)).count() >= 2
+    });
+
+    // Down the tree to the loop device of the second host.
+    let want_host = "host         127.0.0.2";
+    let want_dev = format!("/dev/{} loop", lo.name);
+    let mut found = false;
+    for _ in 0..80 {
+        let sc = t.screen();
+        if sc.contains(want_host) && sc.contains(&want_dev) {
+            found = true;
+            break;
+        }
+        t.keys(&["j"]);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    assert!(
+        found,
+        "never selected {want_dev} on 127.0.0.2:\n{}",
+        t.screen()
+    );
+    // Its iostat panel comes from that host's own `stat --json`, over ssh.
+    let screen = t.wait_for(&["r/s", "%util"], 15);
+    println!("{screen}");
+
+    // The doctor runs there too.
+    t.keys(&["d"]);
+    let screen = t.wait_for(&["Doctor:", "backing_cache"], 30);
+    println!("{screen}");
+    t.keys(&["Escape"]);
+
+    let before = diskstats_sectors(&lo.name).1;
+    t.keys(&["r"]);
+    t.wait_for(&["Confirm write to"], 10);
+    t.keys(&[&lo.name, "Enter"]);
+    let screen = t.wait_for(&[&format!("Seq write on 127.0.0.2:{}", lo.name)], 20);
+    println!("{screen}");
+    let screen = t.wait_for(&["Results", "saved"], 60);
+    println!("{screen}");
+    let written = (diskstats_sectors(&lo.name).1 - before) * 512;
+    println!("written to {}: {written} bytes", lo.name);
+    assert!(
+        written >= 64 * MIB,
+        "the host's blkscope wrote {written} bytes"
+    );
+    // Saved on the host (its sshd gives it its own XDG_DATA_HOME), not here.
+    let saved: Vec<_> = std::fs::read_dir(&remote_runs)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    println!("saved on the host: {saved:?}");
+    assert!(
+        saved.iter().any(|p| std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .contains(&format!("/dev/{}", lo.name))),
+        "{saved:?}"
+    );
+
+    // Quitting closes every channel: the hosts' `stat` streams end.
+    t.keys(&["q"]);
+    t.wait_for(&["BLKSCOPE-EXITED"], 15);
+    let sshd_pid = s.child.id();
+    wait_until(10, "sshd's sessions to close", || {
+        sessions_of(sshd_pid) == 0
+    });
+}

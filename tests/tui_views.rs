@@ -443,7 +443,8 @@ fn the_doctor_pane() {
     assert_eq!(
         a.on_key(key(KeyCode::Char('d'))),
         Action::Doctor {
-            device: "sdf".into()
+            device: "sdf".into(),
+            host: None,
         }
     );
     let s = screen(&a, 80, 24, COLOR);

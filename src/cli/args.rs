@@ -64,8 +64,9 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_mouse: bool,
 
-    /// Run the command on this host too, through the system's ssh ([USER@]HOST[:PORT];
-    /// repeatable): each host's blkscope does the work and decides safety there.
+    /// Run the command on this host instead of here, through the system's ssh
+    /// ([USER@]HOST[:PORT]; repeatable): each host's blkscope does the work and decides safety
+    /// there. With no command: the TUI, each host a node of the device tree.
     #[arg(long, global = true, value_name = "HOST")]
     pub host: Vec<String>,
 
@@ -156,8 +157,12 @@ pub enum Command {
         confirm: Option<String>,
         #[arg(long)]
         force: bool,
-        #[arg(long)]
+        #[arg(long, conflicts_with = "ndjson")]
         json: bool,
+        /// Stream JSON lines: {"type": "progress"} as each test (run) starts, {"type":
+        /// "sample"} every interval, then {"type": "result"} with what --json prints.
+        #[arg(long)]
+        ndjson: bool,
         /// Do not save the run in $XDG_DATA_HOME/blkscope/runs.
         #[arg(long)]
         no_save: bool,

@@ -57,6 +57,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             confirm,
             force,
             json,
+            ndjson,
             no_save,
             verify,
             allow_cache_toggle,
@@ -69,6 +70,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             let opts = commands::suite::SuiteOpts {
                 repeat,
                 json,
+                ndjson,
                 no_save,
                 verify,
                 allow_cache_toggle,
@@ -167,6 +169,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             let opts = commands::suite::SuiteOpts {
                 repeat: Some(1),
                 json,
+                ndjson: false,
                 no_save,
                 verify: false,
                 allow_cache_toggle: false,

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::sysroot::{SysRoot, dir_names, read_attr, read_u64};
@@ -25,7 +25,7 @@ pub use safety::{Reason, ReasonCode, SafetyReport, WriteSafety};
 pub use signatures::{Signature, Usage};
 
 /// What kind of block device this is, in blkscope's terms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Disk,
@@ -60,7 +60,7 @@ impl Kind {
 }
 
 /// One block device or partition.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Device {
     /// Kernel name (`sda`, `nvme0n1p2`, `dm-0`).
     pub name: String,
@@ -153,7 +153,7 @@ impl Device {
 }
 
 /// Every block device on a system, in tree order (like `lsblk`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeviceTree {
     pub devices: Vec<Device>,
 }

@@ -11,10 +11,10 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a signature means for a write test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Usage {
     PartitionTable,
@@ -25,7 +25,7 @@ pub enum Usage {
 }
 
 /// One signature found on a device.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Signature {
     /// libblkid's name for it: `gpt`, `PMBR`, `dos`, `ext4`, `xfs`, `btrfs`, `swap`,
     /// `LVM2_member`, `linux_raid_member`, `crypto_LUKS`, `vfat`, `ntfs`, `iso9660`, ...
@@ -49,7 +49,7 @@ impl Signature {
 /// What the sampled regions of a device hold: the blank test. "I recognise no format" is not
 /// "it is empty": a device is blank only when every byte read is the same (zeros, or 0xff from
 /// a fresh flash erase).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum Blank {
     /// Every byte read (`bytes_read` of them) is `byte`.

@@ -13,13 +13,13 @@ pub mod smart;
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::device::{DeviceTree, DiscoverOptions};
 use crate::sysroot::SysRoot;
 
 /// How much a finding matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Info,
@@ -38,9 +38,11 @@ impl Severity {
 }
 
 /// One thing the doctor found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
-    pub kind: &'static str,
+    /// What was found (`smart`, `busy_processes`, `misaligned`, ...): a fixed name here, and
+    /// the same name read back from a host's `doctor --json`.
+    pub kind: std::borrow::Cow<'static, str>,
     pub severity: Severity,
     pub message: String,
     /// The figures behind it.
@@ -50,7 +52,7 @@ pub struct Finding {
 impl Finding {
     pub fn new(kind: &'static str, severity: Severity, message: impl Into<String>) -> Self {
         Self {
-            kind,
+            kind: kind.into(),
             severity,
             message: message.into(),
             numbers: serde_json::json!({}),

@@ -244,43 +244,34 @@ pub fn run_all(
         .collect()
 }
 
-fn run_one(host: &Host, ssh: &Ssh, args: &[String], cancel: &AtomicBool) -> HostOutcome {
-    let fail = |msg: String| HostOutcome {
-        host: host.label.clone(),
-        code: -1,
-        stdout: String::new(),
-        stderr: msg,
-    };
-    let pushed = match &ssh.push {
-        Some(bin) => match push(ssh, host, bin) {
-            Ok(dir) => Some(dir),
-            Err(e) => return fail(e),
-        },
-        None => None,
-    };
-    let quoted: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
-    let bin = match &pushed {
+/// The blkscope to run on a host: the pushed copy, the one named, or `blkscope` on its PATH.
+fn remote_bin(ssh: &Ssh, pushed: Option<&str>) -> String {
+    match pushed {
         Some(dir) => format!("{dir}/blkscope"),
         None => shell_quote(if ssh.remote_bin.is_empty() {
             "blkscope"
         } else {
             &ssh.remote_bin
         }),
-    };
-    let mut remote = format!("BLKSCOPE_EXIT_ON_EOF=1 {bin} {}", quoted.join(" "));
-    if let Some(dir) = &pushed {
-        // Remove the copy whatever the run's outcome.
-        remote = format!("{remote}; s=$?; rm -rf {dir}; exit $s");
     }
-    let mut child: Child = match ssh_command(ssh, host, &remote)
-        .stdin(Stdio::piped())
+}
+
+/// The remote command line: blkscope with `args`, stopping when the channel's input closes.
+fn remote_line(bin: &str, args: &[String]) -> String {
+    let quoted: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
+    format!("BLKSCOPE_EXIT_ON_EOF=1 {bin} {}", quoted.join(" "))
+}
+
+fn piped(mut c: Command) -> std::io::Result<Child> {
+    c.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => return fail(format!("ssh: {e} (is the OpenSSH client installed?)")),
-    };
+}
+
+/// Waits for `child` to end, collecting what it printed; `cancel` closes its input and kills
+/// it (the remote run then sees its channel close and stops).
+fn wait(host: &Host, mut child: Child, cancel: &AtomicBool) -> HostOutcome {
     // Keep stdin open: the remote run ends when it closes.
     let stdin = child.stdin.take();
     let out = child.stdout.take().map(drain);
@@ -304,6 +295,105 @@ fn run_one(host: &Host, ssh: &Ssh, args: &[String], cancel: &AtomicBool) -> Host
         code,
         stdout: out.and_then(|h| h.join().ok()).unwrap_or_default(),
         stderr: err.and_then(|h| h.join().ok()).unwrap_or_default(),
+    }
+}
+
+fn run_one(host: &Host, ssh: &Ssh, args: &[String], cancel: &AtomicBool) -> HostOutcome {
+    let fail = |msg: String| HostOutcome {
+        host: host.label.clone(),
+        code: -1,
+        stdout: String::new(),
+        stderr: msg,
+    };
+    let pushed = match &ssh.push {
+        Some(bin) => match push(ssh, host, bin) {
+            Ok(dir) => Some(dir),
+            Err(e) => return fail(e),
+        },
+        None => None,
+    };
+    let mut remote = remote_line(&remote_bin(ssh, pushed.as_deref()), args);
+    if let Some(dir) = &pushed {
+        // Remove the copy whatever the run's outcome.
+        remote = format!("{remote}; s=$?; rm -rf {dir}; exit $s");
+    }
+    match piped(ssh_command(ssh, host, &remote)) {
+        Ok(child) => wait(host, child, cancel),
+        Err(e) => fail(format!("ssh: {e} (is the OpenSSH client installed?)")),
+    }
+}
+
+/// A host held for a whole session (the terminal UI): with `--push`, blkscope is copied over
+/// once and removed by [`Link::close`].
+#[derive(Debug, Clone)]
+pub struct Link {
+    pub host: Host,
+    ssh: Ssh,
+    bin: String,
+    pushed: Option<String>,
+}
+
+impl Link {
+    /// Copies blkscope over first when pushing.
+    pub fn open(host: &Host, ssh: &Ssh) -> Result<Link, String> {
+        let pushed = match &ssh.push {
+            Some(bin) => Some(push(ssh, host, bin).map_err(|e| format!("{}: {e}", host.label))?),
+            None => None,
+        };
+        Ok(Link {
+            host: host.clone(),
+            ssh: ssh.clone(),
+            bin: remote_bin(ssh, pushed.as_deref()),
+            pushed,
+        })
+    }
+
+    /// ssh running blkscope with `args` on the host, its input and output piped. The remote
+    /// blkscope stops when the input closes (or this ssh is killed).
+    pub fn spawn(&self, args: &[String]) -> std::io::Result<Child> {
+        piped(ssh_command(
+            &self.ssh,
+            &self.host,
+            &remote_line(&self.bin, args),
+        ))
+    }
+
+    /// Runs blkscope with `args` on the host to the end.
+    pub fn run(&self, args: &[String], cancel: &AtomicBool) -> HostOutcome {
+        match self.spawn(args) {
+            Ok(child) => wait(&self.host, child, cancel),
+            Err(e) => HostOutcome {
+                host: self.host.label.clone(),
+                code: -1,
+                stdout: String::new(),
+                stderr: format!("ssh: {e} (is the OpenSSH client installed?)"),
+            },
+        }
+    }
+
+    /// The host's devices (`list --json` there).
+    pub fn list(&self) -> Result<crate::device::DeviceTree, String> {
+        let o = self.run(&["list".into(), "--json".into()], &AtomicBool::new(false));
+        if let Some(e) = o.error() {
+            return Err(e);
+        }
+        serde_json::from_str(&o.stdout).map_err(|e| {
+            format!(
+                "{}: `blkscope list --json` there printed something else ({e}): is it an \
+                 older blkscope? --push copies this one over",
+                self.host.label
+            )
+        })
+    }
+
+    /// Removes the pushed copy, if any.
+    pub fn close(&self) {
+        if let Some(dir) = &self.pushed {
+            let c = ssh_command(&self.ssh, &self.host, &format!("rm -rf {dir}"));
+            if let Ok(child) = piped(c) {
+                let _ = wait(&self.host, child, &AtomicBool::new(false));
+            }
+        }
     }
 }
 

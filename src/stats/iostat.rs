@@ -2,7 +2,7 @@
 //! (iostat.c / rd_stats.c). A sector in diskstats is always 512 bytes.
 
 use procfs_core::DiskStat;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The counters blkscope uses from one diskstats line (fields 1-11, 12-15 discards, 16-17
 /// flushes; missing newer fields read as 0).
@@ -100,7 +100,7 @@ impl Counters {
 
 /// One device's `iostat -x` line. Serialised with sysstat's own JSON key names, so scripts
 /// written for `iostat -o JSON` read it unchanged.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IostatX {
     pub disk_device: String,
     #[serde(rename = "r/s")]
@@ -140,10 +140,10 @@ pub struct IostatX {
     pub aqu_sz: f64,
     pub util: f64,
     /// `queue/iostats` is 0: the kernel keeps no figures, so zeros here mean nothing.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stats_off: bool,
     /// The counters went backwards (device re-created); this interval is a new baseline.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reset: bool,
 }
 

@@ -6,6 +6,7 @@
 //! SIGHUP (a dropped SSH session), and a panic (the hook stops the engine, then restores).
 
 pub mod app;
+mod remote;
 pub mod render;
 
 use std::path::PathBuf;
@@ -36,6 +37,10 @@ pub struct UiOptions {
     /// Capture the mouse (click to select, wheel to scroll); off with --no-mouse, for terminals
     /// where it gets in the way of selecting text to copy.
     pub mouse: bool,
+    /// `--host`: the hosts whose devices the tree shows (this machine's are not shown then).
+    pub hosts: Vec<crate::remote::Host>,
+    /// How to reach them.
+    pub ssh: crate::remote::Ssh,
 }
 
 /// Colour unless NO_COLOR is set (non-empty); ASCII on consoles without braille fonts.
@@ -62,6 +67,18 @@ enum EngineMsg {
     Doctor(String, Result<Vec<crate::doctor::Finding>, String>),
     /// A test's target and result, and the id it was saved under.
     Finished(Box<Result<(TargetInfo, RunResult), String>>, Option<String>),
+    /// A host answered (its link and devices), or why it did not.
+    HostUp(
+        String,
+        Box<Result<(crate::remote::Link, crate::device::DeviceTree), String>>,
+    ),
+    /// A host's devices listed again (after a run there).
+    HostTree(String, Result<crate::device::DeviceTree, String>),
+    /// A host's iostat report, or why its stream ended.
+    HostStats(String, Result<Vec<crate::stats::IostatX>, String>),
+    /// A test or suite on a host ended: what its blkscope printed, and whether it was
+    /// cancelled.
+    RemoteFinished(Box<crate::remote::HostOutcome>, bool),
 }
 
 /// Set while an engine thread runs; the panic hook waits on it.
@@ -171,9 +188,16 @@ pub fn run(opts: UiOptions) -> Result<(), crate::Error> {
     if opts.root.is_live() && crate::sys::geteuid() == 0 {
         crate::lab::cleanup_stale();
     }
-    let tree = discover(&opts.root, &DiscoverOptions::default())?;
     let stale = engine::target::remove_stale_scratch_files(&opts.dir);
-    let mut app = App::new(tree, opts.dir.clone());
+    let mut app = if opts.hosts.is_empty() {
+        App::new(
+            discover(&opts.root, &DiscoverOptions::default())?,
+            opts.dir.clone(),
+        )
+    } else {
+        let labels: Vec<String> = opts.hosts.iter().map(|h| h.label.clone()).collect();
+        App::for_hosts(&labels, opts.dir.clone())
+    };
     app.mark_lab(&opts.lab);
     match crate::suite::all() {
         Ok(all) => app.suites = all,
@@ -233,6 +257,8 @@ async fn event_loop(
     let mut worker: Option<std::thread::JoinHandle<()>> = None;
     let mut dirty = true;
     let mut quitting = false;
+    let mut hosts = remote::Hosts::default();
+    remote::connect(&opts.hosts, &opts.ssh, &tx);
 
     loop {
         tokio::select! {
@@ -281,12 +307,28 @@ async fn event_loop(
                                     Err(e) => app.on_suite_finished(Err(format!("cannot start the engine thread: {e}"))),
                                 }
                             }
-                            Action::Doctor { device } => {
+                            Action::StartRemote { host, args } => {
+                                match hosts.links.get(&host).cloned() {
+                                    Some(link) => match spawn_engine(&tx, move |flag, tx| {
+                                        let o = remote::run(&link, &args, &flag, tx);
+                                        EngineMsg::RemoteFinished(Box::new(o), flag.load(Ordering::Relaxed))
+                                    }) {
+                                        Ok((h, flag)) => { worker = Some(h); cancel = Some(flag); }
+                                        Err(e) => app.on_remote_finished(Err(format!("cannot start the engine thread: {e}"))),
+                                    },
+                                    None => app.on_remote_finished(Err(format!("{host} has not answered"))),
+                                }
+                            }
+                            Action::Doctor { device, host } => {
                                 let (root, tx) = (opts.root.clone(), tx.clone());
+                                let link = host.and_then(|h| hosts.links.get(&h).cloned());
                                 let spawned = std::thread::Builder::new().name("blkscope-doctor".into()).spawn(move || {
-                                    let r = crate::doctor::examine(&root, std::slice::from_ref(&device), &crate::doctor::Options::default())
-                                        .map(|mut v| v.pop().map(|d| d.findings).unwrap_or_default())
-                                        .map_err(|e| e.to_string());
+                                    let r = match link {
+                                        Some(link) => remote::doctor(&link, &device),
+                                        None => crate::doctor::examine(&root, std::slice::from_ref(&device), &crate::doctor::Options::default())
+                                            .map(|mut v| v.pop().map(|d| d.findings).unwrap_or_default())
+                                            .map_err(|e| e.to_string()),
+                                    };
                                     let _ = tx.send(EngineMsg::Doctor(device, r));
                                 });
                                 if let Err(e) = spawned {
@@ -332,6 +374,35 @@ async fn event_loop(
                         if let Some(w) = worker.take() { let _ = w.join(); }
                         cancel = None;
                     }
+                    EngineMsg::HostUp(label, r) => match *r {
+                        Ok((link, tree)) => {
+                            let names: Vec<String> = tree.listed(false).devices.iter().map(|d| d.name.clone()).collect();
+                            match remote::stream_stats(&link, &names, &tx) {
+                                Ok(c) => hosts.streams.push(c),
+                                Err(e) => app.on_host_stats(&label, Err(format!("iostat stream: {e}"))),
+                            }
+                            hosts.links.insert(label.clone(), link);
+                            app.on_host_tree(&label, Ok(tree));
+                        }
+                        Err(e) => app.on_host_tree(&label, Err(e)),
+                    },
+                    EngineMsg::HostStats(label, r) => app.on_host_stats(&label, r),
+                    EngineMsg::HostTree(label, r) => app.on_host_tree(&label, r),
+                    EngineMsg::RemoteFinished(o, cancelled) => {
+                        let job = app.run.as_ref().map(|r| r.job.clone()).unwrap_or_default();
+                        if o.code == 3 && !cancelled {
+                            let why = o.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+                            app.on_remote_needs_confirm(&format!("{}: {why}", o.host));
+                        } else {
+                            app.on_remote_finished(remote::outcome(&o, &job, cancelled));
+                        }
+                        // What the run wrote changes what the host's tree says of its devices.
+                        if let Some(link) = hosts.links.get(&o.host) {
+                            remote::relist(link, &tx);
+                        }
+                        if let Some(w) = worker.take() { let _ = w.join(); }
+                        cancel = None;
+                    }
                     EngineMsg::Finished(r, saved) => {
                         app.on_finished(*r);
                         if let (Some(id), Some(row)) = (saved, app.results.last_mut()) {
@@ -345,6 +416,10 @@ async fn event_loop(
             }
             _ = stats_tick.tick() => {
                 // Who else does I/O, while a test runs (not when idle: it costs a /proc walk).
+                // With --host, the hosts' own `stat` streams feed the panel instead.
+                if app.remote() {
+                    continue;
+                }
                 if app.running() {
                     let now = crate::stats::procs::ProcSnapshot::read(&opts.root);
                     if let Some(prev) = &procs {
@@ -391,5 +466,6 @@ async fn event_loop(
             let _ = w.join();
         }
     }
+    hosts.close();
     Ok(())
 }

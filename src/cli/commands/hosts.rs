@@ -22,13 +22,8 @@ pub fn run(cli: &Cli, out: &mut impl Write) -> Result<i32, crate::Error> {
             | Command::Report { .. }
             | Command::Verify { .. },
         ) => {}
-        None => {
-            return Err(crate::Error::Usage(
-                "the terminal UI runs on one machine: with --host, give a command (list, check, \
-                 stat, run, suite, doctor, ...)"
-                    .into(),
-            ));
-        }
+        // The terminal UI over the hosts.
+        None => {}
         Some(_) => {
             return Err(crate::Error::Usage(
                 "this command runs here only: --host takes list, check, stat, run, suite, \
@@ -63,6 +58,17 @@ pub fn run(cli: &Cli, out: &mut impl Write) -> Result<i32, crate::Error> {
         push,
         remote_bin: cli.remote_blkscope.clone().unwrap_or_default(),
     };
+    if cli.command.is_none() {
+        return super::tui::run_on(
+            &crate::sysroot::SysRoot::default(),
+            cli.dir.clone(),
+            cli.ascii,
+            cli.fps,
+            !cli.no_mouse,
+            (hosts, ssh),
+            out,
+        );
+    }
     if let Some(Command::Report {
         run,
         fleet: true,

@@ -32,6 +32,8 @@ pub fn run(root: &SysRoot, a: &LabArgs, out: &mut impl Write) -> Result<i32, cra
             .map(|d| (d.name.clone(), format!("lab, {}-byte sectors", d.sector)))
             .collect();
         let r = crate::ui::run(crate::ui::UiOptions {
+            hosts: Vec::new(),
+            ssh: Default::default(),
             root: root.clone(),
             dir: lab.dir.clone(),
             fps: a.fps,

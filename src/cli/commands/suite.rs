@@ -42,7 +42,9 @@ fn setting_suite(
     let cancel = session::cancel_on_signals();
     let mut announce = Announce {
         suite: name,
-        quiet: opts.json,
+        quiet: opts.json || opts.ndjson,
+        ndjson: opts.ndjson,
+        run: 0,
     };
     let repeat = opts.repeat.unwrap_or(1);
     let r = if name == "scheduler" {
@@ -71,7 +73,7 @@ fn setting_suite(
         }
     }
     let status = if outcome.failed() { 1 } else { 0 };
-    if opts.json {
+    if opts.json || opts.ndjson {
         let tests: Vec<_> = outcome
             .tests
             .iter()
@@ -83,13 +85,16 @@ fn setting_suite(
                 v
             })
             .collect();
-        print_json(
-            out,
-            &serde_json::json!({
-                "version": 1, "suite": name, "repeat": repeat, "target": outcome.target,
-                "tests": tests, "cancelled": outcome.cancelled,
-            }),
-        )?;
+        let mut doc = serde_json::json!({
+            "version": 1, "suite": name, "repeat": repeat, "target": outcome.target,
+            "tests": tests, "cancelled": outcome.cancelled,
+        });
+        if opts.ndjson {
+            doc["type"] = "result".into();
+            crate::cli::println(out, &doc.to_string())?;
+        } else {
+            print_json(out, &doc)?;
+        }
         return Ok(status);
     }
     print(
@@ -102,16 +107,41 @@ fn setting_suite(
     Ok(status)
 }
 
-/// Says on stderr which test runs (unless the output is JSON).
+/// Says on stderr which test runs (unless the output is JSON); with --ndjson, streams
+/// progress and samples as JSON lines on stdout.
 struct Announce<'a> {
     suite: &'a str,
     quiet: bool,
+    ndjson: bool,
+    /// The run of the test now running.
+    run: u32,
+}
+
+impl Announce<'_> {
+    /// One JSON line on stdout. A closed pipe is not reported here: the result line after the
+    /// suite reports it.
+    fn line(&self, v: &serde_json::Value) {
+        let mut o = std::io::stdout().lock();
+        let _ = writeln!(o, "{v}").and_then(|_| o.flush());
+    }
 }
 
 impl Observer for Announce<'_> {
     fn run_starting(&mut self, test: &str, run: u32, of: u32) {
-        if !self.quiet {
+        self.run = run;
+        if self.ndjson {
+            self.line(&serde_json::json!({"type": "progress", "test": test, "run": run, "of": of}));
+        } else if !self.quiet {
             say!("blkscope: {}: {test} (run {run}/{of})", self.suite);
+        }
+    }
+
+    fn sample(&mut self, s: &crate::engine::Sample) {
+        if self.ndjson {
+            let mut v = serde_json::to_value(s).unwrap_or_default();
+            v["type"] = "sample".into();
+            v["run"] = self.run.into();
+            self.line(&v);
         }
     }
 }
@@ -119,6 +149,8 @@ impl Observer for Announce<'_> {
 pub struct SuiteOpts {
     pub repeat: Option<u32>,
     pub json: bool,
+    /// JSON lines: progress and samples as they come, then the result.
+    pub ndjson: bool,
     pub no_save: bool,
     pub verify: bool,
     pub allow_cache_toggle: bool,
@@ -150,12 +182,14 @@ pub fn run_suite(
     opts: &SuiteOpts,
     out: &mut impl Write,
 ) -> Result<i32, crate::Error> {
-    let (json, no_save) = (opts.json, opts.no_save);
+    let (json, no_save) = (opts.json || opts.ndjson, opts.no_save);
     let repeat = opts.repeat.unwrap_or(suite.repeat);
     let cancel = session::cancel_on_signals();
     let mut announce = Announce {
         suite: &suite.name,
         quiet: json,
+        ndjson: opts.ndjson,
+        run: 0,
     };
     let outcome = match session::run_suite(
         root,
@@ -208,7 +242,12 @@ pub fn run_suite(
         if let Some(s) = &sweep {
             doc["sweep"] = serde_json::to_value(s).unwrap_or_default();
         }
-        print_json(out, &doc)?;
+        if opts.ndjson {
+            doc["type"] = "result".into();
+            crate::cli::println(out, &doc.to_string())?;
+        } else {
+            print_json(out, &doc)?;
+        }
         return Ok(status);
     }
     let target = outcome

@@ -17,7 +17,36 @@ pub fn run(
     mouse: bool,
     out: &mut impl Write,
 ) -> Result<i32, crate::Error> {
-    if io::stdout().is_terminal() && io::stdin().is_terminal() {
+    run_on(
+        root,
+        dir,
+        ascii,
+        fps,
+        mouse,
+        (Vec::new(), Default::default()),
+        out,
+    )
+}
+
+/// The terminal UI over `hosts` (each a node of the device tree; none: this machine).
+pub fn run_on(
+    root: &SysRoot,
+    dir: Option<PathBuf>,
+    ascii: bool,
+    fps: u32,
+    mouse: bool,
+    (hosts, ssh): (Vec<crate::remote::Host>, crate::remote::Ssh),
+    out: &mut impl Write,
+) -> Result<i32, crate::Error> {
+    let terminal = io::stdout().is_terminal() && io::stdin().is_terminal();
+    if !hosts.is_empty() && !terminal {
+        return Err(crate::Error::Usage(
+            "the terminal UI over hosts needs a terminal; headless, give a command: \
+             `blkscope --host HOST list --json`"
+                .into(),
+        ));
+    }
+    if terminal {
         let dir = match dir {
             Some(d) => d,
             None => std::env::current_dir()
@@ -33,6 +62,8 @@ pub fn run(
             look: crate::ui::look_from_env(ascii),
             lab: Vec::new(),
             mouse,
+            hosts,
+            ssh,
         })?;
         return Ok(0);
     }

@@ -3,7 +3,10 @@
 //! come back; `render` draws the state. So every key can be tested on the state alone.
 
 mod form;
+mod hosts;
 mod results;
+
+pub use hosts::{HostView, RemoteDone, run_args, suite_args};
 
 use std::path::PathBuf;
 
@@ -20,8 +23,10 @@ use crate::stats::IostatX;
 /// Something the test could run on.
 #[derive(Debug, Clone)]
 pub struct TargetEntry {
-    /// Device kernel name, or None for the scratch file.
+    /// Device kernel name, or None for the scratch file (or a host's own node).
     pub device: Option<String>,
+    /// The host it is on (`--host`); None on this machine. With no device, the host's node.
+    pub host: Option<String>,
     pub label: String,
     pub depth: usize,
     pub size: u64,
@@ -34,7 +39,20 @@ pub struct TargetEntry {
 
 impl TargetEntry {
     pub fn is_scratch(&self) -> bool {
-        self.device.is_none()
+        self.device.is_none() && self.host.is_none()
+    }
+
+    /// The label with its host, when it is on one (`db1:sdb`).
+    pub fn full_label(&self) -> String {
+        match &self.host {
+            Some(h) if !self.is_host() => format!("{h}:{}", self.label),
+            _ => self.label.clone(),
+        }
+    }
+
+    /// A host's node in the tree (`--host`): not a target itself.
+    pub fn is_host(&self) -> bool {
+        self.device.is_none() && self.host.is_some()
     }
 }
 
@@ -151,9 +169,15 @@ pub enum Action {
     Quit,
     /// Ctrl-C: quit at once.
     QuitNow,
-    /// Examine a device (`d`): SMART, other processes, settings.
+    /// Examine a device (`d`): SMART, other processes, settings; on its host with `--host`.
     Doctor {
         device: String,
+        host: Option<String>,
+    },
+    /// Run blkscope with `args` on `host` (a test there, or a suite), through ssh.
+    StartRemote {
+        host: String,
+        args: Vec<String>,
     },
 }
 
@@ -239,6 +263,9 @@ pub struct App {
     /// Devices this session wrote to after seeing them blank: the data on them is the
     /// session's own, so later writes need no typed confirmation.
     pub written_blank: std::collections::BTreeSet<String>,
+    /// With `--host`: the hosts, each a top-level node of the device tree (this machine's
+    /// devices are not listed then).
+    pub hosts: Vec<hosts::HostView>,
     pub quit: bool,
 }
 
@@ -246,6 +273,7 @@ impl App {
     pub fn new(tree: DeviceTree, scratch_dir: PathBuf) -> Self {
         let mut targets = vec![TargetEntry {
             device: None,
+            host: None,
             label: format!("scratch file in {}", scratch_dir.display()),
             depth: 0,
             size: crate::engine::target::DEFAULT_FILE_SIZE,
@@ -261,6 +289,7 @@ impl App {
             badges.dedup();
             targets.push(TargetEntry {
                 device: Some(d.name.clone()),
+                host: None,
                 label: d.name.clone(),
                 depth: d.depth,
                 size: d.size_bytes,
@@ -297,6 +326,7 @@ impl App {
             iostat_scroll: 0,
             limits: Default::default(),
             written_blank: Default::default(),
+            hosts: Vec::new(),
             quit: false,
         };
         app.update_watch();
@@ -325,6 +355,7 @@ impl App {
         self.update_watch();
         self.props_scroll = 0;
         self.diskstats.clear();
+        self.show_host_stats();
         let lbs = self.target().lbs.max(512);
         if let Some(p) = self.tests.iter_mut().find(|p| p.id == "sync-latency")
             && (p.job.bs == 512 || p.job.bs == 4096)
@@ -359,11 +390,12 @@ impl App {
     pub fn update_watch(&mut self) {
         let name = match &self.target().device {
             Some(d) => Some(d.clone()),
+            None if self.target().is_host() => None,
             None => self.tree.holding(&self.scratch_dir).map(|d| d.name.clone()),
         };
-        self.watched = match name {
-            Some(n) => crate::stats::related(&self.tree, &n),
-            None => Vec::new(),
+        self.watched = match (name, self.tree_of_target()) {
+            (Some(n), Some(tree)) => crate::stats::related(tree, &n),
+            _ => Vec::new(),
         };
         self.iostat_first = 0;
         self.iostat_scroll = 0;
@@ -652,7 +684,10 @@ impl App {
                             device: device.clone(),
                             findings: None,
                         };
-                        Action::Doctor { device }
+                        Action::Doctor {
+                            device,
+                            host: self.target().host.clone(),
+                        }
                     }
                     None => {
                         self.status = Some("no block device here to examine".into());
@@ -769,6 +804,13 @@ impl App {
     /// check.
     pub fn request_run(&mut self) -> Action {
         let t = self.target().clone();
+        if t.is_host() {
+            self.status = Some(match t.reasons.first() {
+                Some(e) => format!("{} cannot be reached: {e}", t.label),
+                None => format!("{} is a host: select one of its devices to test", t.label),
+            });
+            return Action::None;
+        }
         if let Some(suite) = self.selected_suite().cloned() {
             let writes = suite.tests.iter().any(|x| x.op.writes());
             if let Some(a) = self.safety_gate(&t, writes) {
@@ -820,10 +862,10 @@ impl App {
     /// session wrote to it after seeing it blank.
     fn confirmation(&self, typed: Option<String>) -> Option<String> {
         typed.or_else(|| {
-            self.target()
-                .device
-                .clone()
-                .filter(|d| self.written_blank.contains(d))
+            let d = self.target().device.clone()?;
+            self.written_key()
+                .filter(|k| self.written_blank.contains(k))
+                .map(|_| d)
         })
     }
 
@@ -872,7 +914,7 @@ impl App {
         let first = suite.tests[0].job(t.lbs);
         self.run = Some(RunView {
             test: format!("{}: {}", suite.name, suite.tests[0].name),
-            target: t.label.clone(),
+            target: t.full_label(),
             job: first,
             samples: Vec::new(),
             cancelling: false,
@@ -880,6 +922,16 @@ impl App {
         });
         self.screen = Screen::Run;
         self.status = None;
+        if let Some(host) = t.host.clone() {
+            return Action::StartRemote {
+                host,
+                args: hosts::suite_args(
+                    &suite.name,
+                    &self.target_path(),
+                    self.confirmation(confirm).as_deref(),
+                ),
+            };
+        }
         Action::StartSuite {
             spec: TargetSpec {
                 path: self.target_path(),
@@ -942,7 +994,7 @@ impl App {
         let path = self.target_path();
         self.run = Some(RunView {
             test: test.name.to_string(),
-            target: t.label.clone(),
+            target: t.full_label(),
             job: test.job.clone(),
             samples: Vec::new(),
             cancelling: false,
@@ -950,6 +1002,12 @@ impl App {
         });
         self.screen = Screen::Run;
         self.status = None;
+        if let Some(host) = t.host.clone() {
+            return Action::StartRemote {
+                host,
+                args: hosts::run_args(&test.job, &path, self.confirmation(confirm).as_deref()),
+            };
+        }
         Action::Start {
             spec: TargetSpec {
                 path,

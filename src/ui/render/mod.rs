@@ -325,6 +325,30 @@ pub fn devices_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
         .skip(first)
         .take(inner_h)
         .map(|(i, t)| {
+            let mark = if i == app.selected_target { ">" } else { " " };
+            if t.is_host() {
+                // A host's node: its name, and how many devices it has (or why none).
+                let state = match (t.badges.first(), &t.model) {
+                    (Some(&"DOWN"), _) => "unreachable".to_string(),
+                    (_, Some(m)) => m.clone(),
+                    _ => String::new(),
+                };
+                let mut line = Line::from(vec![
+                    Span::styled(
+                        format!("{mark}{} ", t.label),
+                        Style::default().add_modifier(Modifier::BOLD),
+                    ),
+                    if t.badges.first() == Some(&"DOWN") {
+                        Span::styled(state, look.alert())
+                    } else {
+                        Span::styled(state, look.dim())
+                    },
+                ]);
+                if i == app.selected_target {
+                    line = line.style(look.selected());
+                }
+                return line;
+            }
             let name = if t.is_scratch() {
                 "scratch file".to_string()
             } else {
@@ -337,7 +361,6 @@ pub fn devices_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
             };
             let verdict = t.safety.as_str();
             let badges = t.badges.join(",");
-            let mark = if i == app.selected_target { ">" } else { " " };
             let text = format!("{mark}{name:<13.13} {size:>6} ");
             let rest = format!(" {badges}");
             let mut spans = vec![
@@ -422,10 +445,48 @@ fn kv<'a>(k: &'a str, v: String) -> Line<'a> {
     ])
 }
 
+/// A host's node: whether it answered, its devices, and its iostat stream.
+fn host_properties<'a>(
+    app: &App,
+    t: &crate::ui::app::TargetEntry,
+    look: Look,
+    lines: &mut Vec<Line<'a>>,
+) {
+    lines.push(kv("host", t.label.clone()));
+    let Some(h) = app.hosts.iter().find(|h| h.label == t.label) else {
+        return;
+    };
+    match (&h.tree, &h.error) {
+        (_, Some(e)) => {
+            lines.push(Line::from(Span::styled(
+                "unreachable: its devices are not listed",
+                look.alert(),
+            )));
+            lines.push(Line::from(e.clone()));
+        }
+        (None, None) => lines.push(kv("state", "connecting through ssh...".into())),
+        (Some(tree), None) => {
+            lines.push(kv("devices", tree.devices.len().to_string()));
+            lines.push(kv(
+                "iostat",
+                match &h.stats_error {
+                    Some(e) => e.clone(),
+                    None => "streamed from its `blkscope stat --json`".into(),
+                },
+            ));
+            lines.push(Line::from(Span::styled(
+                "Its blkscope runs the tests and decides their safety. Select a device.",
+                look.dim(),
+            )));
+        }
+    }
+}
+
 pub fn properties_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
     let t = app.target();
     let mut lines = Vec::new();
     match &t.device {
+        None if t.is_host() => host_properties(app, t, look, &mut lines),
         None => {
             lines.push(kv(
                 "target",
@@ -445,10 +506,13 @@ pub fn properties_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
                 look.dim(),
             )));
         }
-        Some(name) => {
-            let Some(d) = app.tree.get(name) else {
+        Some(_) => {
+            let Some(d) = app.device_of(t) else {
                 return;
             };
+            if let Some(h) = &t.host {
+                lines.push(kv("host", h.clone()));
+            }
             lines.push(kv(
                 "device",
                 format!(
