@@ -45,6 +45,8 @@ impl Sshd {
             assert!(st.success());
         }
         std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).unwrap();
+        // The hosts' $TMPDIR (where --push puts its copy): this sshd's own.
+        std::fs::create_dir(d.join("tmp")).unwrap();
         let port = free_port();
         std::fs::write(
             d.join("sshd_config"),
@@ -53,11 +55,12 @@ impl Sshd {
                  HostKey {}\nAuthorizedKeysFile {}\nPidFile {}\nUsePAM no\nStrictModes no\n\
                  PermitRootLogin prohibit-password\nPasswordAuthentication no\n\
                  KbdInteractiveAuthentication no\nSubsystem sftp internal-sftp\n\
-                 SetEnv XDG_DATA_HOME={}\n",
+                 SetEnv XDG_DATA_HOME={} TMPDIR={}\n",
                 d.join("host_key").display(),
                 d.join("authorized_keys").display(),
                 d.join("sshd.pid").display(),
-                d.join("data").display()
+                d.join("data").display(),
+                d.join("tmp").display()
             ),
         )
         .unwrap();
@@ -90,6 +93,16 @@ impl Sshd {
 
     fn config(&self) -> PathBuf {
         self.dir.path().join("ssh_config")
+    }
+
+    /// The copies `--push` left in the hosts' $TMPDIR.
+    fn pushed(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self.dir.path().join("tmp"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("blkscope."))
+            .map(|e| e.path())
+            .collect()
     }
 }
 
@@ -237,11 +250,7 @@ fn push_copies_blkscope_over_and_confirm_names_the_host() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["hosts"][0]["results"][0]["bytes"], 4 * MIB, "{v}");
     // The pushed copy is gone afterwards.
-    let left: Vec<_> = std::fs::read_dir("/tmp")
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("blkscope."))
-        .collect();
+    let left = s.pushed();
     assert!(left.is_empty(), "{left:?}");
 }
 
@@ -383,10 +392,8 @@ fn the_tui_shows_each_host_streams_its_iostat_and_runs_a_test_there() {
         dir.path(),
         "",
         &format!(
-            "--host 127.0.0.1 --host 127.0.0.2 --host 127.0.0.3:1 --ssh-config {} \
-             --remote-blkscope {}",
+            "--host 127.0.0.1 --host 127.0.0.2 --host 127.0.0.3:1 --ssh-config {} --push",
             s.config().display(),
-            env!("CARGO_BIN_EXE_blkscope")
         ),
     );
     // Every host a top-level node; the one nothing listens on says so.
@@ -395,6 +402,10 @@ fn the_tui_shows_each_host_streams_its_iostat_and_runs_a_test_there() {
     wait_until(20, "the loop device under both hosts", || {
         t.screen().matches(&format!(" {} ", lo.name)).count() >= 2
     });
+    // --push: this blkscope was copied to each host once, for the whole session.
+    let pushed = s.pushed();
+    println!("pushed: {pushed:?}");
+    assert_eq!(pushed.len(), 2, "{pushed:?}");
 
     // Down the tree to the loop device of the second host.
     let want_host = "host         127.0.0.2";

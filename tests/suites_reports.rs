@@ -488,3 +488,49 @@ fn a_saved_run_missing_a_field_names_the_file_and_the_field() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+#[test]
+fn suite_ndjson_streams_progress_and_samples_then_the_result() {
+    let scratch = tempfile::tempdir().unwrap();
+    let d = scratch.path().to_str().unwrap();
+    let out = blkscope(&[
+        "suite",
+        "zeros-trap",
+        d,
+        "--repeat",
+        "1",
+        "--ndjson",
+        "--no-save",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let kinds: Vec<&str> = lines.iter().map(|v| v["type"].as_str().unwrap()).collect();
+    println!(
+        "{} lines: {} progress, {} samples, then {:?}",
+        kinds.len(),
+        kinds.iter().filter(|k| **k == "progress").count(),
+        kinds.iter().filter(|k| **k == "sample").count(),
+        kinds.last()
+    );
+    assert_eq!(kinds[0], "progress");
+    assert_eq!(lines[0]["test"], "zeros");
+    assert_eq!(
+        (lines[0]["run"].as_u64(), lines[0]["of"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(kinds.iter().filter(|k| **k == "progress").count(), 2);
+    assert!(kinds.contains(&"sample"));
+    assert_eq!(kinds.last(), Some(&"result"));
+    assert_eq!(kinds.iter().filter(|k| **k == "result").count(), 1);
+    let result = lines.last().unwrap();
+    assert_eq!(result["tests"].as_array().unwrap().len(), 2, "{result}");
+    assert_eq!(result["suite"], "zeros-trap");
+    // The human lines stay off stderr: a script reads one stream.
+    assert!(!stderr.contains("(run 1/1)"), "{stderr}");
+    let both = blkscope(&["suite", "zeros-trap", d, "--ndjson", "--json"]);
+    assert_eq!(both.status.code(), Some(2));
+}

@@ -22,6 +22,16 @@ fn tree(fixture: &str) -> DeviceTree {
     serde_json::from_str(&json).expect("a tree reads back from its JSON")
 }
 
+fn screen(a: &App) -> String {
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30)).unwrap();
+    let look = blkscope::ui::Look {
+        color: false,
+        ascii: true,
+    };
+    t.draw(|f| blkscope::ui::render::draw(f, a, look)).unwrap();
+    t.backend().to_string()
+}
+
 fn ch(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
 }
@@ -276,6 +286,16 @@ fn a_finished_remote_run_becomes_a_result_and_its_writes_are_remembered() {
     assert!(row.saved_id.as_deref().unwrap().starts_with("db1:"));
     assert!(row.figures().unwrap().mb_s > 0.0);
     assert!(row.fio.contains("--filename=/dev/sdb"), "{}", row.fio);
+    // Its time series came with it: `g` draws its charts as for a run here.
+    println!("{} samples", row.samples().len());
+    assert!(!row.samples().is_empty());
+    a.on_key(ch('g'));
+    let s = screen(&a);
+    println!("{s}");
+    assert!(
+        s.contains("MB/s") && !s.contains("no time series"),
+        "the charts of a run on a host"
+    );
     // The data on sdb is now the session's own: the next write needs no typing, and the host
     // is told so.
     a.screen = Screen::Main;

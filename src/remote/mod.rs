@@ -180,13 +180,15 @@ fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
     })
 }
 
-/// Copies `bin` to a private temporary directory on `host`; returns its path there.
+/// Copies `bin` to a private temporary directory on `host` (in its $TMPDIR, /tmp without one);
+/// returns its path there.
 fn push(ssh: &Ssh, host: &Host, bin: &Path) -> Result<String, String> {
     let bytes = std::fs::read(bin).map_err(|e| format!("{}: {e}", bin.display()))?;
     let mut c = ssh_command(
         ssh,
         host,
-        "d=$(mktemp -d /tmp/blkscope.XXXXXXXX) && cat > \"$d/blkscope\" && chmod 700 \"$d/blkscope\" && echo \"$d\"",
+        "d=$(mktemp -d \"${TMPDIR:-/tmp}/blkscope.XXXXXXXX\") && cat > \"$d/blkscope\" && \
+         chmod 700 \"$d/blkscope\" && echo \"$d\"",
     );
     let mut child = c
         .stdin(Stdio::piped())
@@ -209,7 +211,9 @@ fn push(ssh: &Ssh, host: &Host, bin: &Path) -> Result<String, String> {
         ));
     }
     let dir = out.trim().to_string();
-    if !dir.starts_with("/tmp/blkscope.") {
+    let name = dir.rsplit('/').next().unwrap_or("");
+    if !dir.starts_with('/') || !name.starts_with("blkscope.") || dir.contains(char::is_whitespace)
+    {
         return Err(format!("copying blkscope over: unexpected answer '{dir}'"));
     }
     Ok(dir)
@@ -315,7 +319,7 @@ fn run_one(host: &Host, ssh: &Ssh, args: &[String], cancel: &AtomicBool) -> Host
     let mut remote = remote_line(&remote_bin(ssh, pushed.as_deref()), args);
     if let Some(dir) = &pushed {
         // Remove the copy whatever the run's outcome.
-        remote = format!("{remote}; s=$?; rm -rf {dir}; exit $s");
+        remote = format!("{remote}; s=$?; rm -rf {}; exit $s", shell_quote(dir));
     }
     match piped(ssh_command(ssh, host, &remote)) {
         Ok(child) => wait(host, child, cancel),
@@ -389,7 +393,11 @@ impl Link {
     /// Removes the pushed copy, if any.
     pub fn close(&self) {
         if let Some(dir) = &self.pushed {
-            let c = ssh_command(&self.ssh, &self.host, &format!("rm -rf {dir}"));
+            let c = ssh_command(
+                &self.ssh,
+                &self.host,
+                &format!("rm -rf {}", shell_quote(dir)),
+            );
             if let Ok(child) = piped(c) {
                 let _ = wait(&self.host, child, &AtomicBool::new(false));
             }

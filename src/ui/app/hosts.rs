@@ -282,6 +282,7 @@ impl App {
                         fio: explain::fio_command(&job, &path, total),
                         saved_id: done.saved_id.as_ref().map(|id| format!("{host}:{id}")),
                         reopened: Some(crate::runs::Figures::of_saved(&test, &res)),
+                        series: res.samples.clone(),
                     });
                 }
                 if n == 0 {
@@ -295,6 +296,7 @@ impl App {
                         fio: String::new(),
                         saved_id: None,
                         reopened: None,
+                        series: Vec::new(),
                     });
                 }
             }
@@ -308,6 +310,7 @@ impl App {
                 fio: String::new(),
                 saved_id: None,
                 reopened: None,
+                series: Vec::new(),
             }),
         }
         self.selected_result = self.results.len() - 1;

@@ -207,9 +207,20 @@ pub struct ResultRow {
     pub saved_id: Option<String>,
     /// A run reopened from disk: its figures.
     pub reopened: Option<crate::runs::Figures>,
+    /// The time series of a reopened run or of a run on a host (a run here keeps its own in
+    /// `result`).
+    pub series: Vec<Sample>,
 }
 
 impl ResultRow {
+    /// The time series the charts draw.
+    pub fn samples(&self) -> &[Sample] {
+        match &self.result {
+            Some(r) => &r.samples,
+            None => &self.series,
+        }
+    }
+
     /// The figures compared and shown, live or reopened.
     pub fn figures(&self) -> Option<crate::runs::Figures> {
         if let Some(f) = &self.reopened {

@@ -76,6 +76,7 @@ impl App {
                     fio,
                     saved_id: Some(id.clone()),
                     reopened: Some(f),
+                    series: t.result.samples.clone(),
                 });
                 n += 1;
             }
@@ -139,6 +140,7 @@ impl App {
                         error: None,
                         saved_id: saved_id.clone(),
                         reopened: None,
+                        series: Vec::new(),
                     });
                 }
             }
@@ -152,6 +154,7 @@ impl App {
                 fio: String::new(),
                 saved_id: None,
                 reopened: None,
+                series: Vec::new(),
             }),
         }
         if !self.results.is_empty() {
@@ -190,6 +193,7 @@ impl App {
             fio,
             saved_id: None,
             reopened: None,
+            series: Vec::new(),
         });
         self.selected_result = self.results.len() - 1;
         if !self.quit {

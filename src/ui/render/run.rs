@@ -487,12 +487,12 @@ fn result_charts(
     r: &super::super::app::ResultRow,
     other: Option<&super::super::app::ResultRow>,
 ) {
-    let samples = r.result.as_ref().map(|x| &x.samples[..]).unwrap_or(&[]);
+    let samples = r.samples();
     if samples.is_empty() {
         f.render_widget(
             Paragraph::new(
-                "no time series here: a reopened run shows its figures; runs saved with \
-                 schema blkscope-run/2 carry their charts (blkscope report RUN --format html)",
+                "no time series here: runs saved before schema blkscope-run/2 carry only their \
+                 figures",
             )
             .wrap(Wrap { trim: true })
             .block(look.block(" Charts ", false)),
@@ -507,9 +507,8 @@ fn result_charts(
         .map(|s| (s.elapsed_s, s.bytes_per_sec / 1e6))
         .collect();
     let earlier: Vec<(f64, f64)> = other
-        .and_then(|o| o.result.as_ref())
-        .map(|x| {
-            x.samples
+        .map(|o| {
+            o.samples()
                 .iter()
                 .map(|s| (s.elapsed_s, s.bytes_per_sec / 1e6))
                 .collect()
