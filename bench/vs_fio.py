@@ -6,10 +6,11 @@ io_uring's io-wq workers included) from getrusage(RUSAGE_CHILDREN) around the ru
 the I/Os it completed. (fio's own usr_cpu/sys_cpu count only its job thread; blkscope's
 cpu.per_io_us counts the whole process, so neither's self-report compares with the other's.)
 
-Usage: vs_fio.py BLKSCOPE RUNTIME PAIRS DEVICE...   (called by bench/vs_fio.sh)
+Usage: [T_IO_URING=PATH] vs_fio.py BLKSCOPE RUNTIME PAIRS DEVICE...   (called by bench/vs_fio.sh)
 """
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -25,12 +26,37 @@ WORKLOADS = [
 ]
 
 
-def timed(cmd):
+def timed_text(cmd):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return out, cpu
+
+
+def timed(cmd):
+    out, cpu = timed_text(cmd)
     return json.loads(out), cpu
+
+
+def t_io_uring(binary, dev, qd, s, c, runtime):
+    """fio's peak-IOPS tool: 4K random reads, O_DIRECT, fixed buffers, registered file, no
+    polling, submitting s and reaping c at a time. It prints IOPS once a second; the mean of
+    those lines is its IOPS, their sum its I/Os."""
+    # It prints its first figure after a second: run it for two at least.
+    out, cpu = timed_text([binary, f"-d{qd}", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1",
+                           "-F1", "-O1", "-R1", f"-r{max(runtime, 2)}", dev])
+    per_s = [float(m.group(1)) * {"": 1, "K": 1e3, "M": 1e6}[m.group(2)]
+             for m in re.finditer(r"^IOPS=([\d.]+)([KM]?)", out, re.M)]
+    if not per_s or sum(per_s) == 0:
+        return 0.0, float("inf")
+    return sum(per_s) / len(per_s), cpu * 1e6 / sum(per_s)
+
+
+def batches(qd):
+    """t/io_uring's batch settings tried: submit/complete alike, and all-at-once submits."""
+    grid = [(b, b) for b in (1, 2, 4, 8, 16) if b <= qd] + [(qd, 1), (qd, 4)]
+    return sorted({(s, min(c, qd)) for s, c in grid})
 
 
 def fio(dev, op, bs, qd, runtime, engine="io_uring"):
@@ -86,6 +112,34 @@ def main():
     fc, bc = statistics.median(f_cpu), statistics.median(b_cpu)
     print(f"{'null':<8} {'RND4K-Q32-read':<16} {fi:10.0f} {bi:10.0f} {bi / fi:6.2f} "
           f"{fc:10.2f} {bc:10.2f} {bc / fc:6.2f}", flush=True)
+
+    # fio's peak tool, when bench/vs_fio.sh could build it (FIO_SRC): its best batch settings
+    # for each device and depth (one run of each), then alternating pairs against blkscope.
+    tio = os.environ.get("T_IO_URING")
+    if not tio:
+        return
+    print()
+    print(f"{'device':<8} {'workload':<16} {'t/io_uring':>10} {'blk IOPS':>10} {'ratio':>6} "
+          f"{'t/io us/IO':>10} {'blk us/IO':>10} {'ratio':>6}  best -s/-c")
+    for dev in devices:
+        for qd in (1, 32):
+            best = max(batches(qd), key=lambda sc: t_io_uring(tio, dev, qd, *sc, runtime)[0])
+            t_iops, t_cpu, b_iops, b_cpu = [], [], [], []
+            for _ in range(pairs):
+                i, c = t_io_uring(tio, dev, qd, *best, runtime)
+                t_iops.append(i)
+                t_cpu.append(c)
+                i, c = blkscope(binary, dev, "randread", "4k", qd, runtime)
+                b_iops.append(i)
+                b_cpu.append(c)
+            ti, bi = statistics.median(t_iops), statistics.median(b_iops)
+            tc, bc = statistics.median(t_cpu), statistics.median(b_cpu)
+            if ti == 0:
+                print(f"{os.path.basename(dev):<8} RND4K-Q{qd}-read: t/io_uring printed no IOPS")
+                continue
+            print(f"{os.path.basename(dev):<8} {f'RND4K-Q{qd}-read':<16} {ti:10.0f} {bi:10.0f} "
+                  f"{bi / ti:6.2f} {tc:10.2f} {bc:10.2f} {bc / tc:6.2f}  {best[0]}/{best[1]}",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,13 @@
 # Goal: IOPS ratio >= 1.0, CPU ratio <= 1.0. Needs root, fio and python3. Creates its own zram device (hot_add) and loop device over a file
 # in a temporary directory, and removes exactly those on exit.
 #
+# With FIO_SRC (a checkout of https://github.com/axboe/fio), fio's peak-IOPS tool t/io_uring is
+# built from it in the temporary directory (nothing of fio's lands in this repository) and
+# compared too, at its best batch settings, on 4K random reads at QD1 and QD32.
+#
 #   sudo bash bench/vs_fio.sh                 # RUNTIME=3 PAIRS=3 by default
 #   RUNTIME=5 PAIRS=5 sudo -E bash bench/vs_fio.sh
+#   git clone https://github.com/axboe/fio /tmp/fio && sudo FIO_SRC=/tmp/fio bash bench/vs_fio.sh
 set -euo pipefail
 RUNTIME=${RUNTIME:-3}
 PAIRS=${PAIRS:-3}
@@ -46,4 +51,14 @@ for d in ${zdev:+/dev/$zdev} "$ldev"; do
       --size=1G --output=/dev/null
 done
 
-python3 bench/vs_fio.py "$BIN" "$RUNTIME" "$PAIRS" ${zdev:+/dev/$zdev} "$ldev"
+T_IO_URING=""
+if [ -n "${FIO_SRC:-}" ]; then
+  mkdir "$work/fio"
+  (cd "$FIO_SRC" && tar --exclude=.git -cf - .) | tar -xf - -C "$work/fio"
+  (cd "$work/fio" && ./configure >/dev/null && make -j"$(nproc)" t/io_uring >/dev/null)
+  T_IO_URING=$work/fio/t/io_uring
+  echo "t/io_uring built from $FIO_SRC ($(cd "$FIO_SRC" && git describe --always 2>/dev/null || echo 'not a git checkout'))"
+else
+  echo "FIO_SRC is not set: no t/io_uring rows (give a checkout of https://github.com/axboe/fio)" >&2
+fi
+T_IO_URING=$T_IO_URING python3 bench/vs_fio.py "$BIN" "$RUNTIME" "$PAIRS" ${zdev:+/dev/$zdev} "$ldev"

@@ -123,7 +123,11 @@ impl App {
         if let Some(h) = self.hosts.iter_mut().find(|h| h.label == label) {
             match r {
                 Ok(v) => h.stats = v,
-                Err(e) => h.stats_error = Some(e),
+                Err(e) => {
+                    // Figures that no longer come are not shown as current.
+                    h.stats.clear();
+                    h.stats_error = Some(e);
+                }
             }
         }
         if self.target().host.as_deref() == Some(label) {
