@@ -59,25 +59,45 @@ def batches(qd):
     return sorted({(s, min(c, qd)) for s, c in grid})
 
 
-def fio(dev, op, bs, qd, runtime, engine="io_uring"):
+def fio(dev, op, bs, qd, runtime, engine="io_uring", sqpoll=False):
     args = ["fio", "--name=b", f"--rw={op}", f"--bs={bs}", f"--iodepth={qd}",
             f"--ioengine={engine}", "--time_based", f"--runtime={runtime}", "--size=1G",
             "--output-format=json"]
     if engine == "io_uring":
         args += [f"--filename={dev}", "--direct=1", "--fixedbufs", "--registerfiles"]
+    if sqpoll:
+        args += ["--sqthread_poll=1"]
     j, cpu = timed(args)
     job = j["jobs"][0]
     ios = job["read"]["total_ios"] + job["write"]["total_ios"]
     return ios / (job["job_runtime"] / 1000), cpu * 1e6 / ios
 
 
-def blkscope(binary, dev, op, bs, qd, runtime, engine="uring"):
+def blkscope(binary, dev, op, bs, qd, runtime, engine="uring", sqpoll=False):
     j, cpu = timed([binary, "run", dev, "--op", op, "--bs", bs, "--iodepth", str(qd),
                     "--mode", "direct", "--runtime", f"{runtime}s", "--size", "1G",
                     "--engine", engine, "--confirm", os.path.basename(dev), "--no-save",
-                    "--json"])
+                    "--json"] + (["--sqpoll"] if sqpoll else []))
     r = j["results"][0]
     return r["iops"], cpu * 1e6 / r["ios"]
+
+
+def sqpoll_rows(binary, runtime, pairs, dev):
+    """SQPOLL (a kernel thread polls the submission queue; it costs a core): each tool with and
+    without it, 4K random reads at QD32, alternating. Ratios are with/without, per tool."""
+    print()
+    print(f"{'device':<8} {'workload':<16} {'fio':>10} {'fio+sqp':>10} {'ratio':>6} "
+          f"{'blkscope':>10} {'blk+sqp':>10} {'ratio':>6}  (IOPS; SQPOLL on/off)")
+    runs = {k: [] for k in ("f", "fs", "b", "bs")}
+    for _ in range(pairs):
+        runs["f"].append(fio(dev, "randread", "4k", 32, runtime)[0])
+        runs["fs"].append(fio(dev, "randread", "4k", 32, runtime, sqpoll=True)[0])
+        runs["b"].append(blkscope(binary, dev, "randread", "4k", 32, runtime)[0])
+        runs["bs"].append(blkscope(binary, dev, "randread", "4k", 32, runtime, sqpoll=True)[0])
+    m = {k: statistics.median(v) for k, v in runs.items()}
+    print(f"{os.path.basename(dev):<8} {'RND4K-Q32-read':<16} {m['f']:10.0f} {m['fs']:10.0f} "
+          f"{m['fs'] / m['f']:6.2f} {m['b']:10.0f} {m['bs']:10.0f} {m['bs'] / m['b']:6.2f}",
+          flush=True)
 
 
 def main():
@@ -112,6 +132,8 @@ def main():
     fc, bc = statistics.median(f_cpu), statistics.median(b_cpu)
     print(f"{'null':<8} {'RND4K-Q32-read':<16} {fi:10.0f} {bi:10.0f} {bi / fi:6.2f} "
           f"{fc:10.2f} {bc:10.2f} {bc / fc:6.2f}", flush=True)
+
+    sqpoll_rows(binary, runtime, pairs, devices[0])
 
     # fio's peak tool, when bench/vs_fio.sh could build it (FIO_SRC): its best batch settings
     # for each device and depth (one run of each), then alternating pairs against blkscope.

@@ -313,13 +313,21 @@ impl UringQueue {
     }
 
     /// Submits what was queued and waits for at least `want` completions, or until `timeout`
-    /// passes (so a caller can notice a cancel request while a slow device works).
-    pub fn submit_and_wait(&mut self, want: usize, timeout: Duration) -> io::Result<()> {
-        let ts = types::Timespec::new()
-            .sec(timeout.as_secs())
-            .nsec(timeout.subsec_nanos());
-        let args = types::SubmitArgs::new().timespec(&ts);
-        match self.ring.submitter().submit_with_args(want, &args) {
+    /// passes, when there is one (so a caller can notice a cancel request while a slow device
+    /// works). Arming a timeout costs a kernel timer set and cancelled on every wait (in a VM,
+    /// traps to the hypervisor): callers leave it out while waits are short.
+    pub fn submit_and_wait(&mut self, want: usize, timeout: Option<Duration>) -> io::Result<()> {
+        let r = match timeout {
+            Some(t) => {
+                let ts = types::Timespec::new()
+                    .sec(t.as_secs())
+                    .nsec(t.subsec_nanos());
+                let args = types::SubmitArgs::new().timespec(&ts);
+                self.ring.submitter().submit_with_args(want, &args)
+            }
+            None => self.ring.submit_and_wait(want),
+        };
+        match r {
             Ok(_) => Ok(()),
             Err(e) if e.raw_os_error() == Some(libc::ETIME) => Ok(()),
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => Ok(()),
@@ -420,7 +428,8 @@ mod tests {
         q.push(0, Dir::Read, 0, 4096);
         let mut done = Vec::new();
         while done.len() < 2 {
-            q.submit_and_wait(1, Duration::from_millis(100)).unwrap();
+            q.submit_and_wait(1, Some(Duration::from_millis(100)))
+                .unwrap();
             q.reap(&mut done);
         }
         assert!(done.iter().all(|c| c.result == 4096), "{done:?}");

@@ -104,3 +104,13 @@ fn no_subcommand_prints_the_list_and_how_to_go_on() {
     assert!(text.contains("md0"));
     assert!(text.contains("blkscope list --json"));
 }
+
+#[test]
+fn the_tui_over_hosts_without_a_terminal_says_what_to_run_instead() {
+    // stdout is a pipe here: no TUI, and no ssh started either.
+    one_line_error(
+        &["--host", "127.0.0.9"],
+        2,
+        "needs a terminal; headless, give a command",
+    );
+}

@@ -356,6 +356,16 @@ fn compare_across_hosts_and_a_fleet_table() {
     );
 }
 
+/// Moves the selection down one row and waits until the screen shows it (a capture taken
+/// before the redraw would name the row the selection just left).
+fn step_down(t: &Tmux, before: &str) {
+    t.keys(&["j"]);
+    let t0 = Instant::now();
+    while t.screen() == before && t0.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// The processes sshd `pid` runs: one per open session.
 fn sessions_of(pid: u32) -> usize {
     std::fs::read_dir("/proc")
@@ -396,33 +406,37 @@ fn the_tui_shows_each_host_streams_its_iostat_and_runs_a_test_there() {
             s.config().display(),
         ),
     );
-    // Every host a top-level node; the one nothing listens on says so.
-    let screen = t.wait_for(&["127.0.0.1 ", "127.0.0.2 ", "127.0.0.3:1 unreachable"], 30);
+    // Tall enough for both hosts' trees in most cases; the checks below do not rely on it
+    // (other tests add loop devices of their own meanwhile).
+    t.resize(100, 50);
+    let screen = t.wait_for(&["127.0.0.1 ", "device(s)"], 30);
     println!("{screen}");
-    wait_until(20, "the loop device under both hosts", || {
-        t.screen().matches(&format!(" {} ", lo.name)).count() >= 2
+    // --push: this blkscope was copied to each reachable host once, for the whole session.
+    wait_until(20, "a copy pushed to each reachable host", || {
+        s.pushed().len() == 2
     });
-    // --push: this blkscope was copied to each host once, for the whole session.
-    let pushed = s.pushed();
-    println!("pushed: {pushed:?}");
-    assert_eq!(pushed.len(), 2, "{pushed:?}");
+    println!("pushed: {:?}", s.pushed());
 
-    // Down the tree to the loop device of the second host.
-    let want_host = "host         127.0.0.2";
+    // Down the tree: the loop device under the first host, then under the second (each host
+    // has its own node and its own devices beneath it).
     let want_dev = format!("/dev/{} loop", lo.name);
-    let mut found = false;
-    for _ in 0..80 {
+    let selected = |host: &str, sc: &str| {
+        sc.contains(&format!("host         {host}")) && sc.contains(&want_dev)
+    };
+    let (mut under_first, mut under_second) = (false, false);
+    // Other tests' loop devices may be listed too: as many steps as that takes.
+    for _ in 0..400 {
         let sc = t.screen();
-        if sc.contains(want_host) && sc.contains(&want_dev) {
-            found = true;
+        under_first |= selected("127.0.0.1", &sc);
+        if selected("127.0.0.2", &sc) {
+            under_second = true;
             break;
         }
-        t.keys(&["j"]);
-        std::thread::sleep(Duration::from_millis(150));
+        step_down(&t, &sc);
     }
     assert!(
-        found,
-        "never selected {want_dev} on 127.0.0.2:\n{}",
+        under_first && under_second,
+        "{want_dev} under 127.0.0.1: {under_first}, under 127.0.0.2: {under_second}:\n{}",
         t.screen()
     );
     // Its iostat panel comes from that host's own `stat --json`, over ssh.
@@ -459,6 +473,24 @@ fn the_tui_shows_each_host_streams_its_iostat_and_runs_a_test_there() {
             .unwrap_or_default()
             .contains(&format!("/dev/{}", lo.name))),
         "{saved:?}"
+    );
+
+    // The host nothing listens on is a node too, saying so.
+    t.keys(&["Escape"]);
+    let mut unreachable = false;
+    // Other tests' loop devices may be listed too: as many steps as that takes.
+    for _ in 0..400 {
+        let sc = t.screen();
+        if sc.contains("host         127.0.0.3:1") && sc.contains("unreachable") {
+            unreachable = true;
+            break;
+        }
+        step_down(&t, &sc);
+    }
+    assert!(
+        unreachable,
+        "127.0.0.3:1 never shown unreachable:\n{}",
+        t.screen()
     );
 
     // Quitting closes every channel: the hosts' `stat` streams end.
