@@ -178,21 +178,7 @@ impl App {
                 model,
             });
             for d in h.tree.iter().flat_map(|t| &t.devices) {
-                let mut badges: Vec<&'static str> =
-                    d.safety_reasons.iter().map(|r| r.code.badge()).collect();
-                badges.dedup();
-                targets.push(TargetEntry {
-                    device: Some(d.name.clone()),
-                    host: Some(h.label.clone()),
-                    label: d.name.clone(),
-                    depth: d.depth + 1,
-                    size: d.size_bytes,
-                    safety: d.write_safety,
-                    badges,
-                    reasons: d.safety_reasons.iter().map(|r| r.detail.clone()).collect(),
-                    lbs: d.logical_block_size,
-                    model: d.model.clone().or(d.dm_name.clone()),
-                });
+                targets.push(TargetEntry::of_device(d, Some(h.label.clone()), 1));
             }
         }
         self.targets = targets;
@@ -290,32 +276,16 @@ impl App {
                     });
                 }
                 if n == 0 {
-                    self.results.push(ResultRow {
-                        test: run.test.clone(),
-                        target: run.target.clone(),
-                        info: None,
-                        result: None,
-                        error: Some("cancelled before the test started".into()),
-                        dd: String::new(),
-                        fio: String::new(),
-                        saved_id: None,
-                        reopened: None,
-                        series: Vec::new(),
-                    });
+                    self.results.push(ResultRow::failed(
+                        run.test.clone(),
+                        run.target.clone(),
+                        "cancelled before the test started".into(),
+                    ));
                 }
             }
-            Err(e) => self.results.push(ResultRow {
-                test: run.test.clone(),
-                target: run.target.clone(),
-                info: None,
-                result: None,
-                error: Some(e),
-                dd: String::new(),
-                fio: String::new(),
-                saved_id: None,
-                reopened: None,
-                series: Vec::new(),
-            }),
+            Err(e) => self
+                .results
+                .push(ResultRow::failed(run.test.clone(), run.target.clone(), e)),
         }
         self.selected_result = self.results.len() - 1;
         if !self.quit {

@@ -38,6 +38,26 @@ pub struct TargetEntry {
 }
 
 impl TargetEntry {
+    /// A device as a row of the tree: on `host` (None: here), `indent` levels deeper than on
+    /// its own machine.
+    pub fn of_device(d: &crate::device::Device, host: Option<String>, indent: usize) -> Self {
+        let mut badges: Vec<&'static str> =
+            d.safety_reasons.iter().map(|r| r.code.badge()).collect();
+        badges.dedup();
+        TargetEntry {
+            device: Some(d.name.clone()),
+            host,
+            label: d.name.clone(),
+            depth: d.depth + indent,
+            size: d.size_bytes,
+            safety: d.write_safety,
+            badges,
+            reasons: d.safety_reasons.iter().map(|r| r.detail.clone()).collect(),
+            lbs: d.logical_block_size,
+            model: d.model.clone().or(d.dm_name.clone()),
+        }
+    }
+
     pub fn is_scratch(&self) -> bool {
         self.device.is_none() && self.host.is_none()
     }
@@ -213,6 +233,22 @@ pub struct ResultRow {
 }
 
 impl ResultRow {
+    /// A test that did not finish: its name, target and why.
+    pub fn failed(test: String, target: String, error: String) -> Self {
+        ResultRow {
+            test,
+            target,
+            info: None,
+            result: None,
+            error: Some(error),
+            dd: String::new(),
+            fio: String::new(),
+            saved_id: None,
+            reopened: None,
+            series: Vec::new(),
+        }
+    }
+
     /// The time series the charts draw.
     pub fn samples(&self) -> &[Sample] {
         match &self.result {
@@ -295,21 +331,7 @@ impl App {
             model: None,
         }];
         for d in tree.listed(false).devices {
-            let mut badges: Vec<&'static str> =
-                d.safety_reasons.iter().map(|r| r.code.badge()).collect();
-            badges.dedup();
-            targets.push(TargetEntry {
-                device: Some(d.name.clone()),
-                host: None,
-                label: d.name.clone(),
-                depth: d.depth,
-                size: d.size_bytes,
-                safety: d.write_safety,
-                badges,
-                reasons: d.safety_reasons.iter().map(|r| r.detail.clone()).collect(),
-                lbs: d.logical_block_size,
-                model: d.model.clone().or(d.dm_name.clone()),
-            });
+            targets.push(TargetEntry::of_device(&d, None, 0));
         }
         let mut app = Self {
             tree,

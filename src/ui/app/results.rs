@@ -144,18 +144,9 @@ impl App {
                     });
                 }
             }
-            Err(e) => self.results.push(ResultRow {
-                test: suite,
-                target: run.target.clone(),
-                info: None,
-                result: None,
-                error: Some(e),
-                dd: String::new(),
-                fio: String::new(),
-                saved_id: None,
-                reopened: None,
-                series: Vec::new(),
-            }),
+            Err(e) => self
+                .results
+                .push(ResultRow::failed(suite, run.target.clone(), e)),
         }
         if !self.results.is_empty() {
             self.selected_result = self.results.len() - 1;
