@@ -100,38 +100,39 @@ def sqpoll_rows(binary, runtime, pairs, dev):
           flush=True)
 
 
+def alternate(pairs, theirs, ours):
+    """Runs `theirs` and `ours` (each returning IOPS, CPU us per I/O) alternately, `pairs`
+    times; returns the medians (their IOPS, our IOPS, their CPU/IO, our CPU/IO)."""
+    t, o = [], []
+    for _ in range(pairs):
+        t.append(theirs())
+        o.append(ours())
+    med = lambda runs, k: statistics.median(r[k] for r in runs)
+    return med(t, 0), med(o, 0), med(t, 1), med(o, 1)
+
+
+def row(dev, name, medians, extra=""):
+    ti, bi, tc, bc = medians
+    print(f"{dev:<8} {name:<16} {ti:10.0f} {bi:10.0f} {bi / ti:6.2f} "
+          f"{tc:10.2f} {bc:10.2f} {bc / tc:6.2f}{extra}", flush=True)
+
+
 def main():
     binary, runtime, pairs, devices = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
     print(f"{'device':<8} {'workload':<16} {'fio IOPS':>10} {'blk IOPS':>10} {'ratio':>6} "
           f"{'fio us/IO':>10} {'blk us/IO':>10} {'ratio':>6}")
     for dev in devices:
         for name, op, bs, qd in WORKLOADS:
-            f_iops, f_cpu, b_iops, b_cpu = [], [], [], []
-            for _ in range(pairs):
-                i, c = fio(dev, op, bs, qd, runtime)
-                f_iops.append(i)
-                f_cpu.append(c)
-                i, c = blkscope(binary, dev, op, bs, qd, runtime)
-                b_iops.append(i)
-                b_cpu.append(c)
-            fi, bi = statistics.median(f_iops), statistics.median(b_iops)
-            fc, bc = statistics.median(f_cpu), statistics.median(b_cpu)
-            print(f"{os.path.basename(dev):<8} {name:<16} {fi:10.0f} {bi:10.0f} {bi / fi:6.2f} "
-                  f"{fc:10.2f} {bc:10.2f} {bc / fc:6.2f}", flush=True)
+            row(os.path.basename(dev), name, alternate(
+                pairs,
+                lambda: fio(dev, op, bs, qd, runtime),
+                lambda: blkscope(binary, dev, op, bs, qd, runtime)))
     # The harnesses' own ceiling: no I/O, full bookkeeping (fio --ioengine=null, blkscope
     # --engine null), 4K random reads at QD32.
-    f_iops, f_cpu, b_iops, b_cpu = [], [], [], []
-    for _ in range(pairs):
-        i, c = fio(devices[0], "randread", "4k", 32, runtime, engine="null")
-        f_iops.append(i)
-        f_cpu.append(c)
-        i, c = blkscope(binary, devices[0], "randread", "4k", 32, runtime, engine="null")
-        b_iops.append(i)
-        b_cpu.append(c)
-    fi, bi = statistics.median(f_iops), statistics.median(b_iops)
-    fc, bc = statistics.median(f_cpu), statistics.median(b_cpu)
-    print(f"{'null':<8} {'RND4K-Q32-read':<16} {fi:10.0f} {bi:10.0f} {bi / fi:6.2f} "
-          f"{fc:10.2f} {bc:10.2f} {bc / fc:6.2f}", flush=True)
+    row("null", "RND4K-Q32-read", alternate(
+        pairs,
+        lambda: fio(devices[0], "randread", "4k", 32, runtime, engine="null"),
+        lambda: blkscope(binary, devices[0], "randread", "4k", 32, runtime, engine="null")))
 
     sqpoll_rows(binary, runtime, pairs, devices[0])
 
@@ -146,22 +147,14 @@ def main():
     for dev in devices:
         for qd in (1, 32):
             best = max(batches(qd), key=lambda sc: t_io_uring(tio, dev, qd, *sc, runtime)[0])
-            t_iops, t_cpu, b_iops, b_cpu = [], [], [], []
-            for _ in range(pairs):
-                i, c = t_io_uring(tio, dev, qd, *best, runtime)
-                t_iops.append(i)
-                t_cpu.append(c)
-                i, c = blkscope(binary, dev, "randread", "4k", qd, runtime)
-                b_iops.append(i)
-                b_cpu.append(c)
-            ti, bi = statistics.median(t_iops), statistics.median(b_iops)
-            tc, bc = statistics.median(t_cpu), statistics.median(b_cpu)
-            if ti == 0:
+            medians = alternate(
+                pairs,
+                lambda: t_io_uring(tio, dev, qd, *best, runtime),
+                lambda: blkscope(binary, dev, "randread", "4k", qd, runtime))
+            if medians[0] == 0:
                 print(f"{os.path.basename(dev):<8} RND4K-Q{qd}-read: t/io_uring printed no IOPS")
                 continue
-            print(f"{os.path.basename(dev):<8} {f'RND4K-Q{qd}-read':<16} {ti:10.0f} {bi:10.0f} "
-                  f"{bi / ti:6.2f} {tc:10.2f} {bc:10.2f} {bc / tc:6.2f}  {best[0]}/{best[1]}",
-                  flush=True)
+            row(os.path.basename(dev), f"RND4K-Q{qd}-read", medians, f"  {best[0]}/{best[1]}")
 
 
 if __name__ == "__main__":
