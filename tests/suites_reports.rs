@@ -161,8 +161,19 @@ fn regex_lite_count_zero(line: &str) -> String {
 
 #[test]
 fn user_suites_are_offered_and_bad_ones_refused_with_file_line_and_reason() {
-    let dir = test_home().join("config/blkscope/suites");
+    // A config home of its own: the bad suite written below would make every other test's
+    // blkscope (sharing the test home) refuse to start meanwhile.
+    let config = tempfile::tempdir().unwrap();
+    let dir = config.path().join("blkscope/suites");
     std::fs::create_dir_all(&dir).unwrap();
+    let blkscope = |args: &[&str]| {
+        bin()
+            .env("XDG_CONFIG_HOME", config.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let blkscope_json = |args: &[&str]| json_of(&blkscope(args), args);
     let good = dir.join("mine.toml");
     std::fs::write(
         &good,

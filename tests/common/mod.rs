@@ -118,11 +118,15 @@ pub fn blkscope(args: &[&str]) -> Output {
 }
 
 pub fn blkscope_json(args: &[&str]) -> (serde_json::Value, i32) {
-    let out = blkscope(args);
+    json_of(&blkscope(args), args)
+}
+
+/// The JSON a blkscope run with `args` printed, and its exit status.
+pub fn json_of(out: &Output, args: &[&str]) -> (serde_json::Value, i32) {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "blkscope {args:?} printed no JSON ({e}): {}{}",
-            stdout_of(&out),
+            stdout_of(out),
             String::from_utf8_lossy(&out.stderr)
         )
     });
