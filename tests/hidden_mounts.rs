@@ -53,7 +53,18 @@ fn a_mount_in_another_namespace_is_refused_by_o_excl() {
         return;
     }
     let lo = Loop::new(32 * MIB, None, false);
-    sh("mkfs.ext4", &["-q", "-F", lo.dev()]);
+    // Inode tables and journal written now, not by ext4's lazy-init thread after the mount: its
+    // writes would land in the window that must see none (a CI run saw 4090 sectors there).
+    sh(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-E",
+            "lazy_itable_init=0,lazy_journal_init=0",
+            lo.dev(),
+        ],
+    );
     let _m = HiddenMount::new(lo.dev());
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     assert!(
