@@ -12,6 +12,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -39,12 +40,16 @@ def timed(cmd):
     return json.loads(out), cpu
 
 
-def t_io_uring(binary, dev, qd, s, c, runtime):
+# `taskset -c 0`: a command run on one CPU (the pinned rows).
+PIN = ["taskset", "-c", "0"]
+
+
+def t_io_uring(binary, dev, qd, s, c, runtime, pin=False):
     """fio's peak-IOPS tool: 4K random reads, O_DIRECT, fixed buffers, registered file, no
     polling, submitting s and reaping c at a time. It prints IOPS once a second; the mean of
     those lines is its IOPS, their sum its I/Os."""
     # It prints its first figure after a second: run it for two at least.
-    out, cpu = timed_text([binary, f"-d{qd}", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1",
+    out, cpu = timed_text((PIN if pin else []) + [binary, f"-d{qd}", f"-s{s}", f"-c{c}", "-b4096", "-p0", "-B1",
                            "-F1", "-O1", "-R1", f"-r{max(runtime, 2)}", dev])
     per_s = [float(m.group(1)) * {"": 1, "K": 1e3, "M": 1e6}[m.group(2)]
              for m in re.finditer(r"^IOPS=([\d.]+)([KM]?)", out, re.M)]
@@ -59,8 +64,8 @@ def batches(qd):
     return sorted({(s, min(c, qd)) for s, c in grid})
 
 
-def fio(dev, op, bs, qd, runtime, engine="io_uring", sqpoll=False):
-    args = ["fio", "--name=b", f"--rw={op}", f"--bs={bs}", f"--iodepth={qd}",
+def fio(dev, op, bs, qd, runtime, engine="io_uring", sqpoll=False, pin=False):
+    args = (PIN if pin else []) + ["fio", "--name=b", f"--rw={op}", f"--bs={bs}", f"--iodepth={qd}",
             f"--ioengine={engine}", "--time_based", f"--runtime={runtime}", "--size=1G",
             "--output-format=json"]
     if engine == "io_uring":
@@ -73,8 +78,8 @@ def fio(dev, op, bs, qd, runtime, engine="io_uring", sqpoll=False):
     return ios / (job["job_runtime"] / 1000), cpu * 1e6 / ios
 
 
-def blkscope(binary, dev, op, bs, qd, runtime, engine="uring", sqpoll=False):
-    j, cpu = timed([binary, "run", dev, "--op", op, "--bs", bs, "--iodepth", str(qd),
+def blkscope(binary, dev, op, bs, qd, runtime, engine="uring", sqpoll=False, pin=False):
+    j, cpu = timed((PIN if pin else []) + [binary, "run", dev, "--op", op, "--bs", bs, "--iodepth", str(qd),
                     "--mode", "direct", "--runtime", f"{runtime}s", "--size", "1G",
                     "--engine", engine, "--confirm", os.path.basename(dev), "--no-save",
                     "--json"] + (["--sqpoll"] if sqpoll else []))
@@ -136,9 +141,29 @@ def main():
 
     sqpoll_rows(binary, runtime, pairs, devices[0])
 
+    # QD1 on zram, every tool on one CPU. zram has no NOWAIT, so io_uring hands every read to
+    # an io-wq worker; whether the scheduler puts that worker on the submitter's CPU or the
+    # other one decides the figure (here ~20K IOPS on two CPUs, ~150K on one), and which a run
+    # gets is luck. On one CPU that lottery is gone and what is left is each tool's own cost.
+    tio = os.environ.get("T_IO_URING")
+    zram = [d for d in devices if os.path.basename(d).startswith("zram")]
+    if zram and shutil.which("taskset"):
+        dev = zram[0]
+        print()
+        print(f"{'pinned':<8} {'workload':<16} {'theirs':>10} {'blk IOPS':>10} {'ratio':>6} "
+              f"{'their us':>10} {'blk us/IO':>10} {'ratio':>6}  (all on CPU 0)")
+        row(os.path.basename(dev), "RND4K-Q1 fio", alternate(
+            pairs,
+            lambda: fio(dev, "randread", "4k", 1, runtime, pin=True),
+            lambda: blkscope(binary, dev, "randread", "4k", 1, runtime, pin=True)))
+        if tio:
+            row(os.path.basename(dev), "RND4K-Q1 t/io", alternate(
+                pairs,
+                lambda: t_io_uring(tio, dev, 1, 1, 1, runtime, pin=True),
+                lambda: blkscope(binary, dev, "randread", "4k", 1, runtime, pin=True)))
+
     # fio's peak tool, when bench/vs_fio.sh could build it (FIO_SRC): its best batch settings
     # for each device and depth (one run of each), then alternating pairs against blkscope.
-    tio = os.environ.get("T_IO_URING")
     if not tio:
         return
     print()
