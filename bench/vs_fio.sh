@@ -9,6 +9,8 @@
 # With FIO_SRC (a checkout of https://github.com/axboe/fio), fio's peak-IOPS tool t/io_uring is
 # built from it in the temporary directory (nothing of fio's lands in this repository) and
 # compared too, at its best batch settings, on 4K random reads at QD1 and QD32.
+# Then QD1 4K random reads on zram with every tool pinned to CPU 0 (taskset), where the
+# scheduler's placement of io_uring's io-wq worker no longer decides the figure (vs_fio.py).
 #
 #   sudo bash bench/vs_fio.sh                 # RUNTIME=3 PAIRS=3 by default
 #   RUNTIME=5 PAIRS=5 sudo -E bash bench/vs_fio.sh
