@@ -659,17 +659,25 @@ mod tests {
         assert!(u1 + s1 > u0 + s0);
     }
 
-    #[test]
-    fn uring_round_trip_on_a_file() {
+    /// A temporary file holding `fill` (`len` bytes) and a queue over it, or None (printed) where
+    /// io_uring is unavailable.
+    fn queue_over(fill: u8, len: usize, depth: u32, buf_len: usize) -> Option<(File, UringQueue)> {
         let mut f = tempfile::tempfile().unwrap();
         use std::io::Write;
-        f.write_all(&[0xAB; 8192]).unwrap();
-        let mut q = match UringQueue::new(&f, 2, 4096, false, false) {
-            Ok(q) => q,
+        f.write_all(&vec![fill; len]).unwrap();
+        match UringQueue::new(&f, depth, buf_len, false, false) {
+            Ok(q) => Some((f, q)),
             Err(e) => {
                 eprintln!("SKIPPED: io_uring unavailable here: {e}");
-                return;
+                None
             }
+        }
+    }
+
+    #[test]
+    fn uring_round_trip_on_a_file() {
+        let Some((f, mut q)) = queue_over(0xAB, 8192, 2, 4096) else {
+            return;
         };
         q.buf_mut(1).fill(0xCD);
         q.push(1, Dir::Write, 4096, 4096);
@@ -756,13 +764,8 @@ mod tests {
 
     #[test]
     fn a_queue_hands_out_exactly_the_block_size_of_each_slot() {
-        let f = tempfile::tempfile().unwrap();
-        let mut q = match UringQueue::new(&f, 4, 512, false, false) {
-            Ok(q) => q,
-            Err(e) => {
-                eprintln!("SKIPPED: io_uring unavailable here: {e}");
-                return;
-            }
+        let Some((f, mut q)) = queue_over(0, 0, 4, 512) else {
+            return;
         };
         assert_eq!(q.buf_mut(3).len(), 512);
         assert!(!q.buffers().huge());
@@ -772,15 +775,8 @@ mod tests {
 
     #[test]
     fn a_registered_ring_submits_and_waits_by_index() {
-        let mut f = tempfile::tempfile().unwrap();
-        use std::io::Write;
-        f.write_all(&[0x5A; 16384]).unwrap();
-        let mut q = match UringQueue::new(&f, 4, 4096, false, false) {
-            Ok(q) => q,
-            Err(e) => {
-                eprintln!("SKIPPED: io_uring unavailable here: {e}");
-                return;
-            }
+        let Some((f, mut q)) = queue_over(0x5A, 16384, 4, 4096) else {
+            return;
         };
         // Linux 5.18 and later register ring descriptors; CI's kernel is newer.
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
