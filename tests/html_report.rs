@@ -11,11 +11,7 @@ use common::*;
 
 /// Runs blkscope with saved runs in `home`.
 fn run_in(home: &std::path::Path, args: &[&str]) -> std::process::Output {
-    bin()
-        .args(args)
-        .env("XDG_DATA_HOME", home)
-        .output()
-        .unwrap()
+    blkscope_with("XDG_DATA_HOME", home, args)
 }
 
 fn ok(home: &std::path::Path, args: &[&str]) -> String {

@@ -166,13 +166,7 @@ fn user_suites_are_offered_and_bad_ones_refused_with_file_line_and_reason() {
     let config = tempfile::tempdir().unwrap();
     let dir = config.path().join("blkscope/suites");
     std::fs::create_dir_all(&dir).unwrap();
-    let blkscope = |args: &[&str]| {
-        bin()
-            .env("XDG_CONFIG_HOME", config.path())
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let blkscope = |args: &[&str]| blkscope_with("XDG_CONFIG_HOME", config.path(), args);
     let blkscope_json = |args: &[&str]| json_of(&blkscope(args), args);
     let good = dir.join("mine.toml");
     std::fs::write(
@@ -238,13 +232,7 @@ fn runs_are_saved_and_report_and_compare_round_trip() {
     let scratch = tempfile::tempdir().unwrap();
     let d = scratch.path().to_str().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        bin()
-            .env("XDG_DATA_HOME", data.path())
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| blkscope_with("XDG_DATA_HOME", data.path(), args);
     let a = run(&["suite", "zeros-trap", d, "--repeat", "2"]);
     assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
     assert!(String::from_utf8_lossy(&a.stderr).contains("saved"));

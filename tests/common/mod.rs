@@ -117,6 +117,15 @@ pub fn blkscope(args: &[&str]) -> Output {
     bin().args(args).output().expect("run blkscope")
 }
 
+/// Runs blkscope with one environment variable set (a config or data home of a test's own).
+pub fn blkscope_with(var: &str, value: &Path, args: &[&str]) -> Output {
+    bin()
+        .env(var, value)
+        .args(args)
+        .output()
+        .expect("run blkscope")
+}
+
 pub fn blkscope_json(args: &[&str]) -> (serde_json::Value, i32) {
     json_of(&blkscope(args), args)
 }

@@ -152,6 +152,15 @@ impl App {
                 _ => Action::None,
             },
             Overlay::Form(form) => self.on_form_key(form, key),
+            // Every screen quits on q and opens the help on ?.
+            Overlay::None if key.code == KeyCode::Char('q') => {
+                self.quit = true;
+                Action::Quit
+            }
+            Overlay::None if key.code == KeyCode::Char('?') => {
+                self.overlay = Overlay::Help;
+                Action::None
+            }
             Overlay::None => match self.screen {
                 Screen::Run => match key.code {
                     KeyCode::Esc => {
@@ -159,14 +168,6 @@ impl App {
                             r.cancelling = true;
                         }
                         Action::Cancel
-                    }
-                    KeyCode::Char('q') => {
-                        self.quit = true;
-                        Action::Quit
-                    }
-                    KeyCode::Char('?') => {
-                        self.overlay = Overlay::Help;
-                        Action::None
                     }
                     KeyCode::Char('l') => {
                         self.latency_view = !self.latency_view;
@@ -199,14 +200,6 @@ impl App {
                         Action::None
                     }
                     KeyCode::Char('o') => Action::Reopen,
-                    KeyCode::Char('?') => {
-                        self.overlay = Overlay::Help;
-                        Action::None
-                    }
-                    KeyCode::Char('q') => {
-                        self.quit = true;
-                        Action::Quit
-                    }
                     _ => Action::None,
                 },
                 Screen::Main => self.on_main_key(key),
@@ -216,14 +209,6 @@ impl App {
 
     fn on_main_key(&mut self, key: KeyEvent) -> Action {
         match key.code {
-            KeyCode::Char('q') => {
-                self.quit = true;
-                Action::Quit
-            }
-            KeyCode::Char('?') => {
-                self.overlay = Overlay::Help;
-                Action::None
-            }
             KeyCode::Tab => {
                 self.focus = self.focus.next();
                 Action::None
