@@ -292,13 +292,7 @@ fn open_block(
     let file = if writes {
         open_noatime(flags, |f| open_exclusive(&path, true, f)).map_err(|e| open_err(&path, e))?
     } else {
-        open_noatime(flags, |f| {
-            OpenOptions::new()
-                .read(true)
-                .custom_flags(f | libc::O_CLOEXEC)
-                .open(&path)
-        })
-        .map_err(|e| open_err(&path, e))?
+        open_for_test(&path, false, flags).map_err(|e| open_err(&path, e))?
     };
     Ok(OpenTarget {
         file,
@@ -331,6 +325,18 @@ fn open_noatime(flags: i32, open: impl Fn(i32) -> std::io::Result<File>) -> std:
         Err(e) if e.raw_os_error() == Some(libc::EPERM) => open(flags),
         other => other,
     }
+}
+
+/// Opens `path` for a test: for reading, and writing too for a write test, with the test's
+/// `flags`, O_CLOEXEC and, where allowed, O_NOATIME.
+fn open_for_test(path: &Path, writes: bool, flags: i32) -> std::io::Result<File> {
+    open_noatime(flags, |f| {
+        OpenOptions::new()
+            .read(true)
+            .write(writes)
+            .custom_flags(f | libc::O_CLOEXEC)
+            .open(path)
+    })
 }
 
 fn invalid(errs: Vec<super::job::Invalid>) -> RunError {
@@ -440,14 +446,7 @@ fn open_dir_file(
     // Reopen with the test's flags (O_DIRECT, O_DSYNC) through the descriptor, never by path:
     // between the create and now the path may have been swapped for a symlink to a disk.
     let fd_path = PathBuf::from(format!("/proc/self/fd/{}", guard.file.as_raw_fd()));
-    let reopened = open_noatime(flags, |f| {
-        OpenOptions::new()
-            .read(true)
-            .write(writes)
-            .custom_flags(f | libc::O_CLOEXEC)
-            .open(&fd_path)
-    })
-    .map_err(|e| {
+    let reopened = open_for_test(&fd_path, writes, flags).map_err(|e| {
         open_err(
             &path,
             std::io::Error::new(
@@ -542,14 +541,7 @@ fn open_named_file(
         is_block: false,
     };
     let plan = job.validate(&facts).map_err(invalid)?;
-    let file = open_noatime(flags, |f| {
-        OpenOptions::new()
-            .read(true)
-            .write(writes)
-            .custom_flags(f | libc::O_CLOEXEC)
-            .open(path)
-    })
-    .map_err(|e| open_err(path, e))?;
+    let file = open_for_test(path, writes, flags).map_err(|e| open_err(path, e))?;
     let (watch, below_count, dev) = watch_for_file(root, path);
     Ok(OpenTarget {
         file,
