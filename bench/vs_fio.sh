@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Benchmark: blkscope's engine against fio (--ioengine=io_uring --fixedbufs --registerfiles),
 # the same job alternately, PAIRS pairs, on a zram device and on a loop device with direct I/O.
-# Prints the median IOPS of each and the ratios blkscope/fio for IOPS and for CPU per I/O
-# (whole-process user+system time over I/Os, measured alike for both: see vs_fio.py).
-# Goal: IOPS ratio >= 1.0, CPU ratio <= 1.0. Needs root, fio and python3. Creates its own zram device (hot_add) and loop device over a file
+# Prints one table: per row the median IOPS of each and the ratios blkscope/theirs for IOPS and
+# for CPU per I/O (whole-process user+system time over I/Os, measured alike: see vs_fio.py).
+# Goals: against fio IOPS ratio >= 1.0 and CPU ratio <= 1.0; against t/io_uring IOPS ratio >= 0.95.
+# Needs root, fio and python3. Creates its own zram device (hot_add) and loop device over a file
 # in a temporary directory, and removes exactly those on exit.
 #
 # With FIO_SRC (a checkout of https://github.com/axboe/fio), fio's peak-IOPS tool t/io_uring is

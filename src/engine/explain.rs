@@ -137,6 +137,12 @@ pub fn fio_command(job: &Job, filename: &str, total: u64) -> String {
     if job.op == Op::Randrw {
         a.push(format!("--rwmixread={}", job.rwmixread));
     }
+    if job.op.is_random() {
+        // blkscope draws a new random order for every run; fio repeats the same offsets run
+        // after run unless told otherwise, and a device or host with a cache then serves the
+        // repeats from it.
+        a.push("--randrepeat=0".into());
+    }
     a.push(format!("--size={}", fio_size(region.max(job.bs))));
     if job.offset > 0 {
         a.push(format!("--offset={}", job.offset));
@@ -305,6 +311,13 @@ pub fn flag_notes(job: &Job) -> Vec<String> {
     if job.runtime.is_some() {
         v.push("--time_based --runtime: run for a time, wrapping around the region".into());
     }
+    if job.op.is_random() {
+        v.push(
+            "--randrepeat=0: a new random order each run, as blkscope draws; fio otherwise \
+             repeats the last run's offsets, which a cache in the drive or the host then serves"
+                .into(),
+        );
+    }
     if job.engine == EngineKind::Uring {
         v.push(
             "--ioengine=io_uring --fixedbufs --registerfiles: io_uring with registered buffers \
@@ -417,7 +430,37 @@ mod tests {
         assert_eq!(
             fio_command(&job, "/dev/sdb", 1 << 30),
             "fio --name=blkscope --filename=/dev/sdb --rw=randread --bs=4k --ioengine=io_uring \
-             --iodepth=32 --fixedbufs --registerfiles --size=1G --direct=1 --runtime=10000ms --time_based"
+             --iodepth=32 --fixedbufs --registerfiles --randrepeat=0 --size=1G --direct=1 \
+             --runtime=10000ms --time_based"
+        );
+    }
+
+    #[test]
+    fn random_jobs_tell_fio_not_to_repeat_its_offsets_and_say_why() {
+        for op in [Op::Randread, Op::Randwrite, Op::Randrw] {
+            let job = Job {
+                op,
+                ..Job::default()
+            };
+            let fio = fio_command(&job, "/dev/sdb", 1 << 30);
+            assert!(fio.contains(" --randrepeat=0 "), "{op:?}: {fio}");
+            let notes = flag_notes(&job);
+            assert!(
+                notes.iter().any(|n| n.starts_with("--randrepeat=0:")),
+                "{op:?}: {notes:?}"
+            );
+        }
+        // Sequential jobs have no random order to repeat.
+        let job = Job {
+            op: Op::Read,
+            ..Job::default()
+        };
+        let fio = fio_command(&job, "/dev/sdb", 1 << 30);
+        assert!(!fio.contains("randrepeat"), "{fio}");
+        assert!(
+            !flag_notes(&job).iter().any(|n| n.contains("randrepeat")),
+            "{:?}",
+            flag_notes(&job)
         );
     }
 
