@@ -66,7 +66,7 @@ def batches(qd):
     return sorted({(s, min(c, qd)) for s, c in grid})
 
 
-def fio(dev, op, bs, qd, runtime, engine="io_uring", sqpoll=False, pin=False):
+def fio(dev, op, bs, qd, runtime, engine="io_uring", sqpoll=False, pin=False, cpus=None):
     args = (PIN if pin else []) + ["fio", "--name=b", f"--rw={op}", f"--bs={bs}", f"--iodepth={qd}",
             f"--ioengine={engine}", "--time_based", f"--runtime={runtime}", "--size=1G",
             "--output-format=json"]
@@ -78,30 +78,44 @@ def fio(dev, op, bs, qd, runtime, engine="io_uring", sqpoll=False, pin=False):
         args += ["--randrepeat=0"]
     if sqpoll:
         args += ["--sqthread_poll=1"]
+    if cpus is not None:
+        args += [f"--cpus_allowed={cpus}"]
     j, cpu = timed(args)
     job = j["jobs"][0]
     ios = job["read"]["total_ios"] + job["write"]["total_ios"]
     return ios / (job["job_runtime"] / 1000), cpu * 1e6 / ios
 
 
-def blkscope(binary, dev, op, bs, qd, runtime, engine="uring", sqpoll=False, pin=False):
+def blkscope(binary, dev, op, bs, qd, runtime, engine="uring", sqpoll=False, pin=False,
+             cpus=None):
     j, cpu = timed((PIN if pin else []) + [binary, "run", dev, "--op", op, "--bs", bs, "--iodepth", str(qd),
                     "--mode", "direct", "--runtime", f"{runtime}s", "--size", "1G",
                     "--engine", engine, "--confirm", os.path.basename(dev), "--no-save",
-                    "--json"] + (["--sqpoll"] if sqpoll else []))
+                    "--json"] + (["--sqpoll"] if sqpoll else [])
+                   + (["--cpus", cpus] if cpus is not None else []))
     r = j["results"][0]
     return r["iops"], cpu * 1e6 / r["ios"]
 
 
 def alternate(pairs, theirs, ours):
     """Runs `theirs` and `ours` (each returning IOPS, CPU us per I/O) alternately, `pairs`
-    times; returns the medians (their IOPS, our IOPS, their CPU/IO, our CPU/IO)."""
+    times; returns the medians (their IOPS, our IOPS, their CPU/IO, our CPU/IO) and the lowest
+    and highest IOPS ratio of a pair (ours/theirs), which show how far one pair can swing."""
     t, o = [], []
     for _ in range(pairs):
         t.append(theirs())
         o.append(ours())
     med = lambda runs, k: statistics.median(r[k] for r in runs)
-    return med(t, 0), med(o, 0), med(t, 1), med(o, 1)
+    ratios = [b[0] / a[0] for a, b in zip(t, o) if a[0] > 0]
+    spread = (min(ratios), max(ratios)) if ratios else (0.0, 0.0)
+    return med(t, 0), med(o, 0), med(t, 1), med(o, 1), spread
+
+
+def best_batch(tio, dev, qd, runtime, tries=3):
+    """t/io_uring's best batch settings for `dev` at `qd`: the highest median IOPS of `tries`
+    runs of each setting (one run each picked whichever setting the noise favoured)."""
+    return max(batches(qd), key=lambda sc: statistics.median(
+        t_io_uring(tio, dev, qd, *sc, runtime)[0] for _ in range(tries)))
 
 
 # The issue's goals: against fio, at least its IOPS at no more CPU per I/O; against t/io_uring,
@@ -109,13 +123,13 @@ def alternate(pairs, theirs, ours):
 GOALS = {"fio": (1.0, 1.0), "t/io_uring": (0.95, None), "sqpoll": (None, None)}
 
 HEADER = (f"{'device':<8} {'workload':<15} {'against':<24} {'their IOPS':>10} {'blk IOPS':>10} "
-          f"{'ratio':>6} {'their us':>9} {'blk us':>9} {'ratio':>6}  goal")
+          f"{'ratio':>6} {'their us':>9} {'blk us':>9} {'ratio':>6}  {'pairs':<9}  goal")
 
 
 def row(dev, name, against, goal, medians):
     """One line of the table: their and blkscope's median IOPS and CPU per I/O, the ratios
     blkscope/theirs, and whether the row meets its goal (ok / BELOW / -)."""
-    ti, bi, tc, bc = medians
+    ti, bi, tc, bc, (lo, hi) = medians
     iops_goal, cpu_goal = GOALS[goal]
     if ti == 0:
         print(f"{dev:<8} {name:<15} {against:<24} printed no IOPS", flush=True)
@@ -125,7 +139,7 @@ def row(dev, name, against, goal, medians):
         ok = bi / ti >= iops_goal and (cpu_goal is None or bc / tc <= cpu_goal)
         met = "ok" if ok else "BELOW"
     print(f"{dev:<8} {name:<15} {against:<24} {ti:10.0f} {bi:10.0f} {bi / ti:6.2f} "
-          f"{tc:9.2f} {bc:9.2f} {bc / tc:6.2f}  {met}", flush=True)
+          f"{tc:9.2f} {bc:9.2f} {bc / tc:6.2f}  {lo:4.2f}-{hi:4.2f}  {met}", flush=True)
 
 
 def main():
@@ -140,10 +154,11 @@ def main():
                 lambda: fio(dev, op, bs, qd, runtime),
                 lambda: blkscope(binary, dev, op, bs, qd, runtime)))
         # fio's peak tool, when bench/vs_fio.sh could build it (FIO_SRC): its best batch
-        # settings for this device and depth (one run of each), then alternating pairs.
+        # settings for this device and depth (the median of three runs of each), then
+        # alternating pairs.
         if tio:
             for qd in (1, 32):
-                best = max(batches(qd), key=lambda sc: t_io_uring(tio, dev, qd, *sc, runtime)[0])
+                best = best_batch(tio, dev, qd, runtime)
                 row(os.path.basename(dev), f"RND4K-Q{qd}-read",
                     f"t/io_uring -s{best[0]} -c{best[1]}", "t/io_uring", alternate(
                         pairs,
@@ -161,16 +176,19 @@ def main():
         pairs,
         lambda: fio(devices[0], "randread", "4k", 32, runtime, sqpoll=True),
         lambda: blkscope(binary, devices[0], "randread", "4k", 32, runtime, sqpoll=True)))
-    # QD1 on zram, every tool on one CPU. zram has no NOWAIT, so io_uring hands every read to
-    # an io-wq worker; whether the scheduler puts that worker on the submitter's CPU or the
-    # other one decides the figure (here ~20K IOPS on two CPUs, ~150K on one), and which a run
-    # gets is luck. On one CPU that lottery is gone and what is left is each tool's own cost.
+    # QD1 on zram, each I/O kept on one CPU. zram has no NOWAIT, so io_uring hands every read
+    # to an io-wq worker; when the scheduler puts that worker and the job on different CPUs,
+    # each I/O waits for an idle vCPU to wake (~20K IOPS here, the unpinned rows above), on
+    # one CPU it does not (~140K). With that gone, what is left is each tool's own cost.
     if zram and shutil.which("taskset"):
         dev = zram[0]
-        row(os.path.basename(dev), "RND4K-Q1-read", "fio, all on CPU 0", "fio", alternate(
+        # Each tool's own option for it: fio --cpus_allowed=0, blkscope --cpus 0 (which binds
+        # the job thread and its io-wq workers; the rest of each process runs anywhere).
+        row(os.path.basename(dev), "RND4K-Q1-read", "fio, both --cpus 0", "fio", alternate(
             pairs,
-            lambda: fio(dev, "randread", "4k", 1, runtime, pin=True),
-            lambda: blkscope(binary, dev, "randread", "4k", 1, runtime, pin=True)))
+            lambda: fio(dev, "randread", "4k", 1, runtime, cpus="0"),
+            lambda: blkscope(binary, dev, "randread", "4k", 1, runtime, cpus="0")))
+        # t/io_uring has no such option: every tool's whole process under taskset -c 0.
         if tio:
             row(os.path.basename(dev), "RND4K-Q1-read", "t/io_uring, all on CPU 0",
                 "t/io_uring", alternate(

@@ -10,8 +10,11 @@
 # With FIO_SRC (a checkout of https://github.com/axboe/fio), fio's peak-IOPS tool t/io_uring is
 # built from it in the temporary directory (nothing of fio's lands in this repository) and
 # compared too, at its best batch settings, on 4K random reads at QD1 and QD32.
-# Then QD1 4K random reads on zram with every tool pinned to CPU 0 (taskset), where the
-# scheduler's placement of io_uring's io-wq worker no longer decides the figure (vs_fio.py).
+# Then QD1 4K random reads on zram kept on CPU 0 (fio --cpus_allowed=0 against blkscope
+# --cpus 0; t/io_uring and blkscope under taskset -c 0), where the scheduler's placement of
+# io_uring's io-wq worker no longer decides the figure (vs_fio.py).
+# The `pairs` column is the lowest and highest IOPS ratio of a single pair: how far one pair
+# swings on this machine, beside the median the goal is judged on.
 #
 #   sudo bash bench/vs_fio.sh                 # RUNTIME=3 PAIRS=3 by default
 #   RUNTIME=5 PAIRS=5 sudo -E bash bench/vs_fio.sh

@@ -155,6 +155,9 @@ pub struct SuiteTest {
     /// Drop the target's cached pages before each run.
     #[serde(default)]
     pub cold: Option<bool>,
+    /// The CPUs to run on (`cpus = "0"`), as `run --cpus`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<crate::engine::cpus::CpuList>,
 }
 
 impl SuiteTest {
@@ -194,6 +197,7 @@ impl SuiteTest {
             verify: false,
             hipri: false,
             max_errors: None,
+            cpus: self.cpus.clone(),
         }
     }
 }

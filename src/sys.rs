@@ -28,6 +28,47 @@ pub fn page_size() -> u64 {
     if v > 0 { v as u64 } else { 4096 }
 }
 
+/// The highest CPU number a `cpu_set_t` can hold, plus one (glibc's CPU_SETSIZE).
+pub const MAX_CPUS: usize = libc::CPU_SETSIZE as usize;
+
+/// A `cpu_set_t` holding `cpus`; numbers at or past [`MAX_CPUS`] are left out (callers check).
+fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
+    // SAFETY: cpu_set_t is a plain array of bits; all zeroes is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus.iter().filter(|&&c| c < MAX_CPUS) {
+        // SAFETY: c is below CPU_SETSIZE, so the bit lies inside `set`.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    set
+}
+
+/// The CPUs the calling thread may run on (sched_getaffinity(2)), in ascending order.
+pub fn allowed_cpus() -> io::Result<Vec<usize>> {
+    // SAFETY: all zeroes is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: the kernel writes at most size_of::<cpu_set_t>() bytes into `set`.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: every c is below CPU_SETSIZE, inside `set`.
+    Ok((0..MAX_CPUS)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect())
+}
+
+/// Binds the calling thread to `cpus` (sched_setaffinity(2) on this thread only).
+pub fn bind_thread(cpus: &[usize]) -> io::Result<()> {
+    let set = cpu_set(cpus);
+    // SAFETY: the kernel reads size_of::<cpu_set_t>() bytes from `set`; pid 0 is this thread.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// A zeroed heap buffer whose address is a multiple of `align` (O_DIRECT needs this).
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
@@ -449,8 +490,18 @@ impl UringQueue {
         buf_len: usize,
         sqpoll: bool,
         iopoll: bool,
+        cpus: Option<&[usize]>,
     ) -> io::Result<Self> {
         let ring = build_ring(depth.next_power_of_two().max(1), sqpoll, iopoll)?;
+        // io-wq workers (where the kernel runs the I/O it cannot issue without blocking) are
+        // bound to the job's CPUs explicitly (IORING_REGISTER_IOWQ_AFF, Linux 5.14). On 6.18
+        // they inherit the bound thread's CPUs anyway (tests/cpus.rs passes without this), but
+        // older kernels set each new worker to its NUMA node's or the cpuset's CPUs, and
+        // `--cpus` would then bind only half of each I/O. A kernel without it refuses; the
+        // thread itself is still bound.
+        if let Some(cpus) = cpus {
+            let _ = ring.submitter().register_iowq_aff(&cpu_set(cpus));
+        }
         let file = file.try_clone()?;
         let bufs = BufferArena::new(depth as usize, buf_len)?;
         let iovecs: Vec<libc::iovec> = (0..bufs.slots())
@@ -665,7 +716,7 @@ mod tests {
         let mut f = tempfile::tempfile().unwrap();
         use std::io::Write;
         f.write_all(&vec![fill; len]).unwrap();
-        match UringQueue::new(&f, depth, buf_len, false, false) {
+        match UringQueue::new(&f, depth, buf_len, false, false, None) {
             Ok(q) => Some((f, q)),
             Err(e) => {
                 eprintln!("SKIPPED: io_uring unavailable here: {e}");
@@ -769,7 +820,7 @@ mod tests {
         };
         assert_eq!(q.buf_mut(3).len(), 512);
         assert!(!q.buffers().huge());
-        let q = UringQueue::new(&f, 8, 1 << 20, false, false).unwrap();
+        let q = UringQueue::new(&f, 8, 1 << 20, false, false, None).unwrap();
         assert!(q.buffers().huge());
     }
 
@@ -793,7 +844,7 @@ mod tests {
         assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
         assert!((0..4).all(|s| q.buf_mut(s).iter().all(|&b| b == 0x5A)));
         // A second queue in the same thread gets its own index.
-        let q2 = UringQueue::new(&f, 1, 4096, false, false).unwrap();
+        let q2 = UringQueue::new(&f, 1, 4096, false, false, None).unwrap();
         assert!(q2.ring_registered());
         assert_ne!(q.ring_index, q2.ring_index);
         // Moved to another thread, the index is not used there (it would name that thread's

@@ -519,3 +519,44 @@ fn the_form_toggles_verify() {
         o => panic!("{o:?}"),
     }
 }
+
+/// The form's cpus field takes a CPU list ("all" clears it), refuses one this process may not
+/// use with the reason, and the run the form starts carries it.
+#[test]
+fn the_form_sets_the_cpus() {
+    let mut a = app("lvm-on-partition");
+    a.on_key(ch('e'));
+    for _ in 0..9 {
+        a.on_key(ch('j'));
+    }
+    assert_eq!(a.field_value(9), "all");
+    let type_in = |a: &mut App, text: &str| {
+        a.on_key(k(KeyCode::Enter));
+        // Clear what the field shows, then type.
+        for _ in 0..8 {
+            a.on_key(k(KeyCode::Backspace));
+        }
+        for c in text.chars() {
+            a.on_key(ch(c));
+        }
+        a.on_key(k(KeyCode::Enter));
+    };
+    type_in(&mut a, "0");
+    assert_eq!(a.field_value(9), "0");
+    let cpus = a.test().job.cpus.clone().expect("cpus set");
+    assert_eq!(cpus.cpus(), &[0]);
+
+    // CPU 1023: not one a test machine lets this process use.
+    type_in(&mut a, "1023");
+    let err = match &a.overlay {
+        Overlay::Form(f) => f.error.clone().unwrap_or_default(),
+        o => panic!("{o:?}"),
+    };
+    println!("refused: {err}");
+    assert!(err.contains("not 1023"), "{err}");
+    a.on_key(k(KeyCode::Esc));
+    assert_eq!(a.field_value(9), "0", "the refused value was not kept");
+
+    type_in(&mut a, "all");
+    assert_eq!(a.test().job.cpus, None);
+}

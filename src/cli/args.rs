@@ -270,6 +270,9 @@ pub enum Command {
         json: bool,
         #[arg(long)]
         no_save: bool,
+        /// Run every point on these CPUs, as `run --cpus`.
+        #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+        cpus: Option<crate::engine::cpus::CpuList>,
     },
     /// Why is this disk slow, or dying? SMART (smartctl), the processes doing I/O on it now,
     /// alignment, the write cache, the scheduler and queue limits, each finding with what it
@@ -402,6 +405,14 @@ pub struct RunArgs {
     /// With --verify: stop reading back after this many I/O errors.
     #[arg(long, default_value_t = 1000)]
     pub max_errors: u64,
+    /// Run the job threads, and the kernel worker threads io_uring hands their I/O to, only on
+    /// these CPUs: 0, 0,2 or 0-3 (fio's --cpus_allowed, taskset -c).
+    #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+    pub cpus: Option<crate::engine::cpus::CpuList>,
+}
+
+fn parse_cpus(s: &str) -> Result<crate::engine::cpus::CpuList, String> {
+    crate::engine::cpus::CpuList::parse(s, crate::sys::MAX_CPUS)
 }
 
 fn parse_op(s: &str) -> Result<Op, String> {
@@ -449,6 +460,7 @@ impl RunArgs {
             verify: self.verify || self.verify_later,
             hipri: self.hipri,
             max_errors: Some(self.max_errors),
+            cpus: self.cpus.clone(),
         }
     }
 }

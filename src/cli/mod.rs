@@ -136,6 +136,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             confirm,
             json,
             no_save,
+            cpus,
         }) => {
             use crate::sweep::{Param, parse_list};
             let (param, list) = match (&qd, &bs) {
@@ -158,6 +159,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
                 runtime: Some(runtime),
                 size: size.map(crate::engine::job::SizeSpec::Text),
                 mode,
+                cpus,
                 ..Default::default()
             };
             let suite = crate::sweep::suite(param, &values, &base);

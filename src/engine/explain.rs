@@ -63,6 +63,9 @@ pub fn blkscope_command(job: &Job, target: &str, total: u64) -> String {
     if job.data == Data::Zero {
         run.push_str(" --data zero");
     }
+    if let Some(c) = &job.cpus {
+        run.push_str(&format!(" --cpus {c}"));
+    }
     run
 }
 
@@ -170,6 +173,9 @@ pub fn fio_command(job: &Job, filename: &str, total: u64) -> String {
     if let Some(r) = job.ramp {
         a.push(format!("--ramp_time={}ms", r.as_millis()));
     }
+    if let Some(c) = &job.cpus {
+        a.push(format!("--cpus_allowed={c}"));
+    }
     a.join(" ")
 }
 
@@ -238,6 +244,11 @@ pub fn dd_command(job: &Job, target: &str, total: u64) -> Result<String, String>
                 s
             }
         }
+    };
+    // taskset keeps dd (one thread, no io_uring workers) on the job's CPUs.
+    let one = |j: u64| match &job.cpus {
+        Some(c) => format!("taskset -c {c} {}", one(j)),
+        None => one(j),
     };
     if jobs == 1 {
         Ok(one(0))
@@ -324,6 +335,13 @@ pub fn flag_notes(job: &Job) -> Vec<String> {
              and file, as blkscope runs it"
                 .into(),
         );
+    }
+    if let Some(c) = &job.cpus {
+        v.push(format!(
+            "--cpus_allowed={c} / taskset -c {c}: the job runs only on CPU(s) {c}; blkscope keeps \
+             the kernel threads io_uring hands I/O to (io-wq) there too, so that at a low queue \
+             depth an I/O does not wait for another CPU to wake"
+        ));
     }
     v
 }
@@ -480,5 +498,38 @@ mod tests {
         let line = dd_line_for_run(&job, "/dev/loop1", 128 << 20, Some(40 << 20));
         assert!(line.contains("count=40 "), "{line}");
         assert!(line.contains("as much as this run moved"), "{line}");
+    }
+
+    #[test]
+    fn cpus_reach_every_command_line_and_get_a_note() {
+        let job = Job {
+            op: Op::Read,
+            bs: 4096,
+            cpus: Some(crate::engine::cpus::CpuList::parse("0,2-3", 1024).unwrap()),
+            ..Job::default()
+        };
+        let c = commands(&job, "/dev/zram1", 1 << 30);
+        println!("{c:?}");
+        assert!(c.blkscope.ends_with(" --cpus 0,2-3"), "{}", c.blkscope);
+        assert!(c.fio.contains(" --cpus_allowed=0,2-3"), "{}", c.fio);
+        let dd = c.dd.unwrap();
+        assert!(dd.starts_with("taskset -c 0,2-3 dd if=/dev/zram1 "), "{dd}");
+        let notes = flag_notes(&job);
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("--cpus_allowed=0,2-3 / taskset -c 0,2-3:")),
+            "{notes:?}"
+        );
+        // Two jobs: each dd is started under taskset.
+        let two = Job { jobs: 2, ..job };
+        let dd = dd_command(&two, "/dev/zram1", 1 << 30).unwrap();
+        assert_eq!(dd.matches("taskset -c 0,2-3 dd ").count(), 2, "{dd}");
+        // Without --cpus, none of it.
+        let c = commands(&Job::default(), "/dev/zram1", 1 << 30);
+        assert!(
+            !c.fio.contains("cpus") && !c.blkscope.contains("cpus"),
+            "{c:?}"
+        );
     }
 }

@@ -11,7 +11,8 @@ use crate::units::fmt_size;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
-    /// `read_modify_write`, `flushes`, `util_saturation`, `stats_off`, `page_cache`.
+    /// `read_modify_write`, `flushes`, `util_saturation`, `stats_off`, `page_cache`,
+    /// `busy_processes`, `io_worker_wakeups`.
     pub kind: &'static str,
     /// The device the figures come from.
     pub device: String,
@@ -256,6 +257,59 @@ pub fn analyze(job: &Job, moved: Moved, act: &Activity, page_size: u64) -> Vec<F
     out
 }
 
+/// How a test's I/O was issued, for [`io_worker_wakeups`].
+#[derive(Debug, Clone, Copy)]
+pub struct Issue {
+    /// The engine was io_uring.
+    pub uring: bool,
+    /// io-wq worker threads seen at the end of the job's I/O.
+    pub io_workers: usize,
+    /// CPUs the process may run on.
+    pub cpus_available: usize,
+}
+
+/// A finding when io_uring handed a low-queue-depth test's I/O to its kernel worker threads
+/// (io-wq) and the job was not kept to one CPU with them: each I/O then waits for a worker to
+/// be woken and for the job to be woken back, and when the scheduler puts the two on different
+/// CPUs that wake-up (tens of microseconds for an idle CPU in a VM) can be most of what was
+/// measured. On a filled zram, 4K reads at QD1 in a 2-CPU VM: ~20K IOPS unpinned, ~140K with
+/// --cpus 0, and fio alike with --cpus_allowed=0 (README, "QD1 on zram, and `--cpus`").
+pub fn io_worker_wakeups(job: &Job, issue: Issue, device: &str) -> Option<Finding> {
+    if !issue.uring
+        || issue.io_workers == 0
+        || job.cpus.is_some()
+        || job.sqpoll
+        || job.iodepth > 2
+        || issue.cpus_available < 2
+    {
+        return None;
+    }
+    let on = if device.is_empty() {
+        "the target".to_string()
+    } else {
+        device.to_string()
+    };
+    Some(Finding {
+        kind: "io_worker_wakeups",
+        device: device.to_string(),
+        message: format!(
+            "io_uring could not issue the I/O on {on} without blocking (a driver without NOWAIT \
+             support, such as zram, or a mode that waits), so it handed the I/O to kernel worker \
+             threads (io-wq). At queue depth {qd} each I/O then waits for a worker to \
+             wake and for the job to be woken back; when they run on different CPUs, waking an \
+             idle CPU (slow in a VM) can be most of the latency measured. Run again with \
+             --cpus N to keep the job and its workers on one CPU (fio: --cpus_allowed=N) and \
+             compare.",
+            qd = job.iodepth
+        ),
+        numbers: BTreeMap::from([
+            ("io_workers", issue.io_workers as f64),
+            ("iodepth", job.iodepth as f64),
+            ("cpus_available", issue.cpus_available as f64),
+        ]),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,5 +480,55 @@ mod tests {
         let f = analyze(&job(Op::Write, 1 << 20, Mode::Buffered), moved, &a, 4096);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].kind, "stats_off");
+    }
+
+    #[test]
+    fn io_worker_wakeups_only_at_low_depth_unpinned_with_workers_seen() {
+        let mut j = job(Op::Randread, 4096, Mode::Direct);
+        let seen = Issue {
+            uring: true,
+            io_workers: 1,
+            cpus_available: 2,
+        };
+        let f = io_worker_wakeups(&j, seen, "zram1").expect("a QD1 io_uring run through io-wq");
+        println!("{}", f.message);
+        assert_eq!(f.kind, "io_worker_wakeups");
+        assert!(f.message.contains("zram1") && f.message.contains("--cpus N"));
+        assert!(f.message.contains("--cpus_allowed=N"));
+        assert_eq!(f.numbers["io_workers"], 1.0);
+
+        let none = |j: &Job, i: Issue, why: &str| {
+            let got = io_worker_wakeups(j, i, "zram1");
+            assert!(got.is_none(), "{why}: got {got:?}");
+        };
+        none(
+            &j,
+            Issue {
+                io_workers: 0,
+                ..seen
+            },
+            "no worker thread was seen",
+        );
+        none(
+            &j,
+            Issue {
+                uring: false,
+                ..seen
+            },
+            "pread/pwrite has no io-wq",
+        );
+        none(
+            &j,
+            Issue {
+                cpus_available: 1,
+                ..seen
+            },
+            "one CPU: nothing to keep apart",
+        );
+        j.iodepth = 32;
+        none(&j, seen, "at QD32 the wake-ups overlap with other I/O");
+        j.iodepth = 1;
+        j.cpus = Some(crate::engine::cpus::CpuList::parse("0", 1024).unwrap());
+        none(&j, seen, "already kept to CPU 0");
     }
 }

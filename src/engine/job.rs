@@ -149,6 +149,10 @@ pub struct Job {
     /// With `verify`: stop reading back after this many I/O errors (default 1000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_errors: Option<u64>,
+    /// The CPUs the job threads and their io_uring worker threads may run on (`--cpus`,
+    /// fio's `cpus_allowed`); all of this process's CPUs when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<super::cpus::CpuList>,
 }
 
 impl Default for Job {
@@ -172,6 +176,7 @@ impl Default for Job {
             verify: false,
             hipri: false,
             max_errors: None,
+            cpus: None,
         }
     }
 }
@@ -445,6 +450,19 @@ impl Job {
         }
         if self.hipri && self.sqpoll {
             bad("--hipri and --sqpoll together are not supported: choose one".into());
+        }
+        if let Some(cpus) = &self.cpus
+            && let Ok(allowed) = crate::sys::allowed_cpus()
+        {
+            let outside = cpus.outside(&allowed);
+            if !outside.is_empty() {
+                let allowed = super::cpus::describe(&allowed);
+                bad(format!(
+                    "--cpus {cpus}: this process may run only on CPUs {allowed}, not {}: use \
+                     --cpus with CPUs from {allowed}",
+                    super::cpus::describe(&outside)
+                ));
+            }
         }
         if self.mode == Mode::Nocache && self.op.writes() {
             bad(

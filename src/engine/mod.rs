@@ -5,6 +5,7 @@
 //! Threads: one named OS thread per job (`blkscope-job-N`), each with its own ring; the calling
 //! thread samples their interval figures and calls back.
 
+pub mod cpus;
 pub mod explain;
 pub mod findings;
 pub mod job;
@@ -208,6 +209,7 @@ pub fn run(
             hipri: job.hipri,
             engine,
             seed: run_seed.wrapping_add(j as u64 * 0x9E37_79B9_7F4A_7C15),
+            cpus: job.cpus.as_ref().map(|c| c.cpus().to_vec()),
         };
         let cancel = cancel.clone();
         let h = std::thread::Builder::new()
@@ -351,6 +353,7 @@ pub fn run(
         });
     }
     let engine_used = outcomes.first().map(|o| o.engine_used).unwrap_or(engine);
+    let io_workers = outcomes.iter().map(|o| o.io_workers).max().unwrap_or(0);
     let seconds = match (from, to) {
         (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
         _ => 0.0,
@@ -455,6 +458,18 @@ pub fn run(
         explain(root, job, &target, a, b, &mut result);
     }
     other_io(root, &procs0, &procs1, &mut result);
+    let issue = findings::Issue {
+        uring: engine_used == EngineKind::Uring,
+        io_workers,
+        cpus_available: crate::sys::allowed_cpus().map_or(1, |c| c.len()),
+    };
+    let device = target.info.device.clone().unwrap_or_default();
+    if let Some(f) = findings::io_worker_wakeups(job, issue, &device) {
+        result
+            .warnings
+            .push(Warning::new(f.kind, f.message.clone()));
+        result.findings.push(f);
+    }
     let info = target.info.clone();
     drop(target);
     Ok((info, result))

@@ -57,6 +57,8 @@ pub(crate) struct WorkerSpec {
     pub hipri: bool,
     pub engine: EngineKind,
     pub seed: u64,
+    /// Bind this job's thread and its io-wq workers to these CPUs.
+    pub cpus: Option<Vec<usize>>,
 }
 
 pub(crate) struct WorkerOutcome {
@@ -72,6 +74,24 @@ pub(crate) struct WorkerOutcome {
     pub engine_used: EngineKind,
     /// Writes completed, the ramp included: what `verify` reads back.
     pub writes_done: u64,
+    /// io_uring worker threads (io-wq) of this process when the job's I/O ended: the kernel
+    /// ran the job's I/O in them because it could not issue it without blocking.
+    pub io_workers: usize,
+}
+
+/// Threads of this process named `iou-wrk-*`: the io-wq workers io_uring hands I/O to when it
+/// cannot issue it without blocking (a driver without NOWAIT support, such as zram). They
+/// stay for a few seconds after their last I/O, so counted before the ring goes they tell
+/// whether the job's I/O went through them.
+pub fn io_worker_threads() -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    dir.flatten()
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("iou-wrk-"))
+        })
+        .count()
 }
 
 /// A permutation of the blocks of a region: random order, every block once per pass, as fio's
@@ -310,10 +330,22 @@ pub(crate) fn run_worker(
             engine_note: None,
             engine_used: spec.engine,
             writes_done: 0,
+            io_workers: 0,
         },
         ramp_end: spec.ramp_end,
     };
 
+    if let Some(cpus) = &spec.cpus
+        && let Err(e) = crate::sys::bind_thread(cpus)
+    {
+        rec.out.error = Some(IoFailure {
+            message: format!("cannot run on CPUs {}: {e}", super::cpus::describe(cpus)),
+            errno: e.raw_os_error(),
+            offset: None,
+            op: "setup",
+        });
+        return rec.out;
+    }
     let mut engine = spec.engine;
     let mut queue = None;
     if engine == EngineKind::Uring {
@@ -323,6 +355,7 @@ pub(crate) fn run_worker(
             spec.bs as usize,
             spec.sqpoll,
             spec.hipri,
+            spec.cpus.as_deref(),
         ) {
             Ok(q) => queue = Some(q),
             Err(e) => {
@@ -456,6 +489,7 @@ pub(crate) fn run_worker(
                     rec.record(dirs[s], spec.bs, now - started[s], now);
                 }
             }
+            rec.out.io_workers = io_worker_threads();
         }
         None => {
             let mut buf = AlignedBuf::new(spec.bs as usize, 4096);

@@ -572,3 +572,55 @@ impl Drop for Chroot {
         }
     }
 }
+
+/// A zram device of the test's own (`/sys/class/zram-control/hot_add`), reset and removed
+/// (`hot_remove`) on drop; zram0 and any other zram device are left alone.
+pub struct Zram {
+    pub name: String,
+    pub path: PathBuf,
+}
+
+impl Zram {
+    /// A new zram device of `size` bytes, or None (with the reason printed, or a panic when the
+    /// privileged tests are required) where the kernel has no zram-control.
+    pub fn new(size: u64) -> Option<Self> {
+        let ctl = Path::new("/sys/class/zram-control/hot_add");
+        if !ctl.exists() {
+            let msg = "needs zram (/sys/class/zram-control: CONFIG_ZRAM, or modprobe zram)";
+            if required() {
+                panic!("BLKSCOPE_REQUIRE_PRIVILEGED_TESTS=1 but this test {msg}");
+            }
+            eprintln!("SKIPPED: this test {msg}");
+            return None;
+        }
+        let id = std::fs::read_to_string(ctl).expect("zram hot_add");
+        let name = format!("zram{}", id.trim());
+        let z = Self {
+            path: PathBuf::from(format!("/dev/{name}")),
+            name,
+        };
+        std::fs::write(format!("/sys/block/{}/disksize", z.name), size.to_string())
+            .expect("zram disksize");
+        wait_until(10, "the zram device node", || z.path.exists());
+        Some(z)
+    }
+
+    pub fn dev(&self) -> &str {
+        self.path.to_str().expect("utf-8 path")
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let id = self.name.trim_start_matches("zram").to_string();
+        // The device may still be closing (a probe by udev): retry for a few seconds.
+        for _ in 0..50 {
+            let reset = std::fs::write(format!("/sys/block/{}/reset", self.name), "1");
+            if reset.is_ok() && std::fs::write("/sys/class/zram-control/hot_remove", &id).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        eprintln!("could not remove {}", self.name);
+    }
+}

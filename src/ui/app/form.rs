@@ -105,6 +105,10 @@ impl App {
                 "no"
             }
             .into(),
+            "cpus" => match &j.cpus {
+                None => "all".into(),
+                Some(c) => c.to_string(),
+            },
             _ => String::new(),
         }
     }
@@ -139,6 +143,16 @@ impl App {
                 j.jobs = t
                     .parse()
                     .map_err(|_| format!("'{t}' is not a number: use 1 to 256"))?
+            }
+            "cpus" => {
+                j.cpus = if t.is_empty() || t == "all" {
+                    None
+                } else {
+                    Some(crate::engine::cpus::CpuList::parse(
+                        t,
+                        crate::sys::MAX_CPUS,
+                    )?)
+                }
             }
             _ => return Ok(()),
         }

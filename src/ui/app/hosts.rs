@@ -342,6 +342,9 @@ pub fn run_args(job: &Job, target: &str, confirm: Option<&str>) -> Vec<String> {
     if let Some(m) = job.max_errors {
         kv("max-errors", m.to_string());
     }
+    if let Some(c) = &job.cpus {
+        kv("cpus", c.to_string());
+    }
     if let Some(c) = confirm {
         kv("confirm", c.into());
     }
@@ -406,6 +409,7 @@ mod tests {
                 verify: false,
                 hipri: true,
                 max_errors: Some(7),
+                cpus: Some(crate::engine::cpus::CpuList::parse("0,2-3", 1024).unwrap()),
             },
             Job {
                 op: Op::Write,

@@ -128,8 +128,8 @@ pub enum Screen {
 }
 
 /// The fields of the test form.
-pub const FORM_FIELDS: [&str; 9] = [
-    "bs", "size", "runtime", "iodepth", "jobs", "mode", "data", "engine", "verify",
+pub const FORM_FIELDS: [&str; 10] = [
+    "bs", "size", "runtime", "iodepth", "jobs", "mode", "data", "engine", "verify", "cpus",
 ];
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,196 @@
+//! `--cpus`: a job and the io_uring worker threads (io-wq) its I/O goes through run only on the
+//! CPUs given, and a QD1 run whose I/O went through io-wq on several CPUs says why its latency
+//! may be wake-ups. On zram, a driver without NOWAIT support, where io_uring hands every I/O
+//! to io-wq.
+
+mod common;
+
+use std::process::Stdio;
+
+use common::*;
+
+/// The CPUs this process may use, from /proc/self/status (Cpus_allowed_list: "0-3,6").
+fn allowed_cpus() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let mut v = Vec::new();
+    for part in list.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => v.extend(a.parse::<usize>().unwrap()..=b.parse().unwrap()),
+            None => v.push(part.parse().unwrap()),
+        }
+    }
+    v
+}
+
+/// (thread name, Cpus_allowed_list) of each thread of `pid` now.
+fn threads(pid: u32) -> Vec<(String, String)> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|t| {
+            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
+            let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+            let cpus = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?
+                .trim()
+                .to_string();
+            Some((comm.trim().to_string(), cpus))
+        })
+        .collect()
+}
+
+/// Runs a QD1 4K random read of `secs` on `z` with `extra` arguments, watching the process's
+/// threads while it runs; returns the result and every (thread, CPUs) seen.
+fn run_watched(z: &Zram, secs: u32, extra: &[&str]) -> (serde_json::Value, Vec<(String, String)>) {
+    let runtime = format!("{secs}s");
+    let mut args = vec![
+        "run",
+        z.dev(),
+        "--op",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "1",
+        "--runtime",
+        &runtime,
+        "--confirm",
+        &z.name,
+        "--no-save",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let child = bin()
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut seen: Vec<(String, String)> = Vec::new();
+    // Watch until the run ends: its threads, and any io-wq worker (iou-wrk-*) it started.
+    while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
+        for t in threads(pid) {
+            if !seen.contains(&t) {
+                seen.push(t);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let (doc, code) = json_of(&out, &args);
+    assert_eq!(code, 0, "{args:?} exited {code}: {doc}");
+    (doc["results"][0].clone(), seen)
+}
+
+fn finding_kinds(r: &serde_json::Value) -> Vec<String> {
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn cpus_keep_the_job_and_its_io_workers_there_and_unpinned_qd1_is_explained() {
+    if !require(true, &[]) {
+        return;
+    }
+    let Some(z) = Zram::new(64 << 20) else {
+        return;
+    };
+    let allowed = allowed_cpus();
+    let cpu = *allowed.last().unwrap();
+    println!("allowed CPUs {allowed:?}; pinning to {cpu}");
+
+    // Unpinned: the job's I/O goes through io-wq; on two or more CPUs the result says why the
+    // latency may be wake-ups, and names --cpus.
+    let (r, seen) = run_watched(&z, 1, &[]);
+    let kinds = finding_kinds(&r);
+    let workers = seen
+        .iter()
+        .filter(|(n, _)| n.starts_with("iou-wrk-"))
+        .count();
+    println!(
+        "unpinned: threads {seen:?}; findings {kinds:?}; {} IOPS",
+        r["iops"]
+    );
+    assert!(
+        workers > 0,
+        "no io-wq worker seen for QD1 reads on zram (a kernel whose zram issues without blocking?): {seen:?}"
+    );
+    let expected = allowed.len() >= 2;
+    assert_eq!(
+        kinds.iter().any(|k| k == "io_worker_wakeups"),
+        expected,
+        "io_worker_wakeups with io-wq workers seen and {} CPUs: {kinds:?}",
+        allowed.len()
+    );
+    if expected {
+        let w = r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["kind"] == "io_worker_wakeups")
+            .expect("the finding is a warning too");
+        let msg = w["message"].as_str().unwrap();
+        assert!(msg.contains("--cpus N") && msg.contains(&z.name), "{msg}");
+    }
+
+    // Pinned: the job thread and every io-wq worker run only on that CPU; no finding.
+    let list = cpu.to_string();
+    let (r, seen) = run_watched(&z, 2, &["--cpus", &list]);
+    let kinds = finding_kinds(&r);
+    println!(
+        "--cpus {list}: threads {seen:?}; findings {kinds:?}; {} IOPS",
+        r["iops"]
+    );
+    let job: Vec<_> = seen.iter().filter(|(n, _)| n == "blkscope-job-0").collect();
+    let wrk: Vec<_> = seen
+        .iter()
+        .filter(|(n, _)| n.starts_with("iou-wrk-"))
+        .collect();
+    assert!(
+        !job.is_empty() && !wrk.is_empty(),
+        "job thread and worker seen: {seen:?}"
+    );
+    for (n, c) in job.iter().chain(wrk.iter()) {
+        assert_eq!(c, &list, "{n} may run on CPUs {c}, not only {list}");
+    }
+    assert!(!kinds.iter().any(|k| k == "io_worker_wakeups"), "{kinds:?}");
+    assert!(r["ios"].as_u64().unwrap() > 0, "{r}");
+}
+
+#[test]
+fn cpus_this_process_may_not_use_are_refused_in_one_line() {
+    // Needs no device: a regular file serves as the target, and the CPUs are checked with the
+    // rest of the job, before any I/O.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f");
+    std::fs::write(&f, vec![1u8; 1 << 20]).unwrap();
+    let allowed = allowed_cpus();
+    let past = allowed.last().unwrap() + 1;
+    let list = format!("0,{past}");
+    let out = blkscope(&["run", f.to_str().unwrap(), "--op", "read", "--cpus", &list]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    println!("exit {:?}: {err}", out.status.code());
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("not {past}")), "{err}");
+    assert!(err.contains("use --cpus with CPUs from"), "{err}");
+
+    let out = blkscope(&["run", f.to_str().unwrap(), "--op", "read", "--cpus", "1-0"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    println!("exit {:?}: {err}", out.status.code());
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("write the lower CPU first (0-1)"), "{err}");
+}
