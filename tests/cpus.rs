@@ -194,3 +194,96 @@ fn cpus_this_process_may_not_use_are_refused_in_one_line() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("write the lower CPU first (0-1)"), "{err}");
 }
+
+#[test]
+fn suites_and_sweeps_take_cpus_too() {
+    let allowed = allowed_cpus();
+    let cpu = allowed.last().unwrap().to_string();
+    let past = (allowed.last().unwrap() + 1).to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+
+    // Every test of a suite runs on the CPUs given, and its job says so.
+    let args = [
+        "suite",
+        "hdparm-t",
+        d,
+        "--repeat",
+        "1",
+        "--cpus",
+        &cpu,
+        "--no-save",
+        "--json",
+    ];
+    let (doc, code) = blkscope_json(&args);
+    let jobs: Vec<&serde_json::Value> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["job"]["cpus"])
+        .collect();
+    println!("suite --cpus {cpu}: exit {code}, jobs' cpus {jobs:?}");
+    assert_eq!(code, 0, "{doc}");
+    assert!(
+        !jobs.is_empty() && jobs.iter().all(|c| *c == &cpu),
+        "{jobs:?}"
+    );
+
+    // And a sweep's points.
+    let args = [
+        "sweep",
+        d,
+        "--qd",
+        "1,2",
+        "--runtime",
+        "200ms",
+        "--size",
+        "8M",
+        "--cpus",
+        &cpu,
+        "--no-save",
+        "--json",
+    ];
+    let (doc, code) = blkscope_json(&args);
+    let jobs: Vec<&serde_json::Value> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["job"]["cpus"])
+        .collect();
+    println!("sweep --cpus {cpu}: exit {code}, jobs' cpus {jobs:?}");
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(jobs.len(), 2, "{doc}");
+    assert!(jobs.iter().all(|c| *c == &cpu), "{jobs:?}");
+
+    // A CPU this process may not use: one line, exit 2, no scratch file left.
+    let out = blkscope(&["suite", "hdparm-t", d, "--cpus", &past, "--no-save"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let left: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    println!(
+        "suite --cpus {past}: exit {:?}: {err}; left {left:?}",
+        out.status.code()
+    );
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim().lines().count(),
+        1,
+        "before any test starts: {err}"
+    );
+    assert!(err.contains(&format!("not {past}")), "{err}");
+    assert!(left.is_empty(), "{left:?}");
+
+    // The scheduler and write-cache suites run fixed jobs of their own: refused, not ignored.
+    let out = blkscope(&["suite", "scheduler", "/dev/null", "--cpus", &cpu]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    println!(
+        "suite scheduler --cpus: exit {:?}: {err}",
+        out.status.code()
+    );
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("run it without --cpus"), "{err}");
+}

@@ -172,6 +172,9 @@ pub enum Command {
         /// Allow `suite write-cache` to turn the device's write cache off (and back).
         #[arg(long)]
         allow_cache_toggle: bool,
+        /// Run every test on these CPUs, as `run --cpus` (over what the suite file says).
+        #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+        cpus: Option<crate::engine::cpus::CpuList>,
     },
     /// Explain a suite or a test: the dd and fio lines, what each flag does, the trap it avoids,
     /// and what the article found. NAME: a suite, SUITE/TEST, or a built-in test (seq-write, ...).

@@ -61,6 +61,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             no_save,
             verify,
             allow_cache_toggle,
+            cpus,
         }) => {
             let spec = crate::engine::TargetSpec {
                 path: target,
@@ -74,6 +75,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
                 no_save,
                 verify,
                 allow_cache_toggle,
+                cpus,
             };
             commands::suite::run(&root, &name, &spec, &opts, &mut out)
         }
@@ -175,6 +177,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
                 no_save,
                 verify: false,
                 allow_cache_toggle: false,
+                cpus: None,
             };
             commands::suite::run_suite(&root, &suite, &spec, &opts, &mut out)
         }

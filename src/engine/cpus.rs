@@ -95,6 +95,23 @@ impl<'de> Deserialize<'de> for CpuList {
     }
 }
 
+/// Err with one line naming the CPUs of `list` this process may not run on, and those it may.
+pub fn check_allowed(list: &CpuList) -> Result<(), String> {
+    let Ok(allowed) = crate::sys::allowed_cpus() else {
+        return Ok(());
+    };
+    let outside = list.outside(&allowed);
+    if outside.is_empty() {
+        return Ok(());
+    }
+    let allowed = describe(&allowed);
+    Err(format!(
+        "--cpus {list}: this process may run only on CPUs {allowed}, not {}: use --cpus with \
+         CPUs from {allowed}",
+        describe(&outside)
+    ))
+}
+
 /// A CPU list as `allowed_cpus` gives it, for messages.
 pub fn describe(cpus: &[usize]) -> String {
     CpuList(cpus.to_vec()).to_string()

@@ -452,17 +452,9 @@ impl Job {
             bad("--hipri and --sqpoll together are not supported: choose one".into());
         }
         if let Some(cpus) = &self.cpus
-            && let Ok(allowed) = crate::sys::allowed_cpus()
+            && let Err(e) = super::cpus::check_allowed(cpus)
         {
-            let outside = cpus.outside(&allowed);
-            if !outside.is_empty() {
-                let allowed = super::cpus::describe(&allowed);
-                bad(format!(
-                    "--cpus {cpus}: this process may run only on CPUs {allowed}, not {}: use \
-                     --cpus with CPUs from {allowed}",
-                    super::cpus::describe(&outside)
-                ));
-            }
+            bad(e);
         }
         if self.mode == Mode::Nocache && self.op.writes() {
             bad(

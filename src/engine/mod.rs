@@ -462,6 +462,7 @@ pub fn run(
         uring: engine_used == EngineKind::Uring,
         io_workers,
         cpus_available: crate::sys::allowed_cpus().map_or(1, |c| c.len()),
+        mean_latency_ns: result.latency_ns.mean,
     };
     let device = target.info.device.clone().unwrap_or_default();
     if let Some(f) = findings::io_worker_wakeups(job, issue, &device) {

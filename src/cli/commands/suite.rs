@@ -154,6 +154,8 @@ pub struct SuiteOpts {
     pub no_save: bool,
     pub verify: bool,
     pub allow_cache_toggle: bool,
+    /// `--cpus`: every test of the suite runs on these CPUs (over what the suite says).
+    pub cpus: Option<crate::engine::cpus::CpuList>,
 }
 
 pub fn run(
@@ -164,13 +166,26 @@ pub fn run(
     out: &mut impl Write,
 ) -> Result<i32, crate::Error> {
     if let Some((special, _)) = session::SETTING_SUITES.iter().find(|(n, _)| *n == name) {
+        if opts.cpus.is_some() {
+            return Err(crate::Error::Usage(format!(
+                "--cpus is for suites of tests; the {special} suite runs its own fixed jobs: run \
+                 it without --cpus"
+            )));
+        }
         return setting_suite(root, special, spec, opts, out);
     }
-    let suite = crate::suite::find(name)
+    let mut suite = crate::suite::find(name)
         .map_err(|e| crate::Error::Usage(e.to_string()))?
         .ok_or_else(|| {
             crate::Error::Usage(format!("no suite '{name}'; `blkscope suites` lists them"))
         })?;
+    if let Some(c) = &opts.cpus {
+        // Checked before the first test starts, not when each one does.
+        crate::engine::cpus::check_allowed(c).map_err(crate::Error::Usage)?;
+        for t in &mut suite.tests {
+            t.cpus = Some(c.clone());
+        }
+    }
     run_suite(root, &suite, spec, opts, out)
 }
 
