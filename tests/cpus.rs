@@ -91,12 +91,13 @@ fn run_watched(z: &Zram, secs: u32, extra: &[&str]) -> (serde_json::Value, Vec<(
     (doc["results"][0].clone(), seen)
 }
 
-fn finding_kinds(r: &serde_json::Value) -> Vec<String> {
-    r["findings"]
+/// The `cpus` of each test's job in a suite's or sweep's JSON.
+fn jobs_cpus(doc: &serde_json::Value) -> Vec<&serde_json::Value> {
+    doc["tests"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .map(|t| &t["job"]["cpus"])
         .collect()
 }
 
@@ -216,12 +217,7 @@ fn suites_and_sweeps_take_cpus_too() {
         "--json",
     ];
     let (doc, code) = blkscope_json(&args);
-    let jobs: Vec<&serde_json::Value> = doc["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| &t["job"]["cpus"])
-        .collect();
+    let jobs = jobs_cpus(&doc);
     println!("suite --cpus {cpu}: exit {code}, jobs' cpus {jobs:?}");
     assert_eq!(code, 0, "{doc}");
     assert!(
@@ -245,12 +241,7 @@ fn suites_and_sweeps_take_cpus_too() {
         "--json",
     ];
     let (doc, code) = blkscope_json(&args);
-    let jobs: Vec<&serde_json::Value> = doc["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| &t["job"]["cpus"])
-        .collect();
+    let jobs = jobs_cpus(&doc);
     println!("sweep --cpus {cpu}: exit {code}, jobs' cpus {jobs:?}");
     assert_eq!(code, 0, "{doc}");
     assert_eq!(jobs.len(), 2, "{doc}");

@@ -348,12 +348,7 @@ fn suite_json(name: &str, target: &str, extra: &[&str]) -> serde_json::Value {
 }
 
 fn kinds(test: &serde_json::Value) -> Vec<String> {
-    test["result"]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["kind"].as_str().unwrap().to_string())
-        .collect()
+    finding_kinds(&test["result"])
 }
 
 #[test]

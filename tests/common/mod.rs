@@ -624,3 +624,13 @@ impl Drop for Zram {
         eprintln!("could not remove {}", self.name);
     }
 }
+
+/// The `kind` of each finding of a result object.
+pub fn finding_kinds(result: &serde_json::Value) -> Vec<String> {
+    result["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
