@@ -117,6 +117,11 @@ fn cpus_keep_the_job_and_its_io_workers_there_and_unpinned_qd1_is_explained() {
     // latency may be wake-ups, and names --cpus.
     let (r, seen) = run_watched(&z, 1, &[]);
     let kinds = finding_kinds(&r);
+    assert!(
+        r.get("cpus").is_none(),
+        "unpinned: no cpus in the result: {}",
+        r["cpus"]
+    );
     let workers = seen
         .iter()
         .filter(|(n, _)| n.starts_with("iou-wrk-"))
@@ -169,6 +174,7 @@ fn cpus_keep_the_job_and_its_io_workers_there_and_unpinned_qd1_is_explained() {
     }
     assert!(!kinds.iter().any(|k| k == "io_worker_wakeups"), "{kinds:?}");
     assert!(r["ios"].as_u64().unwrap() > 0, "{r}");
+    assert_eq!(r["cpus"], list.as_str(), "the result says where it ran");
 }
 
 #[test]
@@ -223,6 +229,17 @@ fn suites_and_sweeps_take_cpus_too() {
     assert!(
         !jobs.is_empty() && jobs.iter().all(|c| *c == &cpu),
         "{jobs:?}"
+    );
+
+    // A run's summary names them.
+    let out = blkscope(&["run", d, "--size", "8M", "--cpus", &cpu, "--no-save"]);
+    let text = stdout_of(&out);
+    println!("run --cpus {cpu}:\n{text}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let first = text.lines().next().unwrap_or("");
+    assert!(
+        first.ends_with(&format!(" via uring on CPUs {cpu}")),
+        "{first}"
     );
 
     // And a sweep's points.

@@ -377,6 +377,7 @@ pub fn run(
         },
         engine: engine_used.as_str(),
         engine_note,
+        cpus: job.cpus.as_ref().map(|c| c.to_string()),
         bytes,
         ios,
         read_bytes,

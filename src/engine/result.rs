@@ -161,6 +161,10 @@ pub struct RunResult {
     pub engine: &'static str,
     /// Why io_uring was not used, when the job asked for it.
     pub engine_note: Option<String>,
+    /// The CPUs the job threads (and their io-wq workers) were bound to (`--cpus`), as a list
+    /// such as `0-3,6`; absent when they could run anywhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<String>,
     /// Bytes moved after the ramp.
     pub bytes: u64,
     pub ios: u64,
@@ -378,6 +382,7 @@ mod tests {
             data: "random",
             engine: "uring",
             engine_note: None,
+            cpus: None,
             bytes: 1 << 30,
             ios: 1024,
             read_bytes: 0,

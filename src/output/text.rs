@@ -47,9 +47,14 @@ pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String
     } else {
         String::new()
     };
+    let cpus = r
+        .cpus
+        .as_deref()
+        .map(|c| format!(" on CPUs {c}"))
+        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "{} {} QD{} x{} {} {} data on {} via {}{which}",
+        "{} {} QD{} x{} {} {} data on {} via {}{cpus}{which}",
         r.op,
         fmt_size(r.bs),
         r.iodepth,
