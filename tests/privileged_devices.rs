@@ -220,6 +220,31 @@ fn list_agrees_with_lsblk() {
     let _m = Mount::new(&p1);
     let _s = Swap::new(&p2);
 
+    // lsblk reads /proc/self/mountinfo in pieces, and a mount or unmount by a test running
+    // beside this one can make it miss a line (seen once: MOUNTPOINTS [] for a partition this
+    // test had mounted, that blkscope listed). So the two are read again, up to three times,
+    // when they disagree; the last disagreement is the failure.
+    let mut last = String::new();
+    for attempt in 1..=3 {
+        match compare_with_lsblk() {
+            Ok(compared) => {
+                println!("attempt {attempt}: {compared} devices agree with lsblk");
+                assert!(compared >= 5, "compared {compared}");
+                return;
+            }
+            Err(e) => {
+                println!("attempt {attempt}: {e}");
+                last = e;
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        }
+    }
+    panic!("{last}");
+}
+
+/// One reading of `lsblk -J -b -O` and `blkscope list --json`, compared: how many devices, or
+/// the first disagreement.
+fn compare_with_lsblk() -> Result<usize, String> {
     let lsblk = sh("lsblk", &["-J", "-b", "-O"]);
     let lsblk: serde_json::Value = serde_json::from_slice(&lsblk.stdout).unwrap();
     let (ours, _) = blkscope_json(&["list", "--json"]);
@@ -230,28 +255,56 @@ fn list_agrees_with_lsblk() {
             flatten(&d["children"], out);
         }
     }
+    fn same<T: PartialEq + std::fmt::Debug>(
+        a: T,
+        b: T,
+        what: &str,
+        ctx: &str,
+    ) -> Result<(), String> {
+        if a == b {
+            Ok(())
+        } else {
+            Err(format!("{what}: blkscope {a:?}, lsblk {b:?}; {ctx}"))
+        }
+    }
     let mut theirs = Vec::new();
     flatten(&lsblk["blockdevices"], &mut theirs);
-    assert!(theirs.len() >= 5, "lsblk shows our devices");
+    if theirs.len() < 5 {
+        return Err(format!(
+            "lsblk shows {} devices, not ours: {lsblk}",
+            theirs.len()
+        ));
+    }
     let mut compared = 0;
     for t in &theirs {
         let name = t["name"].as_str().unwrap();
-        let o = device(&ours, name);
+        // A device made or removed by a test beside this one between the two readings is a
+        // disagreement to read again, not a panic.
+        let Some(o) = ours["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == name)
+        else {
+            return Err(format!("{name} is in lsblk but not in list --json"));
+        };
         let ctx = format!("{name}: lsblk {t}\nblkscope {o}");
-        assert_eq!(o["size_bytes"], t["size"], "SIZE {ctx}");
-        assert_eq!(o["logical_block_size"], t["log-sec"], "LOG-SEC {ctx}");
-        assert_eq!(o["physical_block_size"], t["phy-sec"], "PHY-SEC {ctx}");
-        assert_eq!(o["rotational"], t["rota"], "ROTA {ctx}");
-        assert_eq!(o["read_only"], t["ro"], "RO {ctx}");
-        assert_eq!(o["removable"], t["rm"], "RM {ctx}");
-        assert_eq!(o["type"], t["type"], "TYPE {ctx}");
+        same(&o["size_bytes"], &t["size"], "SIZE", &ctx)?;
+        same(&o["logical_block_size"], &t["log-sec"], "LOG-SEC", &ctx)?;
+        same(&o["physical_block_size"], &t["phy-sec"], "PHY-SEC", &ctx)?;
+        same(&o["rotational"], &t["rota"], "ROTA", &ctx)?;
+        same(&o["read_only"], &t["ro"], "RO", &ctx)?;
+        same(&o["removable"], &t["rm"], "RM", &ctx)?;
+        same(&o["type"], &t["type"], "TYPE", &ctx)?;
         // PKNAME: a partition's disk, or (for dm/md) one of the devices under it.
-        match t["pkname"].as_str() {
-            None => assert!(o["parent"].is_null(), "PKNAME {ctx}"),
-            Some(pk) => assert!(
-                o["parent"] == pk || o["slaves"].as_array().unwrap().iter().any(|s| s == pk),
-                "PKNAME {ctx}"
-            ),
+        let pk_ok = match t["pkname"].as_str() {
+            None => o["parent"].is_null(),
+            Some(pk) => {
+                o["parent"] == pk || o["slaves"].as_array().unwrap().iter().any(|s| s == pk)
+            }
+        };
+        if !pk_ok {
+            return Err(format!("PKNAME {ctx}"));
         }
         // MOUNTPOINTS: lsblk lists [SWAP] among them; blkscope has a `swap` flag.
         let mut lm: Vec<String> = t["mountpoints"]
@@ -270,18 +323,26 @@ fn list_agrees_with_lsblk() {
             .collect();
         lm.sort();
         om.sort();
-        assert_eq!(om, lm, "MOUNTPOINTS {ctx}");
-        assert_eq!(o["swap"], lsblk_swap, "SWAP {ctx}");
+        same(&om, &lm, "MOUNTPOINTS", &ctx)?;
+        same(
+            &o["swap"],
+            &serde_json::Value::Bool(lsblk_swap),
+            "SWAP",
+            &ctx,
+        )?;
         compared += 1;
     }
     // And blkscope lists nothing that lsblk hides.
-    assert_eq!(
+    let names = theirs
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    same(
         ours["devices"].as_array().unwrap().len(),
-        theirs
-            .iter()
-            .map(|t| t["name"].as_str().unwrap())
-            .collect::<std::collections::HashSet<_>>()
-            .len()
-    );
-    assert!(compared >= 5);
+        names,
+        "device count",
+        "",
+    )?;
+    Ok(compared)
 }
