@@ -66,8 +66,8 @@ def batches(qd):
     return sorted({(s, min(c, qd)) for s, c in grid})
 
 
-def fio(dev, op, bs, qd, runtime, engine="io_uring", sqpoll=False, pin=False, cpus=None):
-    args = (PIN if pin else []) + ["fio", "--name=b", f"--rw={op}", f"--bs={bs}", f"--iodepth={qd}",
+def fio(dev, op, bs, qd, runtime, engine="io_uring", sqpoll=False, cpus=None):
+    args = ["fio", "--name=b", f"--rw={op}", f"--bs={bs}", f"--iodepth={qd}",
             f"--ioengine={engine}", "--time_based", f"--runtime={runtime}", "--size=1G",
             "--output-format=json"]
     if engine == "io_uring":

@@ -7,25 +7,18 @@ mod common;
 
 use std::process::Stdio;
 
+use blkscope::engine::cpus::CpuList;
 use common::*;
 
-/// The CPUs this process may use, from /proc/self/status (Cpus_allowed_list: "0-3,6").
+/// The CPUs this process may use, from /proc/self/status (Cpus_allowed_list: "0-3,6"), read
+/// with the list syntax `--cpus` takes.
 fn allowed_cpus() -> Vec<usize> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let list = status
         .lines()
         .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap()
-        .trim()
-        .to_string();
-    let mut v = Vec::new();
-    for part in list.split(',') {
-        match part.split_once('-') {
-            Some((a, b)) => v.extend(a.parse::<usize>().unwrap()..=b.parse().unwrap()),
-            None => v.push(part.parse().unwrap()),
-        }
-    }
-    v
+        .unwrap();
+    CpuList::parse(list).unwrap().cpus().to_vec()
 }
 
 /// (thread name, Cpus_allowed_list) of each thread of `pid` now.
@@ -91,14 +84,18 @@ fn run_watched(z: &Zram, secs: u32, extra: &[&str]) -> (serde_json::Value, Vec<(
     (doc["results"][0].clone(), seen)
 }
 
-/// The `cpus` of each test's job in a suite's or sweep's JSON.
-fn jobs_cpus(doc: &serde_json::Value) -> Vec<&serde_json::Value> {
-    doc["tests"]
+/// Runs a suite or a sweep (`args`, with `--json`) and returns the `cpus` of each test's job.
+fn jobs_cpus(args: &[&str]) -> Vec<serde_json::Value> {
+    let (doc, code) = blkscope_json(args);
+    let jobs: Vec<serde_json::Value> = doc["tests"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| &t["job"]["cpus"])
-        .collect()
+        .map(|t| t["job"]["cpus"].clone())
+        .collect();
+    println!("{args:?}: exit {code}, jobs' cpus {jobs:?}");
+    assert_eq!(code, 0, "{doc}");
+    jobs
 }
 
 #[test]
@@ -222,12 +219,9 @@ fn suites_and_sweeps_take_cpus_too() {
         "--no-save",
         "--json",
     ];
-    let (doc, code) = blkscope_json(&args);
-    let jobs = jobs_cpus(&doc);
-    println!("suite --cpus {cpu}: exit {code}, jobs' cpus {jobs:?}");
-    assert_eq!(code, 0, "{doc}");
+    let jobs = jobs_cpus(&args);
     assert!(
-        !jobs.is_empty() && jobs.iter().all(|c| *c == &cpu),
+        !jobs.is_empty() && jobs.iter().all(|c| *c == cpu.as_str()),
         "{jobs:?}"
     );
 
@@ -257,12 +251,9 @@ fn suites_and_sweeps_take_cpus_too() {
         "--no-save",
         "--json",
     ];
-    let (doc, code) = blkscope_json(&args);
-    let jobs = jobs_cpus(&doc);
-    println!("sweep --cpus {cpu}: exit {code}, jobs' cpus {jobs:?}");
-    assert_eq!(code, 0, "{doc}");
-    assert_eq!(jobs.len(), 2, "{doc}");
-    assert!(jobs.iter().all(|c| *c == &cpu), "{jobs:?}");
+    let jobs = jobs_cpus(&args);
+    assert_eq!(jobs.len(), 2, "{jobs:?}");
+    assert!(jobs.iter().all(|c| *c == cpu.as_str()), "{jobs:?}");
 
     // A CPU this process may not use: one line, exit 2, no scratch file left.
     let out = blkscope(&["suite", "hdparm-t", d, "--cpus", &past, "--no-save"]);

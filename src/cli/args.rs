@@ -415,7 +415,7 @@ pub struct RunArgs {
 }
 
 fn parse_cpus(s: &str) -> Result<crate::engine::cpus::CpuList, String> {
-    crate::engine::cpus::CpuList::parse(s, crate::sys::MAX_CPUS)
+    crate::engine::cpus::CpuList::parse(s)
 }
 
 fn parse_op(s: &str) -> Result<Op, String> {

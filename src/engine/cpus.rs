@@ -10,8 +10,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub struct CpuList(Vec<usize>);
 
 impl CpuList {
-    /// Parses `0`, `0,2`, `0-3,6`. Every number must be below `max` (the size of a CPU set).
-    pub fn parse(s: &str, max: usize) -> Result<Self, String> {
+    /// Parses `0`, `0,2`, `0-3,6`. Every number must be below [`crate::sys::MAX_CPUS`] (what a
+    /// CPU set can name).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let max = crate::sys::MAX_CPUS;
         let mut cpus = Vec::new();
         if s.trim().is_empty() {
             return Err("an empty CPU list: give CPUs as 0, 0,2 or 0-3".into());
@@ -91,7 +93,7 @@ impl Serialize for CpuList {
 impl<'de> Deserialize<'de> for CpuList {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        CpuList::parse(&s, crate::sys::MAX_CPUS).map_err(serde::de::Error::custom)
+        CpuList::parse(&s).map_err(serde::de::Error::custom)
     }
 }
 
@@ -113,7 +115,7 @@ pub fn check_allowed(list: &CpuList) -> Result<(), String> {
 }
 
 /// A CPU list as `allowed_cpus` gives it, for messages.
-pub fn describe(cpus: &[usize]) -> String {
+fn describe(cpus: &[usize]) -> String {
     CpuList(cpus.to_vec()).to_string()
 }
 
@@ -130,7 +132,7 @@ mod tests {
             ("3,1,2,2", vec![1, 2, 3], "1-3"),
             (" 4 - 5 , 7", vec![4, 5, 7], "4-5,7"),
         ] {
-            let l = CpuList::parse(text, 1024).unwrap();
+            let l = CpuList::parse(text).unwrap();
             assert_eq!(l.cpus(), &cpus[..], "parsed {text:?}");
             assert_eq!(l.to_string(), back, "printed {text:?}");
         }
@@ -146,7 +148,7 @@ mod tests {
             ("1024", "CPU 1024 is past the 1024 CPUs"),
             ("-1", "is not a CPU number"),
         ] {
-            let e = CpuList::parse(text, 1024).unwrap_err();
+            let e = CpuList::parse(text).unwrap_err();
             assert!(
                 e.contains(says),
                 "{text:?} gave {e:?}, expected it to say {says:?}"
@@ -169,7 +171,7 @@ mod tests {
 
     #[test]
     fn outside_names_the_cpus_not_allowed() {
-        let l = CpuList::parse("0-3", 1024).unwrap();
+        let l = CpuList::parse("0-3").unwrap();
         assert_eq!(l.outside(&[0, 1]), vec![2, 3]);
         assert!(l.outside(&[0, 1, 2, 3, 4]).is_empty());
         assert_eq!(describe(&[0, 1, 5]), "0-1,5");

@@ -505,7 +505,7 @@ mod tests {
         let job = Job {
             op: Op::Read,
             bs: 4096,
-            cpus: Some(crate::engine::cpus::CpuList::parse("0,2-3", 1024).unwrap()),
+            cpus: Some(crate::engine::cpus::CpuList::parse("0,2-3").unwrap()),
             ..Job::default()
         };
         let c = commands(&job, "/dev/zram1", 1 << 30);

@@ -311,8 +311,8 @@ pub fn io_worker_wakeups(job: &Job, issue: Issue, device: &str) -> Option<Findin
         message: format!(
             "io_uring could not issue the I/O on {on} without blocking (a driver without NOWAIT \
              support, such as zram, an I/O too large for one request, or a mode that waits), so \
-             it handed the I/O to kernel worker threads (io-wq). At queue depth {qd} each I/O then waits for a worker to \
-             wake and for the job to be woken back; when they run on different CPUs, waking an \
+             it handed the I/O to kernel worker threads (io-wq). At queue depth {qd} each I/O \
+             then waits for a worker to wake and for the job to be woken back; when they run on different CPUs, waking an \
              idle CPU (slow in a VM) can be most of the latency measured. Run again with \
              --cpus N to keep the job and its workers on one CPU (fio: --cpus_allowed=N) and \
              compare.",
@@ -556,7 +556,7 @@ mod tests {
         j.iodepth = 8;
         none(&j, seen, "at QD8 the wake-ups overlap with other I/O");
         j.iodepth = 1;
-        j.cpus = Some(crate::engine::cpus::CpuList::parse("0", 1024).unwrap());
+        j.cpus = Some(crate::engine::cpus::CpuList::parse("0").unwrap());
         none(&j, seen, "already kept to CPU 0");
     }
 }

@@ -209,7 +209,7 @@ pub fn run(
             hipri: job.hipri,
             engine,
             seed: run_seed.wrapping_add(j as u64 * 0x9E37_79B9_7F4A_7C15),
-            cpus: job.cpus.as_ref().map(|c| c.cpus().to_vec()),
+            cpus: job.cpus.clone(),
         };
         let cancel = cancel.clone();
         let h = std::thread::Builder::new()

@@ -58,7 +58,7 @@ pub(crate) struct WorkerSpec {
     pub engine: EngineKind,
     pub seed: u64,
     /// Bind this job's thread and its io-wq workers to these CPUs.
-    pub cpus: Option<Vec<usize>>,
+    pub cpus: Option<super::cpus::CpuList>,
 }
 
 pub(crate) struct WorkerOutcome {
@@ -336,10 +336,10 @@ pub(crate) fn run_worker(
     };
 
     if let Some(cpus) = &spec.cpus
-        && let Err(e) = crate::sys::bind_thread(cpus)
+        && let Err(e) = crate::sys::bind_thread(cpus.cpus())
     {
         rec.out.error = Some(IoFailure {
-            message: format!("cannot run on CPUs {}: {e}", super::cpus::describe(cpus)),
+            message: format!("cannot run on CPUs {cpus}: {e}"),
             errno: e.raw_os_error(),
             offset: None,
             op: "setup",
@@ -355,7 +355,7 @@ pub(crate) fn run_worker(
             spec.bs as usize,
             spec.sqpoll,
             spec.hipri,
-            spec.cpus.as_deref(),
+            spec.cpus.as_ref().map(|c| c.cpus()),
         ) {
             Ok(q) => queue = Some(q),
             Err(e) => {

@@ -148,10 +148,7 @@ impl App {
                 j.cpus = if t.is_empty() || t == "all" {
                     None
                 } else {
-                    Some(crate::engine::cpus::CpuList::parse(
-                        t,
-                        crate::sys::MAX_CPUS,
-                    )?)
+                    Some(crate::engine::cpus::CpuList::parse(t)?)
                 }
             }
             _ => return Ok(()),

@@ -409,7 +409,7 @@ mod tests {
                 verify: false,
                 hipri: true,
                 max_errors: Some(7),
-                cpus: Some(crate::engine::cpus::CpuList::parse("0,2-3", 1024).unwrap()),
+                cpus: Some(crate::engine::cpus::CpuList::parse("0,2-3").unwrap()),
             },
             Job {
                 op: Op::Write,
