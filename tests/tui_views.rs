@@ -552,3 +552,80 @@ fn compare_overlays_two_runs_in_the_charts() {
     let s = screen(&a, 120, 40, COLOR);
     assert!(s.contains("this run (line) and the earlier (dots)"), "{s}");
 }
+
+/// Findings that run past the explanation pane can be read to their end: the title says which
+/// lines are shown, PgDn/PgUp and the wheel scroll, and another result starts at its top.
+#[test]
+fn a_long_explanation_scrolls() {
+    use blkscope::engine::result::Warning;
+    use blkscope::ui::app::Hit;
+    use blkscope::ui::render::hit_test;
+    use ratatui::layout::Rect;
+    let mut a = app("lvm-on-partition");
+    a.on_key(key(KeyCode::Char('r')));
+    let (info, mut r) = tiny_run();
+    r.warnings = (1..=9)
+        .map(|i| {
+            Warning::new(
+                "long",
+                format!(
+                    "finding {i}: {} end of finding {i}",
+                    "a sentence long enough to wrap over the width of the pane. ".repeat(2)
+                ),
+            )
+        })
+        .collect();
+    a.on_finished(Ok((info.clone(), r.clone())));
+    let s = screen(&a, 80, 24, ASCII);
+    println!("{s}");
+    assert!(s.contains("9 notes"), "the table counts the findings:\n{s}");
+    assert!(s.contains("dd: "), "the command lines come first:\n{s}");
+    assert!(
+        s.contains("lines 1-"),
+        "the title says a part is shown:\n{s}"
+    );
+    assert!(
+        !s.contains("end of finding 9"),
+        "the last finding is below:\n{s}"
+    );
+    // PgDn to the end: the last finding's last words are on the screen.
+    for _ in 0..5 {
+        a.on_key(key(KeyCode::PageDown));
+        screen(&a, 80, 24, ASCII);
+    }
+    let s = screen(&a, 80, 24, ASCII);
+    println!("{s}");
+    assert!(s.contains("end of finding 9"), "scrolled to the end:\n{s}");
+    assert!(!s.contains("dd: "), "the top is scrolled away:\n{s}");
+    // PgUp back to the top.
+    for _ in 0..5 {
+        a.on_key(key(KeyCode::PageUp));
+    }
+    let s = screen(&a, 80, 24, ASCII);
+    assert!(
+        s.contains("dd: ") && s.contains("lines 1-"),
+        "back at the top:\n{s}"
+    );
+    // The wheel over the pane scrolls it a line at a time.
+    let area = Rect::new(0, 0, 80, 24);
+    let y = s.lines().position(|l| l.contains("fio: ")).unwrap() as u16;
+    let hit = hit_test(&a, area, 10, y);
+    assert_eq!(hit, Hit::Notes);
+    a.on_wheel(hit, 1);
+    let s = screen(&a, 80, 24, ASCII);
+    assert!(
+        s.contains("lines 2-") && !s.contains("dd: "),
+        "one line down:\n{s}"
+    );
+    // A second result is selected when it arrives, and its explanation starts at the top.
+    a.on_key(key(KeyCode::Esc));
+    a.on_key(key(KeyCode::Char('r')));
+    a.on_finished(Ok((info, r)));
+    let s = screen(&a, 80, 24, ASCII);
+    println!("{s}");
+    assert_eq!(a.selected_result, 1);
+    assert!(
+        s.contains("dd: ") && s.contains("lines 1-"),
+        "the new result from its top:\n{s}"
+    );
+}

@@ -200,6 +200,14 @@ impl App {
                         Action::None
                     }
                     KeyCode::Char('o') => Action::Reopen,
+                    KeyCode::PageDown | KeyCode::Char(' ') => {
+                        self.scroll_notes(8);
+                        Action::None
+                    }
+                    KeyCode::PageUp => {
+                        self.scroll_notes(-8);
+                        Action::None
+                    }
                     _ => Action::None,
                 },
                 Screen::Main => self.on_main_key(key),
@@ -362,6 +370,7 @@ impl App {
                 self.move_selection(by);
                 self.focus = keep;
             }
+            (Screen::Results, Hit::Notes) => self.scroll_notes(by),
             (Screen::Results, _) => {
                 let n = self.results.len() as isize;
                 if n > 0 {

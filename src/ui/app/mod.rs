@@ -110,6 +110,8 @@ impl Focus {
 pub enum Hit {
     Pane(Focus, Option<usize>),
     Result(usize),
+    /// The results' explanation pane (the wheel scrolls it).
+    Notes,
     Nothing,
 }
 
@@ -118,6 +120,8 @@ pub enum Hit {
 pub struct ScrollLimits {
     pub properties: u16,
     pub iostat_rows: u16,
+    /// The results' explanation pane.
+    pub notes: u16,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -300,6 +304,9 @@ pub struct App {
     pub busy: Vec<crate::stats::procs::BusyProcess>,
     /// Lines scrolled off the top of the properties pane.
     pub props_scroll: u16,
+    /// Lines scrolled off the top of the results' explanation pane, and the result they were
+    /// scrolled on: another result's explanation starts at its top.
+    pub notes_scroll: (usize, u16),
     /// The first related device the iostat panel shows (its columns scroll sideways) ...
     pub iostat_first: usize,
     /// ... and rows scrolled off its top.
@@ -354,6 +361,7 @@ impl App {
             compare_with: None,
             busy: Vec::new(),
             props_scroll: 0,
+            notes_scroll: (0, 0),
             iostat_first: 0,
             iostat_scroll: 0,
             limits: Default::default(),
@@ -407,6 +415,23 @@ impl App {
     }
 
     /// The selected suite, when the picker is on one.
+    /// How far the selected result's explanation is scrolled (0 after another result was
+    /// selected).
+    pub fn notes_offset(&self) -> u16 {
+        match self.notes_scroll {
+            (i, off) if i == self.selected_result => off,
+            _ => 0,
+        }
+    }
+
+    /// Scrolls the selected result's explanation by `by` lines, within what the drawing said
+    /// is there to see.
+    pub(super) fn scroll_notes(&mut self, by: isize) {
+        let max = self.limits.get().notes as isize;
+        let off = (self.notes_offset() as isize + by).clamp(0, max) as u16;
+        self.notes_scroll = (self.selected_result, off);
+    }
+
     pub fn selected_suite(&self) -> Option<&crate::suite::Suite> {
         self.selected_test
             .checked_sub(self.tests.len())

@@ -297,6 +297,8 @@ pub fn hit_test(app: &App, area: Rect, x: u16, y: u16) -> Hit {
             // Border, then the header row.
             if inside(table, x, y) && y >= table.y + 2 && y < table.y + table.height - 1 {
                 Hit::Result(first + (y - table.y - 2) as usize)
+            } else if inside(run::results_areas(app, body).1, x, y) {
+                Hit::Notes
             } else {
                 Hit::Nothing
             }
@@ -630,10 +632,8 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 
 fn help(f: &mut Frame, look: Look, area: Rect) {
     let keys = [
-        (
-            "Up/Down, j/k",
-            "move in the pane (or scroll it); PgUp/PgDn by 8",
-        ),
+        ("Up/Down, j/k", "move in the pane (or scroll it)"),
+        ("PgUp/PgDn", "by 8; in the results, scroll the explanation"),
         ("Tab", "next pane: Devices, Tests, Properties, iostat"),
         ("h/l", "iostat pane: scroll through related devices"),
         ("Enter", "Devices: go to Tests; Tests: edit"),
@@ -669,14 +669,11 @@ fn help(f: &mut Frame, look: Look, area: Rect) {
     lines.push(Line::from(
         "Writes: clear targets start; confirm asks for the name; blocked are refused.",
     ));
-    let r = centered(area, 64, lines.len() as u16 + 2);
+    // As tall as the lines are once wrapped, so that the last one is not cut off.
+    let para = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let r = centered(area, 64, para.line_count(62) as u16 + 2);
     f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(look.block(" Keys ", true)),
-        r,
-    );
+    f.render_widget(para.block(look.block(" Keys ", true)), r);
 }
 
 fn form_overlay(f: &mut Frame, app: &App, look: Look, area: Rect, form: &super::app::Form) {

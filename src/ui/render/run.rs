@@ -299,18 +299,29 @@ fn fmt_ns(ns: u64) -> String {
     crate::output::fmt_duration(ns as f64, 0)
 }
 
+/// The results table and the explanation below it, in `body`. The table takes the rows it
+/// needs (borders, header, one row per result), at most half of `body`; the explanation gets
+/// the rest, since its findings can run to many lines.
+pub(super) fn results_areas(app: &App, body: Rect) -> (Rect, Rect) {
+    let want = (app.results.len() as u16).saturating_add(3).max(4);
+    let [table, detail] = Layout::vertical([
+        Constraint::Length(want.min(body.height / 2)),
+        Constraint::Min(0),
+    ])
+    .areas(body);
+    (table, detail)
+}
+
 /// The results table's area in `body`, and the first row it shows (the selected row stays in
 /// view).
 pub(super) fn results_table_area(app: &App, body: Rect) -> (Rect, usize) {
-    let [table_area, _] =
-        Layout::vertical([Constraint::Min(4), Constraint::Length(body.height / 2)]).areas(body);
+    let (table_area, _) = results_areas(app, body);
     let visible = table_area.height.saturating_sub(3) as usize;
     (table_area, list_first(app.selected_result, visible))
 }
 
 pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
-    let [_, detail] =
-        Layout::vertical([Constraint::Min(4), Constraint::Length(area.height / 2)]).areas(area);
+    let (_, detail) = results_areas(app, area);
     let (table_area, first) = results_table_area(app, area);
     let header = Row::new(["#", "test", "target", "MB/s", "IOPS", "p50", "p99", ""])
         .style(Style::default().add_modifier(Modifier::BOLD));
@@ -341,7 +352,10 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
                     } else if x.partial {
                         "partial".to_string()
                     } else if !x.warnings.is_empty() {
-                        format!("{} note(s)", x.warnings.len())
+                        match x.warnings.len() {
+                            1 => "1 note".to_string(),
+                            n => format!("{n} notes"),
+                        }
                     } else {
                         String::new()
                     },
@@ -471,10 +485,27 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
             lines.push(Line::from(format!("note: {n}")));
         }
     }
+    let para = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let inner_h = detail.height.saturating_sub(2) as usize;
+    let total = para.line_count(detail.width.saturating_sub(2));
+    let max = total.saturating_sub(inner_h) as u16;
+    let mut limits = app.limits.get();
+    limits.notes = max;
+    app.limits.set(limits);
+    let scroll = app.notes_offset().min(max);
+    // When the findings run past the pane, the title says where the view is and how to move.
+    let title = if max > 0 {
+        format!(
+            " What it means, dd and fio: lines {}-{} of {} (PgUp/PgDn) ",
+            scroll + 1,
+            (scroll as usize + inner_h).min(total),
+            total
+        )
+    } else {
+        " What it means, and the same test in dd and fio ".to_string()
+    };
     f.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(look.block(" What it means, and the same test in dd and fio ", false)),
+        para.scroll((scroll, 0)).block(look.block(title, false)),
         detail,
     );
 }
