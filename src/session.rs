@@ -190,6 +190,8 @@ fn run_tests(
     cancel: Arc<AtomicBool>,
     obs: &mut dyn Observer,
 ) -> Result<Outcome, RunError> {
+    let named: Vec<(&str, &Job)> = tests.iter().map(|(n, _, j)| (n.as_str(), j)).collect();
+    engine::target::precheck(root, spec, &named)?;
     let mut out = Outcome::default();
     let mut runner = Runner::new(root, spec, &cancel, obs);
     for (name, about, job) in tests {

@@ -70,3 +70,62 @@ fn bad_sweep_lists_are_one_line_and_exit_2() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// A point that cannot run is refused before the first point runs (or writes): one line naming
+/// the point, exit 2, nothing on stdout. On a block device the device's own limits are checked
+/// too (here a fixture's 512-byte sectors; the device itself is never opened).
+#[test]
+fn a_bad_point_is_refused_before_any_point_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = format!(
+        "{}/tests/fixtures/lvm-on-partition",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let d = dir.path().to_str().unwrap();
+    for (args, needle) in [
+        (
+            &["sweep", d, "--qd", "1,0", "--runtime", "200ms", "--no-save"][..],
+            "QD0: iodepth 0",
+        ),
+        (
+            &[
+                "sweep",
+                d,
+                "--bs",
+                "4k,2G",
+                "--runtime",
+                "200ms",
+                "--no-save",
+            ],
+            "bs 2G: bs 2147483648 is too large",
+        ),
+        (
+            &[
+                "--root",
+                &fixture,
+                "sweep",
+                "/dev/sdb",
+                "--bs",
+                "4k,256",
+                "--runtime",
+                "1s",
+            ],
+            "bs 256B: with direct I/O, bs must be a multiple of the logical block size 512",
+        ),
+    ] {
+        let out = blkscope(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        println!("{args:?}: exit {:?}, stderr {err}", out.status.code());
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: {out:?}");
+        assert_eq!(
+            err.lines().count(),
+            1,
+            "{args:?}: nothing ran before the refusal: {err}"
+        );
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    // Nothing was laid out in the directory either.
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}

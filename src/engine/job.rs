@@ -403,6 +403,55 @@ impl Job {
                     .into(),
             )]);
         }
+        let mut errs = self.check_params(t.direct_align);
+        // A block size or job count out of range says so; how much fits follows from it.
+        let ranges_ok = errs.is_empty();
+        let mut bad = |s: String| errs.push(Invalid(s));
+        if self.offset >= t.size && t.size > 0 {
+            // Said once, with its fix: the size that cannot fit after it follows from it.
+            bad(format!(
+                "offset {} is past the end of the target ({} bytes): use an --offset below {}",
+                self.offset, t.size, t.size
+            ));
+            return Err(errs);
+        }
+        let avail = t.size.saturating_sub(self.offset);
+        let total = match (self.size, self.runtime) {
+            (Some(s), _) => s.resolve(t.size),
+            (None, Some(_)) => avail,
+            (None, None) => avail.min(DEFAULT_SIZE),
+        };
+        if total == 0 {
+            bad("size is 0: give --size (e.g. 1G or 10%)".into());
+        } else if total > avail {
+            bad(format!(
+                "size {total} does not fit: the target has {avail} bytes from offset {}; use --size {avail} or less",
+                self.offset
+            ));
+        }
+        let jobs = self.jobs.max(1) as u64;
+        let bs = self.bs.max(1);
+        let region = (total / jobs) / bs * bs;
+        if ranges_ok && total > 0 && region == 0 {
+            bad(format!(
+                "{} jobs do not fit in {total} bytes at bs {bs}: each job needs at least one block; use fewer --jobs or a larger --size",
+                self.jobs
+            ));
+        }
+        if errs.is_empty() {
+            Ok(Plan {
+                region,
+                total: region * jobs,
+            })
+        } else {
+            Err(errs)
+        }
+    }
+
+    /// What is wrong with the job's own parameters, whatever the target: ranges, combinations,
+    /// and, when `direct_align` is above 1, the alignment O_DIRECT needs. A suite or sweep
+    /// checks every test with it before the first one runs.
+    pub fn check_params(&self, direct_align: u64) -> Vec<Invalid> {
         let mut errs = Vec::new();
         let mut bad = |s: String| errs.push(Invalid(s));
         if self.bs == 0 {
@@ -422,6 +471,13 @@ impl Job {
         }
         if self.jobs == 0 || self.jobs > 256 {
             bad(format!("jobs {} is out of range: use 1 to 256", self.jobs));
+        }
+        if self.runtime.is_some_and(|r| r.is_zero()) {
+            bad(
+                "runtime 0 runs nothing: give a --runtime above 0 (e.g. 10s), or leave it out to \
+                 move --size once"
+                    .into(),
+            );
         }
         if self.rwmixread > 100 {
             bad(format!(
@@ -461,8 +517,8 @@ impl Job {
                 "mode nocache is for reads; for writes use direct, dsync, sync or fdatasync".into(),
             );
         }
-        if self.mode == Mode::Direct && self.bs > 0 && t.direct_align > 1 {
-            let a = t.direct_align;
+        if self.mode == Mode::Direct && self.bs > 0 && direct_align > 1 {
+            let a = direct_align;
             if self.bs % a != 0 {
                 let up = self.bs.div_ceil(a) * a;
                 bad(format!(
@@ -471,49 +527,16 @@ impl Job {
                 ));
             }
             if self.offset % a != 0 {
+                let down = self.offset / a * a;
                 bad(format!(
-                    "with direct I/O, offset must be a multiple of {a}: {} is not",
-                    self.offset
+                    "with direct I/O, offset must be a multiple of {a}: {} is not; use --offset \
+                     {down} or {}",
+                    self.offset,
+                    down + a
                 ));
             }
         }
-        if self.offset >= t.size && t.size > 0 {
-            bad(format!(
-                "offset {} is past the end of the target ({} bytes)",
-                self.offset, t.size
-            ));
-        }
-        let avail = t.size.saturating_sub(self.offset);
-        let total = match (self.size, self.runtime) {
-            (Some(s), _) => s.resolve(t.size),
-            (None, Some(_)) => avail,
-            (None, None) => avail.min(DEFAULT_SIZE),
-        };
-        if total == 0 {
-            bad("size is 0: give --size (e.g. 1G or 10%)".into());
-        } else if total > avail {
-            bad(format!(
-                "size {total} does not fit: the target has {avail} bytes from offset {}; use --size {avail} or less",
-                self.offset
-            ));
-        }
-        let jobs = self.jobs.max(1) as u64;
-        let bs = self.bs.max(1);
-        let region = (total / jobs) / bs * bs;
-        if total > 0 && region == 0 {
-            bad(format!(
-                "{} jobs do not fit in {total} bytes at bs {bs}: each job needs at least one block; use fewer --jobs or a larger --size",
-                self.jobs
-            ));
-        }
-        if errs.is_empty() {
-            Ok(Plan {
-                region,
-                total: region * jobs,
-            })
-        } else {
-            Err(errs)
-        }
+        errs
     }
 
     /// Bytes of I/O buffers the job allocates: bs for each I/O in flight (io_uring: iodepth per
@@ -533,6 +556,11 @@ impl Job {
     /// allocated: at most half of it, so that a typo (`--bs 1G --iodepth 64`) cannot push the
     /// machine into the OOM killer. Says how much it needs and what fits.
     pub fn check_memory(&self, mem_available: u64) -> Result<(), Invalid> {
+        // A depth or job count out of range is refused by `validate`, with its range; a
+        // memory figure and a fix computed from it would only mislead.
+        if !(1..=4096).contains(&self.iodepth) || !(1..=256).contains(&self.jobs) {
+            return Ok(());
+        }
         let need = self.buffer_bytes();
         let budget = mem_available / 2;
         if need <= budget {
@@ -703,6 +731,52 @@ mod tests {
             ..Job::default()
         };
         assert!(j.validate(&facts(1 << 30, 512)).is_err());
+    }
+
+    /// Typos get one line each with the value that would work, and no line that only follows
+    /// from another.
+    #[test]
+    fn typos_get_their_own_fix() {
+        let f = facts(1 << 30, 4096);
+        let j = Job {
+            runtime: Some(Duration::ZERO),
+            ..Job::default()
+        };
+        let e = j.validate(&f).unwrap_err();
+        assert!(
+            e.len() == 1 && e[0].0.contains("runtime 0 runs nothing"),
+            "{e:?}"
+        );
+        let j = Job {
+            offset: 2 << 30,
+            ..Job::default()
+        };
+        let e = j.validate(&f).unwrap_err();
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(
+            e[0].0.ends_with("use an --offset below 1073741824"),
+            "{e:?}"
+        );
+        let j = Job {
+            offset: 5000,
+            ..Job::default()
+        };
+        let e = j.validate(&f).unwrap_err();
+        assert!(e[0].0.ends_with("use --offset 4096 or 8192"), "{e:?}");
+        // 100000 jobs: the range, not a memory figure with a fix that still has 100000 jobs.
+        let j = Job {
+            jobs: 100_000,
+            ..Job::default()
+        };
+        assert!(j.check_memory(1 << 30).is_ok());
+        let e = j.validate(&f).unwrap_err();
+        assert!(e[0].0.contains("use 1 to 256"), "{e:?}");
+        let j = Job {
+            jobs: 256,
+            iodepth: 4096,
+            ..Job::default()
+        };
+        assert!(j.check_memory(1 << 30).is_err());
     }
 
     #[test]

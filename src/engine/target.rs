@@ -339,6 +339,47 @@ fn open_for_test(path: &Path, writes: bool, flags: i32) -> std::io::Result<File>
     })
 }
 
+/// What the jobs of a suite or sweep get wrong on `spec`'s target, found before the first one
+/// runs, so that a bad point cannot fail after the points before it have run (or written): each
+/// job's parameters and the memory its buffers need, and on a block device its size and
+/// O_DIRECT alignment too. `jobs` are (test name, job); each problem is named by its test.
+/// Anything this cannot see (a scratch file's free space, a file's alignment) is still
+/// checked when each test opens its target.
+pub fn precheck(root: &SysRoot, spec: &TargetSpec, jobs: &[(&str, &Job)]) -> Result<(), RunError> {
+    let device = spec
+        .path
+        .starts_with("/dev/")
+        .then(|| crate::device::properties(root, &spec.path))
+        .flatten();
+    let mem = root.mem_available();
+    let mut errs = Vec::new();
+    for (name, job) in jobs {
+        let mut e = Vec::new();
+        if let Some(avail) = mem
+            && let Err(x) = job.check_memory(avail)
+        {
+            e.push(x);
+        }
+        match &device {
+            Some(d) => {
+                let facts = TargetFacts {
+                    size: d.size_bytes,
+                    direct_align: d.logical_block_size,
+                    is_block: true,
+                };
+                e.extend(job.validate(&facts).err().unwrap_or_default());
+            }
+            None => e.extend(job.check_params(1)),
+        }
+        errs.extend(e.into_iter().map(|x| format!("{name}: {}", x.0)));
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(RunError::Invalid(errs))
+    }
+}
+
 fn invalid(errs: Vec<super::job::Invalid>) -> RunError {
     RunError::Invalid(errs.into_iter().map(|e| e.0).collect())
 }
