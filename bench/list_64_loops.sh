@@ -8,21 +8,12 @@
 set -euo pipefail
 N=${N:-64}
 RUNS=${RUNS:-20}
-cd "$(dirname "$0")/.."
-cargo build --release --quiet
-BIN=$PWD/target/release/blkscope
-
-dir=$(mktemp -d)
-loops=()
-cleanup() {
-  for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT INT TERM
-
+. "$(dirname "$0")/lib.sh"
+bench_build
+bench_tmpdir dir
 for i in $(seq 1 "$N"); do
   truncate -s 16M "$dir/d$i.img"
-  loops+=("$(losetup --find --show "$dir/d$i.img")")
+  bench_loop l "$dir/d$i.img"
 done
 echo "attached $N loop devices; $(ls /sys/block | wc -l) entries in /sys/block"
 

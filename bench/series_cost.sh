@@ -10,28 +10,16 @@ set -euo pipefail
 BASE=${BASE:-3c88560}
 PAIRS=${PAIRS:-5}
 RUNTIME=${RUNTIME:-3}
-cd "$(dirname "$0")/.."
-cargo build --release --quiet
-NEW=$PWD/target/release/blkscope
-work=$(mktemp -d)
-zdev=""
-cleanup() {
-  if [ -n "$zdev" ]; then
-    for _ in $(seq 1 25); do
-      echo 1 > "/sys/block/$zdev/reset" 2>/dev/null &&
-        echo "${zdev#zram}" > /sys/class/zram-control/hot_remove 2>/dev/null && break
-      sleep 0.2
-    done
-  fi
-  git worktree remove --force "$work/base" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
+. "$(dirname "$0")/lib.sh"
+bench_build
+NEW=$BIN
+bench_tmpdir work
+bench_on_exit 'git worktree remove --force "$work/base" 2>/dev/null'
 git worktree add --detach "$work/base" "$BASE" >/dev/null 2>&1
 (cd "$work/base" && CARGO_TARGET_DIR="$work/target" cargo build --release --quiet)
 OLD=$work/target/release/blkscope
-zdev=zram$(cat /sys/class/zram-control/hot_add)
-echo 1G > "/sys/block/$zdev/disksize"
+bench_zram zdev 1G
+[ -n "$zdev" ] || { echo "this kernel has no zram (/sys/class/zram-control)" >&2; exit 1; }
 head -c 1G /dev/urandom | dd of="/dev/$zdev" bs=1M oflag=direct status=none
 iops() {
   "$1" run "/dev/$zdev" --op randread --bs 4k --iodepth 32 --runtime "${RUNTIME}s" \

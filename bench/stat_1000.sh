@@ -9,11 +9,9 @@
 set -euo pipefail
 N=${N:-1000}
 COUNT=${COUNT:-100}
-cd "$(dirname "$0")/.."
-cargo build --release --quiet
-BIN=$PWD/target/release/blkscope
-root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
+. "$(dirname "$0")/lib.sh"
+bench_build
+bench_tmpdir root
 python3 - "$root" "$N" <<'PY'
 import os, sys
 root, n = sys.argv[1], int(sys.argv[2])

@@ -54,7 +54,8 @@ for i in range(pairs):
     # Wait for this run's row in the results table.
     while True:
         s = screen()
-        rows = re.findall(r"│(\d+)\s+Random read\s+scratch file\s+([\d.]+)\s+(\d+)", s)
+        # At 80 columns the target column shows "scratch", wider "scratch file".
+        rows = re.findall(r"│(\d+)\s+Random read\s+scratch(?: file)?\s+([\d.]+)\s+(\d+)", s)
         if len(rows) >= i + 1 and "Results" in s:
             break
         if time.time() - t0 > 30:

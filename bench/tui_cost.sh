@@ -7,11 +7,10 @@
 #   sudo bash bench/tui_cost.sh              # PAIRS=3
 set -euo pipefail
 PAIRS=${PAIRS:-3}
-cd "$(dirname "$0")/.."
-cargo build --release --quiet
-mnt=$(mktemp -d)
-export XDG_DATA_HOME=$(mktemp -d)   # the TUI saves its runs: not into the real home
-mount -t tmpfs -o size=1G tmpfs "$mnt"
-cleanup() { tmux kill-session -t blkscope-bench 2>/dev/null || true; umount "$mnt" 2>/dev/null || umount -l "$mnt"; rmdir "$mnt"; rm -rf "$XDG_DATA_HOME"; }
-trap cleanup EXIT INT TERM
-python3 bench/tui_cost.py "$PWD/target/release/blkscope" "$mnt" "$PAIRS"
+. "$(dirname "$0")/lib.sh"
+bench_build
+bench_tmpdir XDG_DATA_HOME   # the TUI saves its runs: not into the real home
+export XDG_DATA_HOME
+bench_tmpfs mnt 1G
+bench_on_exit 'tmux kill-session -t blkscope-bench 2>/dev/null'
+python3 bench/tui_cost.py "$BIN" "$mnt" "$PAIRS"

@@ -10,18 +10,11 @@
 #   sudo bash bench/verify_speed.sh           # PAIRS=5
 set -euo pipefail
 PAIRS=${PAIRS:-5}
-cd "$(dirname "$0")/.."
-cargo build --release --quiet
-BIN=$PWD/target/release/blkscope
-work=$(mktemp -d)
-dev=""
-cleanup() {
-  [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
+bench_build
+bench_tmpdir work
 head -c $((1024 * 1024 * 1024)) /dev/urandom > "$work/img"
-dev=$(losetup --find --show --direct-io=on "$work/img")
+bench_loop dev "$work/img" --direct-io=on
 name=${dev#/dev/}
 export XDG_DATA_HOME=$work/data
 "$BIN" run "$dev" --op write --size 1G --confirm "$name" >/dev/null 2>&1

@@ -22,35 +22,15 @@
 set -euo pipefail
 RUNTIME=${RUNTIME:-3}
 PAIRS=${PAIRS:-3}
-cd "$(dirname "$0")/.."
-cargo build --release --quiet
-BIN=$PWD/target/release/blkscope
+. "$(dirname "$0")/lib.sh"
 command -v fio >/dev/null || { echo "fio is needed: apt-get install fio" >&2; exit 1; }
-
-work=$(mktemp -d)
-zdev="" ; ldev=""
-cleanup() {
-  [ -n "$ldev" ] && losetup -d "$ldev" 2>/dev/null || true
-  if [ -n "$zdev" ]; then
-    # The device may still be closing (a run was interrupted): retry for a few seconds.
-    for _ in $(seq 1 25); do
-      echo 1 > "/sys/block/$zdev/reset" 2>/dev/null &&
-        echo "${zdev#zram}" > /sys/class/zram-control/hot_remove 2>/dev/null && break
-      sleep 0.2
-    done
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
+bench_build
+bench_tmpdir work
 # A zram device of our own.
-if [ -e /sys/class/zram-control/hot_add ]; then
-  zdev=zram$(cat /sys/class/zram-control/hot_add)
-  echo 1G > "/sys/block/$zdev/disksize"
-fi
+bench_zram zdev 1G
 # A loop device with direct I/O over a preallocated file.
 fallocate -l 1G "$work/loop.img"
-ldev=$(losetup --find --show --direct-io=on "$work/loop.img")
+bench_loop ldev "$work/loop.img" --direct-io=on
 # Write every block once so reads hit real data.
 for d in ${zdev:+/dev/$zdev} "$ldev"; do
   fio --name=fill --filename="$d" --rw=write --bs=1M --direct=1 --ioengine=io_uring --iodepth=8 \

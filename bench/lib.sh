@@ -1,0 +1,90 @@
+# Shared start of the bench scripts; each sources it right after `set -euo pipefail`:
+#
+#   . "$(dirname "$0")/lib.sh"
+#
+# It moves to the repository's top, and removes on exit (normal, failed, Ctrl-C or SIGTERM)
+# exactly what the script made through it, in reverse order of kind: the script's own hooks
+# first, then loop devices, zram devices, mounts and temporary directories.
+#
+#   bench_build                  build the release binary; BIN is its path
+#   bench_tmpdir VAR             a new temporary directory, in VAR
+#   bench_zram VAR SIZE          a zram device of our own (hot_add), its name (zramN) in VAR;
+#                                VAR is empty when the kernel has no zram-control
+#   bench_loop VAR FILE [ARG...] attach FILE (losetup --find --show ARG... FILE), the device
+#                                path in VAR
+#   bench_tmpfs VAR SIZE         a tmpfs of SIZE on a new temporary directory, in VAR
+#   bench_on_exit COMMAND        run COMMAND (a string, eval'd) first when the script ends
+#
+# VAR is a name, not $(...): the helpers record what they made in this shell, which a
+# command substitution's subshell could not.
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+_bench_hooks=()
+_bench_loops=()
+_bench_zrams=()
+_bench_mounts=()
+_bench_dirs=()
+
+bench_cleanup() {
+  local x
+  for x in "${_bench_hooks[@]}"; do eval "$x" || true; done
+  for x in "${_bench_loops[@]}"; do losetup -d "$x" 2>/dev/null || true; done
+  for x in "${_bench_zrams[@]}"; do
+    # The device may still be closing (a run was interrupted): retry for a few seconds.
+    for _ in $(seq 1 25); do
+      echo 1 > "/sys/block/$x/reset" 2>/dev/null &&
+        echo "${x#zram}" > /sys/class/zram-control/hot_remove 2>/dev/null && break
+      sleep 0.2
+    done
+  done
+  for x in "${_bench_mounts[@]}"; do umount "$x" 2>/dev/null || umount -l "$x" 2>/dev/null || true; done
+  for x in "${_bench_dirs[@]}"; do rm -rf "$x"; done
+}
+trap bench_cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+bench_build() {
+  cargo build --release --quiet
+  BIN=$PWD/target/release/blkscope
+}
+
+# The helpers' locals start with _b_ so that a caller's VAR of the same name is not shadowed
+# (printf -v would set the helper's own local).
+bench_tmpdir() {
+  local _b_d
+  _b_d=$(mktemp -d)
+  _bench_dirs+=("$_b_d")
+  printf -v "$1" %s "$_b_d"
+}
+
+bench_zram() {
+  local _b_z=""
+  if [ -e /sys/class/zram-control/hot_add ]; then
+    _b_z=zram$(cat /sys/class/zram-control/hot_add)
+    _bench_zrams+=("$_b_z")
+    echo "$2" > "/sys/block/$_b_z/disksize"
+  fi
+  printf -v "$1" %s "$_b_z"
+}
+
+bench_loop() {
+  local _b_var=$1 _b_file=$2 _b_l
+  shift 2
+  _b_l=$(losetup --find --show "$@" "$_b_file")
+  _bench_loops+=("$_b_l")
+  printf -v "$_b_var" %s "$_b_l"
+}
+
+bench_tmpfs() {
+  local _b_m
+  bench_tmpdir _b_m
+  mount -t tmpfs -o "size=$2" tmpfs "$_b_m"
+  _bench_mounts+=("$_b_m")
+  printf -v "$1" %s "$_b_m"
+}
+
+bench_on_exit() {
+  _bench_hooks+=("$1")
+}
