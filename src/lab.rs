@@ -85,6 +85,29 @@ impl Lab {
             .map(PathBuf::from)
             .filter(|p| p.is_dir())
             .unwrap_or_else(std::env::temp_dir);
+        // The backing files are sparse, but every write test fills them: both must fit where
+        // they live (often a tmpfs, i.e. memory), before anything is made.
+        if opts.size < 1 << 20 {
+            return Err(Error::Usage(
+                "a lab device needs at least 1M: use --size 1M or more".into(),
+            ));
+        }
+        if let Ok(free) = crate::sys::fs_available(&base) {
+            let room = crate::engine::target::usable_space(free);
+            let need = opts.size.saturating_mul(2);
+            if need > room {
+                use crate::units::fmt_size;
+                return Err(Error::Usage(format!(
+                    "two lab devices of {} need up to {} in {} once written: {} free there, and \
+                     blkscope leaves at least 10% (and 64M) of it; use --size {}M or less",
+                    fmt_size(opts.size),
+                    fmt_size(need),
+                    base.display(),
+                    fmt_size(free),
+                    (room / 2) >> 20,
+                )));
+            }
+        }
         let dir = base.join(format!("blkscope-lab-{pid}"));
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         let mut lab = Lab {

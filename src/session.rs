@@ -151,7 +151,7 @@ pub fn run_test(
     obs: &mut dyn Observer,
 ) -> Result<Outcome, RunError> {
     let test = (name.to_string(), None, job.clone());
-    run_tests(root, spec, vec![test], repeat, cancel, obs)
+    run_tests(root, spec, vec![test], repeat, Origin::Run, cancel, obs)
 }
 
 /// Runs every test of `suite` on the target, `repeat` times each; with `verify`, every test that
@@ -178,20 +178,50 @@ pub fn run_suite(
             (t.name.clone(), t.about.clone(), j)
         })
         .collect();
-    run_tests(root, spec, tests, repeat, cancel, obs)
+    let origin = if suite.sweep.is_some() {
+        Origin::Sweep
+    } else {
+        Origin::Suite
+    };
+    run_tests(root, spec, tests, repeat, origin, cancel, obs)
+}
+
+/// Where a list of tests comes from, for the check before the first one runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// `run`: one test, its problems said without its name.
+    Run,
+    /// A sweep: the points' sizes are the user's (--size).
+    Sweep,
+    /// A suite file: its sizes are the suite's own (see `target::precheck`).
+    Suite,
 }
 
 /// Runs (name, about, job) tests in order, `repeat` times each; a failed test ends the list.
+/// Every test is checked before the first runs.
 fn run_tests(
     root: &SysRoot,
     spec: &TargetSpec,
     tests: Vec<(String, Option<String>, Job)>,
     repeat: u32,
+    origin: Origin,
     cancel: Arc<AtomicBool>,
     obs: &mut dyn Observer,
 ) -> Result<Outcome, RunError> {
-    let named: Vec<(&str, &Job)> = tests.iter().map(|(n, _, j)| (n.as_str(), j)).collect();
-    engine::target::precheck(root, spec, &named)?;
+    let named: Vec<(&str, &Job)> = tests
+        .iter()
+        .map(|(n, _, j)| {
+            (
+                if origin == Origin::Run {
+                    ""
+                } else {
+                    n.as_str()
+                },
+                j,
+            )
+        })
+        .collect();
+    engine::target::precheck(root, spec, &named, origin == Origin::Suite)?;
     let mut out = Outcome::default();
     let mut runner = Runner::new(root, spec, &cancel, obs);
     for (name, about, job) in tests {

@@ -156,3 +156,56 @@ fn a_hung_up_lab_tui_removes_its_devices() {
     }
     gone(&lab);
 }
+
+/// A lab larger than where its files live (often a tmpfs, i.e. memory) is refused before
+/// anything is made: one line with a size that fits, exit 2, no device attached, no file left.
+/// The free space is read from `df` just before; neighbours filling the directory in between
+/// only make the request larger than what is free.
+#[test]
+fn a_lab_that_would_not_fit_is_refused_before_anything_is_made() {
+    if !require(true, &["df"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let df = std::process::Command::new("df")
+        .args(["--output=avail", "-B1"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let free: u64 = stdout_of(&df)
+        .lines()
+        .nth(1)
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("df said {df:?}"));
+    // Two devices of this size need twice what is free.
+    let size = format!("{}M", free.div_ceil(1 << 20));
+    for (size, needle) in [
+        (size.as_str(), "use --size "),
+        ("0", "a lab device needs at least 1M"),
+    ] {
+        let out = blkscope_with(
+            "XDG_RUNTIME_DIR",
+            dir.path(),
+            &["lab", "--json", "--size", size],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        println!("lab --size {size} with {free} bytes free: {err}");
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+        assert!(out.stdout.is_empty());
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "nothing made in the directory: {left:?}");
+    // No lab device appeared (other tests' loop devices may come and go meanwhile, so only
+    // a device backed by a file in our directory would count).
+    let now = std::fs::read_dir("/sys/block").unwrap();
+    for e in now.flatten() {
+        let b = std::fs::read_to_string(e.path().join("loop/backing_file")).unwrap_or_default();
+        assert!(
+            !b.starts_with(dir.path().to_str().unwrap()),
+            "{:?} is backed by {b}",
+            e.file_name()
+        );
+    }
+}

@@ -71,9 +71,10 @@ fn bad_sweep_lists_are_one_line_and_exit_2() {
     }
 }
 
-/// A point that cannot run is refused before the first point runs (or writes): one line naming
-/// the point, exit 2, nothing on stdout. On a block device the device's own limits are checked
-/// too (here a fixture's 512-byte sectors; the device itself is never opened).
+/// A point (or a suite's test) that cannot run is refused before the first one runs (or
+/// writes): one line naming it, exit 2, nothing on stdout. On a block device the device's own
+/// limits are checked too (here a fixture's 512-byte sectors and its 512M sda1; the device
+/// itself is never opened).
 #[test]
 fn a_bad_point_is_refused_before_any_point_runs() {
     let dir = tempfile::tempdir().unwrap();
@@ -111,6 +112,33 @@ fn a_bad_point_is_refused_before_any_point_runs() {
                 "1s",
             ],
             "bs 256B: with direct I/O, bs must be a multiple of the logical block size 512",
+        ),
+        // A problem every point shares is said once, naming them all (sda1 has 512M).
+        (
+            &[
+                "--root",
+                &fixture,
+                "sweep",
+                "/dev/sda1",
+                "--qd",
+                "1,2",
+                "--size",
+                "1G",
+            ],
+            "QD1, QD2: size 1073741824 does not fit: the target has 536870912 bytes",
+        ),
+        // A suite's sizes are its own: it says how large a device it needs, once.
+        (
+            &[
+                "--root",
+                &fixture,
+                "suite",
+                "dd-classic",
+                "/dev/sda1",
+                "--no-save",
+            ],
+            "needs 1G of the device and sda1 has 512M: run the suite on a device of at least \
+             1024M (`blkscope lab --size 1024M`",
         ),
     ] {
         let out = blkscope(args);

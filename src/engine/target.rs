@@ -342,18 +342,30 @@ fn open_for_test(path: &Path, writes: bool, flags: i32) -> std::io::Result<File>
 /// What the jobs of a suite or sweep get wrong on `spec`'s target, found before the first one
 /// runs, so that a bad point cannot fail after the points before it have run (or written): each
 /// job's parameters and the memory its buffers need, and on a block device its size and
-/// O_DIRECT alignment too. `jobs` are (test name, job); each problem is named by its test.
+/// O_DIRECT alignment too. `jobs` are (test name, job); each problem is named by the tests
+/// that have it (an empty name: a single run, named by nothing).
 /// Anything this cannot see (a scratch file's free space, a file's alignment) is still
-/// checked when each test opens its target.
-pub fn precheck(root: &SysRoot, spec: &TargetSpec, jobs: &[(&str, &Job)]) -> Result<(), RunError> {
+/// checked when each test opens its target. `suite_sizes`: the sizes are a suite file's, which
+/// the user cannot change with --size; a test too large for the device then says how large a
+/// device it needs.
+pub fn precheck(
+    root: &SysRoot,
+    spec: &TargetSpec,
+    jobs: &[(&str, &Job)],
+    suite_sizes: bool,
+) -> Result<(), RunError> {
     let device = spec
         .path
         .starts_with("/dev/")
         .then(|| crate::device::properties(root, &spec.path))
         .flatten();
     let mem = root.mem_available();
-    let mut errs = Vec::new();
-    for (name, job) in jobs {
+    // (problem, the tests that have it), in the order first seen: a problem several tests
+    // share (a sweep's --size on every point) is said once, naming them all.
+    let mut problems: Vec<(String, Vec<&str>)> = Vec::new();
+    // The suite's largest test that does not fit the device: (bytes needed, test).
+    let mut too_large: Option<(u64, &str)> = None;
+    for &(name, job) in jobs {
         let mut e = Vec::new();
         if let Some(avail) = mem
             && let Err(x) = job.check_memory(avail)
@@ -362,22 +374,63 @@ pub fn precheck(root: &SysRoot, spec: &TargetSpec, jobs: &[(&str, &Job)]) -> Res
         }
         match &device {
             Some(d) => {
-                let facts = TargetFacts {
-                    size: d.size_bytes,
-                    direct_align: d.logical_block_size,
-                    is_block: true,
-                };
-                e.extend(job.validate(&facts).err().unwrap_or_default());
+                let need = job
+                    .size
+                    .map_or(0, |s| s.resolve(d.size_bytes))
+                    .saturating_add(job.offset);
+                if suite_sizes && d.size_bytes > 0 && need > d.size_bytes {
+                    if too_large.is_none_or(|(n, _)| need > n) {
+                        too_large = Some((need, name));
+                    }
+                } else {
+                    let facts = TargetFacts {
+                        size: d.size_bytes,
+                        direct_align: d.logical_block_size,
+                        is_block: true,
+                    };
+                    e.extend(job.validate(&facts).err().unwrap_or_default());
+                }
             }
             None => e.extend(job.check_params(1)),
         }
-        errs.extend(e.into_iter().map(|x| format!("{name}: {}", x.0)));
+        for x in e {
+            match problems.iter_mut().find(|(p, _)| *p == x.0) {
+                Some((_, names)) => names.push(name),
+                None => problems.push((x.0, vec![name])),
+            }
+        }
     }
+    let mut errs: Vec<String> = Vec::new();
+    if let (Some((need, name)), Some(d)) = (too_large, &device) {
+        let mib = need.div_ceil(1 << 20);
+        errs.push(format!(
+            "{name} needs {} of the device and {} has {}: run the suite on a device of at least \
+             {mib}M (`blkscope lab --size {mib}M` makes lab devices that large)",
+            crate::units::fmt_size(need),
+            d.name,
+            crate::units::fmt_size(d.size_bytes),
+        ));
+    }
+    // Named by their tests, unless the only test has no name (a single run).
+    errs.extend(problems.into_iter().map(|(p, names)| {
+        if names.iter().all(|n| n.is_empty()) {
+            p
+        } else {
+            format!("{}: {p}", names.join(", "))
+        }
+    }));
     if errs.is_empty() {
         Ok(())
     } else {
         Err(RunError::Invalid(errs))
     }
+}
+
+/// How much of `free` bytes on a file system blkscope lets a scratch file or a lab take: all
+/// but 10% of it, and at least 64M left, so that a typo cannot fill the file system under
+/// somebody's database.
+pub fn usable_space(free: u64) -> u64 {
+    free.saturating_sub((free / 10).max(64 << 20))
 }
 
 fn invalid(errs: Vec<super::job::Invalid>) -> RunError {
@@ -411,15 +464,15 @@ fn open_dir_file(
     // with room to spare: a typo must not fill the file system under somebody's database.
     remove_stale_scratch_files(dir);
     if let Ok(free) = sys::fs_available(dir) {
-        let spare = (free / 10).max(64 << 20);
-        if size > free.saturating_sub(spare) {
+        let room = usable_space(free);
+        if size > room {
             return Err(RunError::Invalid(vec![format!(
                 "a {} scratch file does not fit in {}: {} free there, and blkscope leaves at \
                  least 10% (and 64M) of it; use --size {} or less, or another directory",
                 crate::units::fmt_size(size),
                 dir.display(),
                 crate::units::fmt_size(free),
-                crate::units::fmt_size(free.saturating_sub(spare).saturating_sub(job.offset)),
+                crate::units::fmt_size(room.saturating_sub(job.offset)),
             )]));
         }
     }

@@ -415,15 +415,16 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
         return;
     }
     // The command lines first: they must stay in view however many findings follow.
+    // (A suite that failed before its first test has none.)
     let mut lines: Vec<Line> = Vec::new();
-    lines.push(Line::from(vec![
-        Span::styled("dd:  ", Style::default().add_modifier(Modifier::BOLD)),
-        Span::raw(r.dd.clone()),
-    ]));
-    lines.push(Line::from(vec![
-        Span::styled("fio: ", Style::default().add_modifier(Modifier::BOLD)),
-        Span::raw(r.fio.clone()),
-    ]));
+    for (label, cmd) in [("dd:  ", &r.dd), ("fio: ", &r.fio)] {
+        if !cmd.is_empty() {
+            lines.push(Line::from(vec![
+                Span::styled(label, Style::default().add_modifier(Modifier::BOLD)),
+                Span::raw(cmd.clone()),
+            ]));
+        }
+    }
     if let Some(id) = &r.saved_id {
         lines.push(Line::from(format!("saved as {id}")));
     }
