@@ -37,7 +37,10 @@ def headless():
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)["results"][0]["iops"]
 
-tmux("new-session", "-d", "-s", S, "-x", "80", "-y", "24", f"{binary} --dir {mnt}")
+# The environment goes in the command: a tmux server already running would otherwise start the
+# TUI with its own (and the TUI would save its runs in the real home).
+tmux("new-session", "-d", "-s", S, "-x", "80", "-y", "24",
+     f"env XDG_DATA_HOME={os.environ['XDG_DATA_HOME']} {binary} --dir {mnt}")
 wait_for("Devices", 20)
 pid = int(subprocess.run(["pgrep", "-n", "-f", f"{binary} --dir {mnt}"], capture_output=True,
                          text=True).stdout.split()[0])
