@@ -594,29 +594,38 @@ pub fn properties_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
         }
     }
     let para = Paragraph::new(lines).wrap(Wrap { trim: false });
-    let inner_w = area.width.saturating_sub(2);
-    let inner_h = area.height.saturating_sub(2) as usize;
-    let total = para.line_count(inner_w);
-    let max = total.saturating_sub(inner_h) as u16;
+    let (scroll, max, shown) = scroll_pane(&para, area, app.props_scroll);
     let mut limits = app.limits.get();
     limits.properties = max;
     app.limits.set(limits);
-    let scroll = app.props_scroll.min(max);
-    let title = if max > 0 {
-        format!(
-            " Properties {}-{} of {} ",
-            scroll + 1,
-            (scroll as usize + inner_h).min(total),
-            total
-        )
-    } else {
-        " Properties ".to_string()
+    let title = match shown {
+        Some(s) => format!(" Properties {s} "),
+        None => " Properties ".to_string(),
     };
     let focused = app.focus == Focus::Properties;
     f.render_widget(
         para.scroll((scroll, 0)).block(look.block(title, focused)),
         area,
     );
+}
+
+/// A wrapped paragraph in a bordered pane of `area`, scrolled `want` lines: the scroll kept
+/// within what there is to see, the most it can scroll, and (when it does not all fit) which
+/// lines are shown, as "first-last of total" for the title.
+pub(super) fn scroll_pane(para: &Paragraph, area: Rect, want: u16) -> (u16, u16, Option<String>) {
+    let inner_h = area.height.saturating_sub(2) as usize;
+    let total = para.line_count(area.width.saturating_sub(2));
+    let max = total.saturating_sub(inner_h) as u16;
+    let scroll = want.min(max);
+    let shown = (max > 0).then(|| {
+        format!(
+            "{}-{} of {}",
+            scroll + 1,
+            (scroll as usize + inner_h).min(total),
+            total
+        )
+    });
+    (scroll, max, shown)
 }
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {

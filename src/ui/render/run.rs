@@ -487,23 +487,14 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
         }
     }
     let para = Paragraph::new(lines).wrap(Wrap { trim: false });
-    let inner_h = detail.height.saturating_sub(2) as usize;
-    let total = para.line_count(detail.width.saturating_sub(2));
-    let max = total.saturating_sub(inner_h) as u16;
+    let (scroll, max, shown) = super::scroll_pane(&para, detail, app.notes_offset());
     let mut limits = app.limits.get();
     limits.notes = max;
     app.limits.set(limits);
-    let scroll = app.notes_offset().min(max);
     // When the findings run past the pane, the title says where the view is and how to move.
-    let title = if max > 0 {
-        format!(
-            " What it means, dd and fio: lines {}-{} of {} (PgUp/PgDn) ",
-            scroll + 1,
-            (scroll as usize + inner_h).min(total),
-            total
-        )
-    } else {
-        " What it means, and the same test in dd and fio ".to_string()
+    let title = match shown {
+        Some(s) => format!(" What it means, dd and fio: lines {s} (PgUp/PgDn) "),
+        None => " What it means, and the same test in dd and fio ".to_string(),
     };
     f.render_widget(
         para.scroll((scroll, 0)).block(look.block(title, false)),
