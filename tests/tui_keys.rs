@@ -148,7 +148,7 @@ fn blocked_device_refuses_writes_but_allows_reads() {
         }
         o => panic!("{o:?}"),
     }
-    assert_eq!(footer_keys(&a), ["Esc"]);
+    assert_eq!(footer_keys(&a), ["↑↓ PgUp/PgDn", "Esc"]);
     a.on_key(k(KeyCode::Esc));
     assert_eq!(a.overlay, Overlay::None);
     // The read test next to it runs.
@@ -404,7 +404,7 @@ fn x_explains_the_selected_test_or_suite() {
         }
         o => panic!("{o:?}"),
     }
-    assert_eq!(footer_keys(&a), ["Esc"]);
+    assert_eq!(footer_keys(&a), ["↑↓ PgUp/PgDn", "Esc"]);
     a.on_key(k(KeyCode::Esc));
     assert_eq!(a.overlay, Overlay::None);
     a.on_key(k(KeyCode::Tab));

@@ -629,3 +629,49 @@ fn a_long_explanation_scrolls() {
         "the new result from its top:\n{s}"
     );
 }
+
+/// A doctor pane longer than the screen scrolls: its title says which lines are shown,
+/// Down/PgDn and the wheel move it, it stops at the end, and the next pane opens at its top.
+#[test]
+fn a_long_doctor_pane_scrolls() {
+    use blkscope::doctor::{Finding, Severity};
+    use blkscope::ui::render::hit_test;
+    use ratatui::layout::Rect;
+    let mut a = app("misaligned");
+    select(&mut a, "sdf");
+    a.on_key(key(KeyCode::Char('d')));
+    let findings = (1..=30)
+        .map(|i| Finding::new("note", Severity::Info, format!("finding number {i}")))
+        .collect();
+    a.on_doctor("sdf", Ok(findings));
+    let s = screen(&a, 80, 24, ASCII);
+    println!("{s}");
+    assert!(s.contains("Doctor: sdf: lines 1-20 of 30"), "{s}");
+    assert!(
+        s.contains("finding number 1\n") || s.contains("finding number 1 "),
+        "{s}"
+    );
+    assert!(!s.contains("finding number 30"), "{s}");
+    // Past the end it stops at the last line.
+    for _ in 0..3 {
+        a.on_key(key(KeyCode::PageDown));
+        screen(&a, 80, 24, ASCII);
+    }
+    let s = screen(&a, 80, 24, ASCII);
+    println!("{s}");
+    assert!(
+        s.contains("lines 11-30 of 30") && s.contains("finding number 30"),
+        "{s}"
+    );
+    // Up one line, then the wheel (anywhere: the pane covers the screen) down one.
+    a.on_key(key(KeyCode::Up));
+    assert!(screen(&a, 80, 24, ASCII).contains("lines 10-29 of 30"));
+    a.on_wheel(hit_test(&a, Rect::new(0, 0, 80, 24), 40, 12), 1);
+    assert!(screen(&a, 80, 24, ASCII).contains("lines 11-30 of 30"));
+    // Closed and opened again: from the top.
+    a.on_key(key(KeyCode::Esc));
+    a.on_key(key(KeyCode::Char('x')));
+    let s = screen(&a, 80, 24, ASCII);
+    assert!(s.contains("Explain:") && !s.contains(": lines 11-"), "{s}");
+    assert_eq!(a.overlay_scroll, 0);
+}

@@ -23,7 +23,7 @@ impl App {
             }
             (Overlay::Refused { .. }, _)
             | (Overlay::Explain { .. }, _)
-            | (Overlay::Doctor { .. }, _) => vec![("Esc", "back")],
+            | (Overlay::Doctor { .. }, _) => vec![("↑↓ PgUp/PgDn", "scroll"), ("Esc", "back")],
             (Overlay::None, Screen::Run) => vec![
                 ("Esc", "cancel test"),
                 ("l", if self.latency_view { "IOPS" } else { "latency" }),
@@ -95,15 +95,21 @@ impl App {
                 Action::None
             }
             Overlay::Refused { .. } | Overlay::Explain { .. } | Overlay::Doctor { .. } => {
-                if matches!(
-                    key.code,
+                match key.code {
                     KeyCode::Esc
-                        | KeyCode::Enter
-                        | KeyCode::Char('q')
-                        | KeyCode::Char('x')
-                        | KeyCode::Char('d')
-                ) {
-                    self.overlay = Overlay::None;
+                    | KeyCode::Enter
+                    | KeyCode::Char('q')
+                    | KeyCode::Char('x')
+                    | KeyCode::Char('d') => {
+                        self.overlay = Overlay::None;
+                        // The next pane opens at its top.
+                        self.overlay_scroll = 0;
+                    }
+                    KeyCode::Down | KeyCode::Char('j') => self.scroll_overlay(1),
+                    KeyCode::Up | KeyCode::Char('k') => self.scroll_overlay(-1),
+                    KeyCode::PageDown | KeyCode::Char(' ') => self.scroll_overlay(8),
+                    KeyCode::PageUp => self.scroll_overlay(-8),
+                    _ => {}
                 }
                 Action::None
             }
@@ -358,8 +364,16 @@ impl App {
         Action::None
     }
 
-    /// The wheel over a pane: moves its selection (lists) or scrolls it, `by` lines.
+    /// The wheel over a pane: moves its selection (lists) or scrolls it, `by` lines; with an
+    /// explain, doctor or refusal pane open, scrolls that.
     pub fn on_wheel(&mut self, hit: Hit, by: isize) -> Action {
+        if matches!(
+            self.overlay,
+            Overlay::Refused { .. } | Overlay::Explain { .. } | Overlay::Doctor { .. }
+        ) {
+            self.scroll_overlay(by);
+            return Action::None;
+        }
         if self.overlay != Overlay::None {
             return Action::None;
         }

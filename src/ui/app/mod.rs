@@ -122,6 +122,8 @@ pub struct ScrollLimits {
     pub iostat_rows: u16,
     /// The results' explanation pane.
     pub notes: u16,
+    /// The explain, doctor or refusal pane over the screen.
+    pub overlay: u16,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,6 +309,8 @@ pub struct App {
     /// Lines scrolled off the top of the results' explanation pane, and the result they were
     /// scrolled on: another result's explanation starts at its top.
     pub notes_scroll: (usize, u16),
+    /// Lines scrolled off the top of the explain, doctor or refusal pane (0 when one opens).
+    pub overlay_scroll: u16,
     /// The first related device the iostat panel shows (its columns scroll sideways) ...
     pub iostat_first: usize,
     /// ... and rows scrolled off its top.
@@ -362,6 +366,7 @@ impl App {
             busy: Vec::new(),
             props_scroll: 0,
             notes_scroll: (0, 0),
+            overlay_scroll: 0,
             iostat_first: 0,
             iostat_scroll: 0,
             limits: Default::default(),
@@ -430,6 +435,12 @@ impl App {
         let max = self.limits.get().notes as isize;
         let off = (self.notes_offset() as isize + by).clamp(0, max) as u16;
         self.notes_scroll = (self.selected_result, off);
+    }
+
+    /// Scrolls the explain, doctor or refusal pane by `by` lines.
+    pub(super) fn scroll_overlay(&mut self, by: isize) {
+        let max = self.limits.get().overlay as isize;
+        self.overlay_scroll = (self.overlay_scroll as isize + by).clamp(0, max) as u16;
     }
 
     pub fn selected_suite(&self) -> Option<&crate::suite::Suite> {

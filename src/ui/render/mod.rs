@@ -147,9 +147,9 @@ pub fn draw(f: &mut Frame, app: &App, look: Look) {
             typed,
             error,
         } => confirm(f, look, area, device, typed, error.as_deref()),
-        Overlay::Refused { device, reasons } => refused(f, look, area, device, reasons),
-        Overlay::Explain { title, lines } => explain_pane(f, look, area, title, lines),
-        Overlay::Doctor { device, findings } => doctor_pane(f, look, area, device, findings),
+        Overlay::Refused { device, reasons } => refused(f, app, look, area, device, reasons),
+        Overlay::Explain { title, lines } => explain_pane(f, app, look, area, title, lines),
+        Overlay::Doctor { device, findings } => doctor_pane(f, app, look, area, device, findings),
     }
     if look.ascii {
         asciify(f.buffer_mut());
@@ -755,28 +755,39 @@ fn confirm(f: &mut Frame, look: Look, area: Rect, device: &str, typed: &str, err
 }
 
 /// A pane over almost the whole screen, with `text` wrapped in it.
-fn large_pane(f: &mut Frame, look: Look, area: Rect, title: String, text: Vec<Line>) {
+fn large_pane(f: &mut Frame, app: &App, look: Look, area: Rect, title: String, text: Vec<Line>) {
     let r = centered(
         area,
         area.width.saturating_sub(4),
         area.height.saturating_sub(2),
     );
-    f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(text)
-            .wrap(Wrap { trim: false })
-            .block(look.block(title, true)),
-        r,
-    );
+    scrolling_overlay(f, app, look, r, &title, text);
 }
 
-fn explain_pane(f: &mut Frame, look: Look, area: Rect, title: &str, lines: &[String]) {
+/// A pane over the screen at `r` that scrolls (Up/Down, PgUp/PgDn, the wheel) when its text
+/// does not fit; its title then says which lines are shown.
+fn scrolling_overlay(f: &mut Frame, app: &App, look: Look, r: Rect, title: &str, text: Vec<Line>) {
+    let para = Paragraph::new(text).wrap(Wrap { trim: false });
+    let (scroll, max, shown) = scroll_pane(&para, r, app.overlay_scroll);
+    let mut limits = app.limits.get();
+    limits.overlay = max;
+    app.limits.set(limits);
+    let title = match shown {
+        Some(s) => format!("{}: lines {s} ", title.trim_end()),
+        None => title.to_string(),
+    };
+    f.render_widget(Clear, r);
+    f.render_widget(para.scroll((scroll, 0)).block(look.block(title, true)), r);
+}
+
+fn explain_pane(f: &mut Frame, app: &App, look: Look, area: Rect, title: &str, lines: &[String]) {
     let text: Vec<Line> = lines.iter().map(|l| Line::from(l.as_str())).collect();
-    large_pane(f, look, area, format!(" Explain: {title} "), text);
+    large_pane(f, app, look, area, format!(" Explain: {title} "), text);
 }
 
 fn doctor_pane(
     f: &mut Frame,
+    app: &App,
     look: Look,
     area: Rect,
     device: &str,
@@ -810,10 +821,10 @@ fn doctor_pane(
             }
         }
     }
-    large_pane(f, look, area, format!(" Doctor: {device} "), text);
+    large_pane(f, app, look, area, format!(" Doctor: {device} "), text);
 }
 
-fn refused(f: &mut Frame, look: Look, area: Rect, device: &str, reasons: &[String]) {
+fn refused(f: &mut Frame, app: &App, look: Look, area: Rect, device: &str, reasons: &[String]) {
     let mut lines = vec![
         Line::from(Span::styled(
             format!("A write test on /dev/{device} is refused:"),
@@ -826,12 +837,11 @@ fn refused(f: &mut Frame, look: Look, area: Rect, device: &str, reasons: &[Strin
     }
     lines.push(Line::from(""));
     lines.push(Line::from("Read tests are allowed. Esc to go back."));
-    let r = centered(area, 70, lines.len() as u16 + 6);
-    f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(look.block(" Blocked ", true)),
-        r,
-    );
+    // As tall as the reasons are once wrapped (at most the screen); beyond that it scrolls.
+    let h = Paragraph::new(lines.clone())
+        .wrap(Wrap { trim: false })
+        .line_count(68) as u16
+        + 2;
+    let r = centered(area, 70, h.min(area.height.saturating_sub(2)));
+    scrolling_overlay(f, app, look, r, " Blocked ", lines);
 }
