@@ -197,6 +197,12 @@ fn confirm_dialog() {
     assert_eq!(a.on_key(key(KeyCode::Char('r'))), Action::None);
     press(&mut a, &[KeyCode::Char('n'), KeyCode::Char('v')]);
     both("confirm", &a);
+    // It says what was seen on the device, as the properties pane lists it.
+    let s = screen(&a, 80, 24, ASCII);
+    assert!(
+        s.contains("is not blank:") && s.contains("- ext4 file system signature at offset 0x438"),
+        "{s}"
+    );
 }
 
 #[test]

@@ -17,7 +17,7 @@ pub use run::diskstats_panel;
 use run::{results_view, run_view};
 
 use ratatui::Frame;
-use ratatui::layout::{Alignment, Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::{self, Marker};
 use ratatui::text::{Line, Span};
@@ -146,7 +146,7 @@ pub fn draw(f: &mut Frame, app: &App, look: Look) {
             device,
             typed,
             error,
-        } => confirm(f, look, area, device, typed, error.as_deref()),
+        } => confirm(f, app, look, area, device, typed, error.as_deref()),
         Overlay::Refused { device, reasons } => refused(f, app, look, area, device, reasons),
         Overlay::Explain { title, lines } => explain_pane(f, app, look, area, title, lines),
         Overlay::Doctor { device, findings } => doctor_pane(f, app, look, area, device, findings),
@@ -714,22 +714,44 @@ fn form_overlay(f: &mut Frame, app: &App, look: Look, area: Rect, form: &super::
             look.dim(),
         ))),
     }
-    let r = centered(area, 66, lines.len() as u16 + 4);
+    // As tall as its wrapped lines (a refusal can run to several), at most the screen.
+    let para = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let h = para.line_count(64) as u16 + 2;
+    let r = centered(area, 66, h.min(area.height.saturating_sub(2)));
     f.render_widget(Clear, r);
     f.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(look.block(format!(" Edit: {} ", p.name), true)),
+        para.block(look.block(format!(" Edit: {} ", p.name), true)),
         r,
     );
 }
 
-fn confirm(f: &mut Frame, look: Look, area: Rect, device: &str, typed: &str, error: Option<&str>) {
-    let mut lines = vec![
-        Line::from(format!(
-            "/dev/{device} carries data (partitions or a signature)."
-        )),
-        Line::from("A write test destroys it. To go on, type the device name:"),
+fn confirm(
+    f: &mut Frame,
+    app: &App,
+    look: Look,
+    area: Rect,
+    device: &str,
+    typed: &str,
+    error: Option<&str>,
+) {
+    // Why it needs the name typed: what was seen on it (a partition table, a signature, or
+    // data blkscope does not recognise), as the properties pane lists it.
+    let t = app.target();
+    let reasons: &[String] = if t.device.as_deref() == Some(device) {
+        &t.reasons
+    } else {
+        &[]
+    };
+    let mut lines = vec![Line::from(if reasons.is_empty() {
+        format!("/dev/{device} may hold data:")
+    } else {
+        format!("/dev/{device} is not blank:")
+    })];
+    for r in reasons {
+        lines.push(Line::from(format!("- {r}")));
+    }
+    lines.extend([
+        Line::from("A write test destroys what it holds. To go on, type the device name:"),
         Line::from(""),
         Line::from(vec![
             Span::raw("  > "),
@@ -739,17 +761,17 @@ fn confirm(f: &mut Frame, look: Look, area: Rect, device: &str, typed: &str, err
             ),
         ]),
         Line::from(""),
-    ];
+    ]);
     if let Some(e) = error {
         lines.push(Line::from(Span::styled(e.to_string(), look.alert())));
     }
-    let r = centered(area, 64, lines.len() as u16 + 2);
+    // As tall as its wrapped lines (at most the screen).
+    let para = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let h = para.line_count(62) as u16 + 2;
+    let r = centered(area, 64, h.min(area.height.saturating_sub(2)));
     f.render_widget(Clear, r);
     f.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .alignment(Alignment::Left)
-            .block(look.block(format!(" Confirm write to {device} "), true)),
+        para.block(look.block(format!(" Confirm write to {device} "), true)),
         r,
     );
 }
