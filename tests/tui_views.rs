@@ -200,7 +200,8 @@ fn confirm_dialog() {
     // It says what was seen on the device, as the properties pane lists it.
     let s = screen(&a, 80, 24, ASCII);
     assert!(
-        s.contains("is not blank:") && s.contains("- ext4 file system signature at offset 0x438"),
+        s.contains("destroys what /dev/nvme0n2 holds:")
+            && s.contains("- ext4 file system signature at offset 0x438"),
         "{s}"
     );
 }

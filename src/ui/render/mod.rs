@@ -743,15 +743,15 @@ fn confirm(
         &[]
     };
     let mut lines = vec![Line::from(if reasons.is_empty() {
-        format!("/dev/{device} may hold data:")
+        format!("A write test destroys what /dev/{device} may hold.")
     } else {
-        format!("/dev/{device} is not blank:")
+        format!("A write test destroys what /dev/{device} holds:")
     })];
     for r in reasons {
         lines.push(Line::from(format!("- {r}")));
     }
     lines.extend([
-        Line::from("A write test destroys what it holds. To go on, type the device name:"),
+        Line::from("To go on, type the device name:"),
         Line::from(""),
         Line::from(vec![
             Span::raw("  > "),
