@@ -624,6 +624,12 @@ fn a_long_explanation_scrolls() {
         s.contains("lines 2-") && !s.contains("dd: "),
         "one line down:\n{s}"
     );
+    // With the charts shown in its place, PgDn leaves the explanation where it was.
+    a.on_key(key(KeyCode::Char('g')));
+    a.on_key(key(KeyCode::PageDown));
+    a.on_key(key(KeyCode::Char('g')));
+    let s = screen(&a, 80, 24, ASCII);
+    assert!(s.contains("lines 2-"), "still one line down:\n{s}");
     // A second result is selected when it arrives, and its explanation starts at the top.
     a.on_key(key(KeyCode::Esc));
     a.on_key(key(KeyCode::Char('r')));

@@ -384,7 +384,7 @@ impl App {
                 self.move_selection(by);
                 self.focus = keep;
             }
-            (Screen::Results, Hit::Notes) => self.scroll_notes(by),
+            (Screen::Results, Hit::Notes) if !self.result_charts => self.scroll_notes(by),
             (Screen::Results, _) => {
                 let n = self.results.len() as isize;
                 if n > 0 {

@@ -432,6 +432,10 @@ impl App {
     /// Scrolls the selected result's explanation by `by` lines, within what the drawing said
     /// is there to see.
     pub(super) fn scroll_notes(&mut self, by: isize) {
+        // Not while the charts are shown in its place.
+        if self.result_charts {
+            return;
+        }
         let max = self.limits.get().notes as isize;
         let off = (self.notes_offset() as isize + by).clamp(0, max) as u16;
         self.notes_scroll = (self.selected_result, off);
