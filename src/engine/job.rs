@@ -355,6 +355,12 @@ pub fn parse_interval(s: &str) -> Result<Duration, String> {
 /// Without --size or --runtime a job covers this much (or the whole target if smaller).
 pub const DEFAULT_SIZE: u64 = 1 << 30;
 
+/// The deepest queue a job may ask for (`--iodepth 1` to this).
+pub const MAX_IODEPTH: u32 = 4096;
+
+/// The most job threads a test may ask for (`--jobs 1` to this).
+pub const MAX_JOBS: u32 = 256;
+
 /// Facts about the target that validation needs.
 #[derive(Debug, Clone)]
 pub struct TargetFacts {
@@ -463,14 +469,17 @@ impl Job {
                 self.bs
             ));
         }
-        if !(1..=4096).contains(&self.iodepth) {
+        if !(1..=MAX_IODEPTH).contains(&self.iodepth) {
             bad(format!(
-                "iodepth {} is out of range: use 1 to 4096",
+                "iodepth {} is out of range: use 1 to {MAX_IODEPTH}",
                 self.iodepth
             ));
         }
-        if self.jobs == 0 || self.jobs > 256 {
-            bad(format!("jobs {} is out of range: use 1 to 256", self.jobs));
+        if !(1..=MAX_JOBS).contains(&self.jobs) {
+            bad(format!(
+                "jobs {} is out of range: use 1 to {MAX_JOBS}",
+                self.jobs
+            ));
         }
         if self.runtime.is_some_and(|r| r.is_zero()) {
             bad(
@@ -558,7 +567,7 @@ impl Job {
     pub fn check_memory(&self, mem_available: u64) -> Result<(), Invalid> {
         // A depth or job count out of range is refused by `validate`, with its range; a
         // memory figure and a fix computed from it would only mislead.
-        if !(1..=4096).contains(&self.iodepth) || !(1..=256).contains(&self.jobs) {
+        if !(1..=MAX_IODEPTH).contains(&self.iodepth) || !(1..=MAX_JOBS).contains(&self.jobs) {
             return Ok(());
         }
         let need = self.buffer_bytes();
@@ -576,7 +585,7 @@ impl Job {
         let fit_bs = budget / depth / jobs;
         let mut fixes = Vec::new();
         if fit_depth >= 1 && depth > 1 {
-            fixes.push(format!("--iodepth {}", fit_depth.min(4096)));
+            fixes.push(format!("--iodepth {}", fit_depth.min(MAX_IODEPTH as u64)));
         }
         if fit_bs >= 4096 {
             let bs = 1u64 << (63 - (fit_bs.leading_zeros() as u64));

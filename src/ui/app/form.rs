@@ -4,6 +4,7 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::*;
+use crate::engine::job::{MAX_IODEPTH, MAX_JOBS};
 
 impl App {
     pub(super) fn on_form_key(&mut self, mut form: Form, key: KeyEvent) -> Action {
@@ -137,12 +138,12 @@ impl App {
             "iodepth" => {
                 j.iodepth = t
                     .parse()
-                    .map_err(|_| format!("'{t}' is not a number: use 1 to 4096"))?
+                    .map_err(|_| format!("'{t}' is not a number: use 1 to {MAX_IODEPTH}"))?
             }
             "jobs" => {
                 j.jobs = t
                     .parse()
-                    .map_err(|_| format!("'{t}' is not a number: use 1 to 256"))?
+                    .map_err(|_| format!("'{t}' is not a number: use 1 to {MAX_JOBS}"))?
             }
             "cpus" => {
                 j.cpus = if t.is_empty() || t == "all" {
