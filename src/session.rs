@@ -189,7 +189,8 @@ pub fn run_suite(
 /// Where a list of tests comes from, for the check before the first one runs.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Origin {
-    /// `run`: one test, its problems said without its name.
+    /// `run`: one test. Opening its target checks it before anything is done, so it has no
+    /// check of its own.
     Run,
     /// A sweep: the points' sizes are the user's (--size).
     Sweep,
@@ -198,7 +199,7 @@ enum Origin {
 }
 
 /// Runs (name, about, job) tests in order, `repeat` times each; a failed test ends the list.
-/// Every test is checked before the first runs.
+/// The tests of a suite or sweep are all checked before the first runs.
 fn run_tests(
     root: &SysRoot,
     spec: &TargetSpec,
@@ -208,20 +209,10 @@ fn run_tests(
     cancel: Arc<AtomicBool>,
     obs: &mut dyn Observer,
 ) -> Result<Outcome, RunError> {
-    let named: Vec<(&str, &Job)> = tests
-        .iter()
-        .map(|(n, _, j)| {
-            (
-                if origin == Origin::Run {
-                    ""
-                } else {
-                    n.as_str()
-                },
-                j,
-            )
-        })
-        .collect();
-    engine::target::precheck(root, spec, &named, origin == Origin::Suite)?;
+    if origin != Origin::Run {
+        let named: Vec<(&str, &Job)> = tests.iter().map(|(n, _, j)| (n.as_str(), j)).collect();
+        engine::target::precheck(root, spec, &named, origin == Origin::Suite)?;
+    }
     let mut out = Outcome::default();
     let mut runner = Runner::new(root, spec, &cancel, obs);
     for (name, about, job) in tests {

@@ -343,7 +343,7 @@ fn open_for_test(path: &Path, writes: bool, flags: i32) -> std::io::Result<File>
 /// runs, so that a bad point cannot fail after the points before it have run (or written): each
 /// job's parameters and the memory its buffers need, and on a block device its size and
 /// O_DIRECT alignment too. `jobs` are (test name, job); each problem is named by the tests
-/// that have it (an empty name: a single run, named by nothing).
+/// that have it.
 /// Anything this cannot see (a scratch file's free space, a file's alignment) is still
 /// checked when each test opens its target. `suite_sizes`: the sizes are a suite file's, which
 /// the user cannot change with --size; a test too large for the device then says how large a
@@ -411,14 +411,11 @@ pub fn precheck(
             crate::units::fmt_size(d.size_bytes),
         ));
     }
-    // Named by their tests, unless the only test has no name (a single run).
-    errs.extend(problems.into_iter().map(|(p, names)| {
-        if names.iter().all(|n| n.is_empty()) {
-            p
-        } else {
-            format!("{}: {p}", names.join(", "))
-        }
-    }));
+    errs.extend(
+        problems
+            .into_iter()
+            .map(|(p, names)| format!("{}: {p}", names.join(", "))),
+    );
     if errs.is_empty() {
         Ok(())
     } else {
