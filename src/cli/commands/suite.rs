@@ -180,7 +180,8 @@ pub fn run(
             crate::Error::Usage(format!("no suite '{name}'; `blkscope suites` lists them"))
         })?;
     if let Some(c) = &opts.cpus {
-        // Checked before the first test starts, not when each one does.
+        // Said once here: the check before the first test would say it too, but naming every
+        // test of the suite.
         crate::engine::cpus::check_allowed(c).map_err(crate::Error::Usage)?;
         for t in &mut suite.tests {
             t.cpus = Some(c.clone());

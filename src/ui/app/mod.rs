@@ -419,7 +419,6 @@ impl App {
         &self.tests[self.selected_test.min(self.tests.len() - 1)]
     }
 
-    /// The selected suite, when the picker is on one.
     /// How far the selected result's explanation is scrolled (0 after another result was
     /// selected).
     pub fn notes_offset(&self) -> u16 {
@@ -447,6 +446,7 @@ impl App {
         self.overlay_scroll = (self.overlay_scroll as isize + by).clamp(0, max) as u16;
     }
 
+    /// The selected suite, when the picker is on one.
     pub fn selected_suite(&self) -> Option<&crate::suite::Suite> {
         self.selected_test
             .checked_sub(self.tests.len())

@@ -628,6 +628,13 @@ pub(super) fn scroll_pane(para: &Paragraph, area: Rect, want: u16) -> (u16, u16,
     (scroll, max, shown)
 }
 
+/// A box `w` wide, centred in `area`, as tall as `para` is once wrapped in it (borders
+/// included), but at most the screen less a line above and below.
+fn fitted(area: Rect, w: u16, para: &Paragraph) -> Rect {
+    let h = para.line_count(w.saturating_sub(2)) as u16 + 2;
+    centered(area, w, h.min(area.height.saturating_sub(2)))
+}
+
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
     let h = h.min(area.height);
@@ -714,10 +721,9 @@ fn form_overlay(f: &mut Frame, app: &App, look: Look, area: Rect, form: &super::
             look.dim(),
         ))),
     }
-    // As tall as its wrapped lines (a refusal can run to several), at most the screen.
+    // As tall as its wrapped lines: a refusal can run to several.
     let para = Paragraph::new(lines).wrap(Wrap { trim: false });
-    let h = para.line_count(64) as u16 + 2;
-    let r = centered(area, 66, h.min(area.height.saturating_sub(2)));
+    let r = fitted(area, 66, &para);
     f.render_widget(Clear, r);
     f.render_widget(
         para.block(look.block(format!(" Edit: {} ", p.name), true)),
@@ -765,10 +771,8 @@ fn confirm(
     if let Some(e) = error {
         lines.push(Line::from(Span::styled(e.to_string(), look.alert())));
     }
-    // As tall as its wrapped lines (at most the screen).
     let para = Paragraph::new(lines).wrap(Wrap { trim: false });
-    let h = para.line_count(62) as u16 + 2;
-    let r = centered(area, 64, h.min(area.height.saturating_sub(2)));
+    let r = fitted(area, 64, &para);
     f.render_widget(Clear, r);
     f.render_widget(
         para.block(look.block(format!(" Confirm write to {device} "), true)),
@@ -783,13 +787,13 @@ fn large_pane(f: &mut Frame, app: &App, look: Look, area: Rect, title: String, t
         area.width.saturating_sub(4),
         area.height.saturating_sub(2),
     );
-    scrolling_overlay(f, app, look, r, &title, text);
+    let para = Paragraph::new(text).wrap(Wrap { trim: false });
+    scrolling_overlay(f, app, look, r, &title, para);
 }
 
 /// A pane over the screen at `r` that scrolls (Up/Down, PgUp/PgDn, the wheel) when its text
 /// does not fit; its title then says which lines are shown.
-fn scrolling_overlay(f: &mut Frame, app: &App, look: Look, r: Rect, title: &str, text: Vec<Line>) {
-    let para = Paragraph::new(text).wrap(Wrap { trim: false });
+fn scrolling_overlay(f: &mut Frame, app: &App, look: Look, r: Rect, title: &str, para: Paragraph) {
     let (scroll, max, shown) = scroll_pane(&para, r, app.overlay_scroll);
     let mut limits = app.limits.get();
     limits.overlay = max;
@@ -859,11 +863,8 @@ fn refused(f: &mut Frame, app: &App, look: Look, area: Rect, device: &str, reaso
     }
     lines.push(Line::from(""));
     lines.push(Line::from("Read tests are allowed. Esc to go back."));
-    // As tall as the reasons are once wrapped (at most the screen); beyond that it scrolls.
-    let h = Paragraph::new(lines.clone())
-        .wrap(Wrap { trim: false })
-        .line_count(68) as u16
-        + 2;
-    let r = centered(area, 70, h.min(area.height.saturating_sub(2)));
-    scrolling_overlay(f, app, look, r, " Blocked ", lines);
+    // As tall as the reasons are once wrapped; beyond the screen it scrolls.
+    let para = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let r = fitted(area, 70, &para);
+    scrolling_overlay(f, app, look, r, " Blocked ", para);
 }
