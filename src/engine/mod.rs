@@ -226,7 +226,7 @@ pub fn run(
     let mut last = start;
     let mut next_tick = start + interval;
     let mut total_bytes = 0u64;
-    let mut interval_hist = new_histogram();
+    let mut interval_hist = worker::new_interval_histogram();
     // The time series the result keeps (and charts are drawn from).
     let mut series: Vec<Sample> = Vec::new();
     loop {

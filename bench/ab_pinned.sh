@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# A/B of two blkscope builds where the engine's own cost shows most: 4K random reads at QD1 on
+# a filled zram device, each whole process on CPU 0 (taskset -c 0), so that no wake-up of an
+# idle CPU decides the figure. Rounds alternate A and B (and t/io_uring, with FIO_SRC); a round
+# is one RUNTIME-second run of each. Prints every round, then the medians, each against
+# t/io_uring, the paired median B/A with how many rounds B was ahead, and the mean user CPU
+# of a run (from the run's own cpu.user_s).
+# On a VM one set of rounds can swing 10% from the next: judge a change by the paired
+# figure and its count, not by one median.
+#
+#   sudo bash bench/ab_pinned.sh A B            # each a git revision or a blkscope binary
+#   sudo ROUNDS=16 FIO_SRC=/tmp/fio bash bench/ab_pinned.sh HEAD~1 HEAD
+#
+# Needs root and fio (to fill the device). A revision is built from `git archive` in a
+# temporary directory; the zram device and the directory are removed on exit (lib.sh).
+set -euo pipefail
+ROUNDS=${ROUNDS:-12}
+RUNTIME=${RUNTIME:-3}
+[ $# -eq 2 ] || { echo "usage: bench/ab_pinned.sh A B (git revisions or blkscope binaries)" >&2; exit 2; }
+A=$1
+B=$2
+# Binaries are taken as given, relative to where the script was called from.
+for x in A B; do
+  if [ -f "${!x}" ]; then printf -v "$x" %s "$(realpath "${!x}")"; fi
+done
+. "$(dirname "$0")/lib.sh"
+command -v fio >/dev/null || { echo "fio is needed: apt-get install fio" >&2; exit 1; }
+bench_tmpdir work
+bin_of() { # $1 revision or binary, $2 name: prints the binary's path
+  if [ -x "$1" ] && [ -f "$1" ]; then echo "$1"; return; fi
+  mkdir "$work/$2"
+  git archive "$1" | tar -xf - -C "$work/$2"
+  (cd "$work/$2" && CARGO_TARGET_DIR=$work/target cargo build --release --quiet)
+  cp "$work/target/release/blkscope" "$work/$2.bin"
+  echo "$work/$2.bin"
+}
+BIN_A=$(bin_of "$A" a)
+BIN_B=$(bin_of "$B" b)
+bench_zram zdev 1G
+[ -n "$zdev" ] || { echo "no zram here (modprobe zram)" >&2; exit 1; }
+fio --name=fill --filename="/dev/$zdev" --rw=write --bs=1M --direct=1 --ioengine=io_uring \
+    --iodepth=8 --size=1G --output=/dev/null
+T_IO_URING=""
+if [ -n "${FIO_SRC:-}" ]; then
+  mkdir "$work/fio"
+  (cd "$FIO_SRC" && tar --exclude=.git -cf - .) | tar -xf - -C "$work/fio"
+  (cd "$work/fio" && ./configure >/dev/null && make -j"$(nproc)" t/io_uring >/dev/null)
+  T_IO_URING=$work/fio/t/io_uring
+fi
+echo "A=$A B=$B: 4K randread QD1 on a filled 1G /dev/$zdev, taskset -c 0, $ROUNDS rounds of ${RUNTIME}s"
+# Saved runs go to the temporary directory, not the caller's history.
+export XDG_DATA_HOME=$work/data
+T_IO_URING=$T_IO_URING python3 - "$BIN_A" "$BIN_B" "/dev/$zdev" "$ROUNDS" "$RUNTIME" <<'EOF'
+import json, re, statistics as st, subprocess, sys, os
+bin_a, bin_b, dev, rounds, runtime = sys.argv[1:6]
+tio = os.environ.get("T_IO_URING")
+def blk(b):
+    out = subprocess.run(["taskset", "-c", "0", b, "run", dev, "--op", "randread", "--bs", "4k",
+                          "--iodepth", "1", "--runtime", f"{runtime}s", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    r = json.loads(out)["results"][0]
+    return r["iops"], r["cpu"]["user_s"]
+def t_io_uring():
+    # Its best QD1 settings (vs_fio.py); the median of its per-second figures.
+    out = subprocess.run(["taskset", "-c", "0", tio, "-d1", "-s1", "-c1", "-b4096", "-p0", "-B1",
+                          "-F1", "-n1", "-R1", "-X1", "-O1", f"-r{runtime}", dev],
+                         check=True, capture_output=True, text=True).stdout
+    v = [float(x) * 1000 for x in re.findall(r"IOPS=([0-9.]+)K", out)]
+    return st.median(v)
+rows = {"A": [], "B": [], "t": []}
+user = {"A": [], "B": []}
+for r in range(int(rounds)):
+    line = f"round {r + 1}:"
+    if tio:
+        rows["t"].append(t_io_uring())
+        line += f" t/io_uring {rows['t'][-1]:.0f}"
+    for k, b in (("A", bin_a), ("B", bin_b)):
+        iops, u = blk(b)
+        rows[k].append(iops)
+        user[k].append(u)
+        line += f"  {k} {iops:.0f} (user {u:.3f} s)"
+    print(line, flush=True)
+for k in ("A", "B"):
+    m = st.median(rows[k])
+    vs = f", {m / st.median(rows['t']):.3f}x t/io_uring" if tio else ""
+    print(f"{k}: median {m:.0f} IOPS{vs}, mean user CPU {st.mean(user[k]):.3f} s a run")
+if tio:
+    print(f"t/io_uring: median {st.median(rows['t']):.0f} IOPS")
+paired = [b / a for a, b in zip(rows["A"], rows["B"])]
+ahead = sum(p > 1 for p in paired)
+print(f"B/A paired median {st.median(paired):.3f}, B ahead in {ahead} of {len(paired)} rounds")
+EOF
