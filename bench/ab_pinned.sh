@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # A/B of two blkscope builds where the engine's own cost shows most: 4K random reads at QD1 on
 # a filled zram device, each whole process on CPU 0 (taskset -c 0), so that no wake-up of an
-# idle CPU decides the figure. Rounds alternate A and B (and t/io_uring, with FIO_SRC); a round
-# is one RUNTIME-second run of each. Prints every round, then the medians, each against
+# idle CPU decides the figure. A round is one RUNTIME-second run of A, of B (and of t/io_uring,
+# with FIO_SRC), in each round another order, every order in turn (ROUNDS a multiple of 6). Prints every round, then the medians, each against
 # t/io_uring, the paired median B/A with how many rounds B was ahead, and the mean user CPU
 # of a run (from the run's own cpu.user_s).
 # On a VM one set of rounds can swing 10% from the next: judge a change by the paired
 # figure and its count, not by one median.
 #
 #   sudo bash bench/ab_pinned.sh A B            # each a git revision or a blkscope binary
-#   sudo ROUNDS=16 FIO_SRC=/tmp/fio bash bench/ab_pinned.sh HEAD~1 HEAD
+#   sudo ROUNDS=36 FIO_SRC=/tmp/fio bash bench/ab_pinned.sh HEAD~1 HEAD
 #
 # Needs root and fio (to fill the device). A revision is built from `git archive` in a
 # temporary directory; the zram device and the directory are removed on exit (lib.sh).
 set -euo pipefail
-ROUNDS=${ROUNDS:-12}
+ROUNDS=${ROUNDS:-18}
 RUNTIME=${RUNTIME:-3}
 [ $# -eq 2 ] || { echo "usage: bench/ab_pinned.sh A B (git revisions or blkscope binaries)" >&2; exit 2; }
 A=$1
@@ -51,7 +51,7 @@ echo "A=$A B=$B: 4K randread QD1 on a filled 1G /dev/$zdev, taskset -c 0, $ROUND
 # Saved runs go to the temporary directory, not the caller's history.
 export XDG_DATA_HOME=$work/data
 T_IO_URING=$T_IO_URING python3 - "$BIN_A" "$BIN_B" "/dev/$zdev" "$ROUNDS" "$RUNTIME" <<'EOF'
-import json, re, statistics as st, subprocess, sys, os
+import itertools, json, os, re, statistics as st, subprocess, sys
 bin_a, bin_b, dev, rounds, runtime = sys.argv[1:6]
 tio = os.environ.get("T_IO_URING")
 def blk(b):
@@ -69,17 +69,23 @@ def t_io_uring():
     return st.median(v)
 rows = {"A": [], "B": [], "t": []}
 user = {"A": [], "B": []}
+# Each round runs the tools in another order, every order in turn. With a fixed order
+# (t/io_uring, A, B), B was ahead by 2.3% in 14 of 16 rounds, and then, the two binaries
+# swapped, by 2.7% in 13 of 16: the order, not the binary.
+orders = list(itertools.permutations(["t", "A", "B"] if tio else ["A", "B"]))
 for r in range(int(rounds)):
-    line = f"round {r + 1}:"
-    if tio:
-        rows["t"].append(t_io_uring())
-        line += f" t/io_uring {rows['t'][-1]:.0f}"
-    for k, b in (("A", bin_a), ("B", bin_b)):
-        iops, u = blk(b)
-        rows[k].append(iops)
-        user[k].append(u)
-        line += f"  {k} {iops:.0f} (user {u:.3f} s)"
-    print(line, flush=True)
+    figs = {}
+    for k in orders[r % len(orders)]:
+        if k == "t":
+            figs[k] = f"t/io_uring {t_io_uring():.0f}"
+            rows["t"].append(float(figs[k].split()[1]))
+        else:
+            iops, u = blk(bin_a if k == "A" else bin_b)
+            rows[k].append(iops)
+            user[k].append(u)
+            figs[k] = f"{k} {iops:.0f} (user {u:.3f} s)"
+    order = "".join(orders[r % len(orders)])
+    print(f"round {r + 1} ({order}): " + "  ".join(figs[k] for k in sorted(figs)), flush=True)
 for k in ("A", "B"):
     m = st.median(rows[k])
     vs = f", {m / st.median(rows['t']):.3f}x t/io_uring" if tio else ""

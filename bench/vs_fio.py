@@ -102,9 +102,16 @@ def alternate(pairs, theirs, ours):
     times; returns the medians (their IOPS, our IOPS, their CPU/IO, our CPU/IO) and the lowest
     and highest IOPS ratio of a pair (ours/theirs), which show how far one pair can swing."""
     t, o = [], []
-    for _ in range(pairs):
-        t.append(theirs())
-        o.append(ours())
+    for i in range(pairs):
+        # Every other pair the other way round (theirs, ours, ours, theirs, ...): pinned on this
+        # VM, a run right after t/io_uring came out 1-3% behind the other
+        # (bench/ab_pinned.sh), so a fixed order would hand the same tool that place each time.
+        if i % 2 == 0:
+            t.append(theirs())
+            o.append(ours())
+        else:
+            o.append(ours())
+            t.append(theirs())
     med = lambda runs, k: statistics.median(r[k] for r in runs)
     ratios = [b[0] / a[0] for a, b in zip(t, o) if a[0] > 0]
     spread = (min(ratios), max(ratios)) if ratios else (0.0, 0.0)
