@@ -12,9 +12,18 @@ fn main() {
     match run() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
+            // A reader that stopped reading (`blkscope stat | head`): no message, which would
+            // only be noise, and status 141, as a C tool killed by SIGPIPE gives, not 0: a run
+            // whose live output went nowhere may have stopped before its end.
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                std::process::exit(141);
+            }
             // Not eprintln!: a closed stderr must not turn an error into a panic.
             use std::io::Write as _;
-            let _ = writeln!(std::io::stderr(), "blkscope: {e:#}");
+            let _ = writeln!(std::io::stderr(), "blkscope: {}", message(&e));
             let code = e
                 .downcast_ref::<blkscope::Error>()
                 .map(blkscope::Error::exit_code)
@@ -22,4 +31,18 @@ fn main() {
             std::process::exit(code);
         }
     }
+}
+
+/// The error and its causes, each once: an error whose text already ends with its cause's (as
+/// `<stdout>: No space left on device (os error 28)` does) does not get it a second time.
+fn message(e: &anyhow::Error) -> String {
+    let mut msg = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !msg.ends_with(&c) {
+            msg.push_str(": ");
+            msg.push_str(&c);
+        }
+    }
+    msg
 }

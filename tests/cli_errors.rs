@@ -114,3 +114,39 @@ fn the_tui_over_hosts_without_a_terminal_says_what_to_run_instead() {
         "needs a terminal; headless, give a command",
     );
 }
+
+#[test]
+fn a_full_disk_under_stdout_is_said_once() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let out = bin()
+        .args(["explain", "dd-classic"])
+        .stdout(full)
+        .output()
+        .expect("run blkscope");
+    let err = String::from_utf8_lossy(&out.stderr);
+    println!("status {:?}, stderr: {err}", out.status.code());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    // It said the cause twice: `<stdout>: No space left on device (os error 28): No space
+    // left on device (os error 28)`.
+    assert_eq!(err.matches("No space left on device").count(), 1, "{err}");
+}
+
+#[test]
+fn a_reader_that_stopped_reading_gets_no_message_and_status_141() {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    // Closed before blkscope writes a byte, so every write fails with EPIPE.
+    drop(reader);
+    let out = bin()
+        .args(["explain", "dd-classic"])
+        .stdout(writer)
+        .output()
+        .expect("run blkscope");
+    let err = String::from_utf8_lossy(&out.stderr);
+    println!("status {:?}, stderr: {err:?}", out.status.code());
+    assert_eq!(out.status.code(), Some(141));
+    assert!(err.is_empty(), "no message, got: {err}");
+}

@@ -36,7 +36,8 @@ pub const VERSION: &str = concat!(
                   always allowed.",
     after_long_help = "Exit status: 0 done (or clear), 1 failed at run time or cancelled, 2 a \
                        usage error (nothing was written), 3 a confirmation is missing (check: \
-                       confirm), 4 the write was refused (check: blocked).\n\n\
+                       confirm), 4 the write was refused (check: blocked), 141 the reader of \
+                       the output stopped reading (as a tool killed by SIGPIPE; no message).\n\n\
                        Environment: NO_COLOR turns colour off in the TUI; \
                        BLKSCOPE_DISABLE_URING=1 uses pread/pwrite instead of io_uring; \
                        XDG_DATA_HOME and XDG_CONFIG_HOME place saved runs and user suites.\n\n\
