@@ -125,7 +125,7 @@ fn a_bad_point_is_refused_before_any_point_runs() {
                 "--size",
                 "1G",
             ],
-            "QD1, QD2: size 1073741824 does not fit: the target has 536870912 bytes",
+            "QD1, QD2: size 1G does not fit: the target has 512M from offset 0; use --size 512M",
         ),
         // A suite's sizes are its own: it says how large a device it needs, once.
         (

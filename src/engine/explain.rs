@@ -3,14 +3,7 @@
 
 use super::job::{Data, EngineKind, Job, Mode, Op, SizeSpec, Sized};
 
-fn size_arg(b: u64) -> String {
-    for (unit, m) in [("G", 1u64 << 30), ("M", 1 << 20), ("k", 1 << 10)] {
-        if b >= m && b % m == 0 {
-            return format!("{}{unit}", b / m);
-        }
-    }
-    b.to_string()
-}
+use crate::units::exact_size as size_arg;
 
 /// fio's spelling of sizes (k/m/g are powers of 1024 with fio's default kb_base).
 fn fio_size(b: u64) -> String {

@@ -6,6 +6,18 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::units::exact_size;
+
+/// A size in a message: in the unit that divides it (`512M`), else in bytes (`4095 bytes`).
+fn said(b: u64) -> String {
+    let s = exact_size(b);
+    if s.bytes().all(|c| c.is_ascii_digit()) {
+        format!("{s} bytes")
+    } else {
+        s
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
@@ -416,8 +428,10 @@ impl Job {
         if self.offset >= t.size && t.size > 0 {
             // Said once, with its fix: the size that cannot fit after it follows from it.
             bad(format!(
-                "offset {} is past the end of the target ({} bytes): use an --offset below {}",
-                self.offset, t.size, t.size
+                "offset {} is past the end of the target ({}): use an --offset below {}",
+                said(self.offset),
+                said(t.size),
+                exact_size(t.size)
             ));
             return Err(errs);
         }
@@ -431,8 +445,11 @@ impl Job {
             bad("size is 0: give --size (e.g. 1G or 10%)".into());
         } else if total > avail {
             bad(format!(
-                "size {total} does not fit: the target has {avail} bytes from offset {}; use --size {avail} or less",
-                self.offset
+                "size {} does not fit: the target has {} from offset {}; use --size {} or less",
+                said(total),
+                said(avail),
+                exact_size(self.offset),
+                exact_size(avail)
             ));
         }
         let jobs = self.jobs.max(1) as u64;
@@ -762,9 +779,19 @@ mod tests {
         };
         let e = j.validate(&f).unwrap_err();
         assert_eq!(e.len(), 1, "{e:?}");
-        assert!(
-            e[0].0.ends_with("use an --offset below 1073741824"),
-            "{e:?}"
+        // In the unit the user typed sizes in, and one the option reads back exactly.
+        assert_eq!(
+            e[0].0,
+            "offset 2G is past the end of the target (1G): use an --offset below 1G"
+        );
+        let j = Job {
+            size: Some(SizeSpec::Bytes((1 << 30) + 4096)),
+            ..Job::default()
+        };
+        let e = j.validate(&f).unwrap_err();
+        assert_eq!(
+            e[0].0,
+            "size 1048580k does not fit: the target has 1G from offset 0; use --size 1G or less"
         );
         let j = Job {
             offset: 5000,
