@@ -192,6 +192,15 @@ pub fn resolve(run: &str) -> Result<PathBuf, String> {
     if p.is_file() {
         return Ok(p.to_path_buf());
     }
+    // An id has no '/': this was meant as a path, and looking it up among the ids would only
+    // say it is not one.
+    if run.contains('/') {
+        return Err(if p.exists() {
+            format!("{run} is not a file: give a saved run's .json file, an id, or `last`")
+        } else {
+            format!("no such file {run}: give a saved run's .json file, an id, or `last`")
+        });
+    }
     let dir = runs_dir().ok_or("neither XDG_DATA_HOME nor HOME is set")?;
     let mut all: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map_err(|_| format!("no saved runs in {}: run a test first", dir.display()))?

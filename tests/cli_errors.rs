@@ -21,6 +21,23 @@ fn nonexistent_path() {
 }
 
 #[test]
+fn a_saved_run_named_by_a_path_that_is_not_there() {
+    // It used to look the path up among the saved runs' ids: "no saved run '/nonexistent/...'
+    // in ~/.local/share/blkscope/runs".
+    one_line_error(
+        &["report", "/nonexistent/blkscope-run.json"],
+        2,
+        "no such file /nonexistent/blkscope-run.json",
+    );
+    one_line_error(
+        &["compare", "./nope.json", "last"],
+        2,
+        "no such file ./nope.json",
+    );
+    one_line_error(&["report", "/tmp"], 2, "/tmp is not a file");
+}
+
+#[test]
 fn dev_null_is_a_character_device() {
     one_line_error(&["check", "/dev/null"], 2, "character device");
     one_line_error(&["check", "/dev/null", "--json"], 2, "block device");
