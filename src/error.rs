@@ -50,7 +50,10 @@ impl Error {
     /// Exit status for the binary: 2 for a target that is not usable as named, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::TargetNotFound { .. } | Error::NotABlockDevice { .. } | Error::Usage(_) => 2,
+            Error::TargetNotFound { .. }
+            | Error::NotABlockDevice { .. }
+            | Error::UnknownDevice { .. }
+            | Error::Usage(_) => 2,
             _ => 1,
         }
     }

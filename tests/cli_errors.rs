@@ -38,6 +38,18 @@ fn a_saved_run_named_by_a_path_that_is_not_there() {
 }
 
 #[test]
+fn a_device_name_that_is_not_there_is_a_usage_error() {
+    // Exit 2, as for a path that is not there (it was 1, "failed at run time").
+    for cmd in ["stat", "doctor"] {
+        one_line_error(
+            &[cmd, "nosuchdisk-blkscope"],
+            2,
+            "is not a block device blkscope can see",
+        );
+    }
+}
+
+#[test]
 fn dev_null_is_a_character_device() {
     one_line_error(&["check", "/dev/null"], 2, "character device");
     one_line_error(&["check", "/dev/null", "--json"], 2, "block device");

@@ -357,7 +357,8 @@ fn stat_table_and_errors() {
     assert!(t.contains("%util") && t.contains("aqu-sz") && t.contains("f_await"));
     assert!(t.lines().any(|l| l.starts_with(&lo.name)));
     let out = blkscope(&["stat", "/dev/nosuchdisk", "--count", "1"]);
-    assert_eq!(out.status.code(), Some(1));
+    // A usage error, as a path that is not there is.
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1);
     assert!(err.contains("blkscope list"), "{err}");
