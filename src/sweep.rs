@@ -215,6 +215,16 @@ pub fn parse_list(param: Param, s: &str) -> Result<Vec<u64>, String> {
     if v.len() > 64 {
         return Err(format!("{} values: a sweep takes at most 64", v.len()));
     }
+    // A point given twice would run twice and put two points at one x for the knee.
+    for (i, x) in v.iter().enumerate() {
+        if v[..i].contains(x) {
+            let name = match param {
+                Param::Iodepth => format!("QD{x}"),
+                Param::Bs => crate::units::exact_size(*x),
+            };
+            return Err(format!("{name} is in the list twice: give each point once"));
+        }
+    }
     Ok(v)
 }
 
@@ -256,5 +266,14 @@ mod tests {
         assert_eq!(parse_list(Param::Bs, "4k,1M"), Ok(vec![4096, 1 << 20]));
         assert!(parse_list(Param::Iodepth, "1").is_err());
         assert!(parse_list(Param::Iodepth, "1,x").is_err());
+        // It ran QD1 twice.
+        assert_eq!(
+            parse_list(Param::Iodepth, "1,1"),
+            Err("QD1 is in the list twice: give each point once".into())
+        );
+        assert_eq!(
+            parse_list(Param::Bs, "4k,64k,4096"),
+            Err("4k is in the list twice: give each point once".into())
+        );
     }
 }

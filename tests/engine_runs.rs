@@ -584,7 +584,7 @@ fn invalid_jobs_get_one_line_and_exit_2() {
     }
     let lo = Loop::new(16 * MIB, Some(4096), false);
     let cases: &[(&[&str], &str)] = &[
-        (&["--bs", "512"], "multiple of the logical block size 4096"),
+        (&["--bs", "512"], "multiple of the logical block size 4k"),
         (&["--size", "1G"], "does not fit"),
         (&["--iodepth", "0"], "1 to 4096"),
         (&["--jobs", "64", "--size", "16M"], "jobs do not fit"),

@@ -131,7 +131,7 @@ pub enum Command {
         #[arg(long, default_value = "1s", value_parser = parse_interval)]
         interval: std::time::Duration,
         /// Stop after N reports (default: until Ctrl-C).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_count)]
         count: Option<u64>,
         /// One JSON object per report: {"timestamp", "devices": [...]}, with sysstat's keys.
         #[arg(long)]
@@ -413,6 +413,21 @@ pub struct RunArgs {
     /// these CPUs: 0, 0,2 or 0-3 (fio's --cpus_allowed, taskset -c).
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<crate::engine::cpus::CpuList>,
+}
+
+/// `stat --count`: 0 would report nothing and exit at once.
+fn parse_count(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err(
+            "0 reports nothing: give 1 or more, or leave --count out to report until \
+                      Ctrl-C"
+                .into(),
+        ),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "'{s}' is not a number of reports: use e.g. --count 5"
+        )),
+    }
 }
 
 fn parse_cpus(s: &str) -> Result<crate::engine::cpus::CpuList, String> {

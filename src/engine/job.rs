@@ -483,7 +483,7 @@ impl Job {
         if self.bs > u32::MAX as u64 / 2 {
             bad(format!(
                 "bs {} is too large: one I/O can move at most 1 GiB; use --bs 1G or less",
-                self.bs
+                said(self.bs)
             ));
         }
         if !(1..=MAX_IODEPTH).contains(&self.iodepth) {
@@ -548,17 +548,22 @@ impl Job {
             if self.bs % a != 0 {
                 let up = self.bs.div_ceil(a) * a;
                 bad(format!(
-                    "with direct I/O, bs must be a multiple of the logical block size {a}: {} is not; use --bs {up} (or a buffered mode)",
-                    self.bs
+                    "with direct I/O, bs must be a multiple of the logical block size {}: {} is \
+                     not; use --bs {} (or a buffered mode)",
+                    said(a),
+                    said(self.bs),
+                    exact_size(up)
                 ));
             }
             if self.offset % a != 0 {
                 let down = self.offset / a * a;
                 bad(format!(
-                    "with direct I/O, offset must be a multiple of {a}: {} is not; use --offset \
-                     {down} or {}",
-                    self.offset,
-                    down + a
+                    "with direct I/O, offset must be a multiple of {}: {} is not; use --offset \
+                     {} or {}",
+                    said(a),
+                    said(self.offset),
+                    exact_size(down),
+                    exact_size(down + a)
                 ));
             }
         }
@@ -684,11 +689,11 @@ mod tests {
         let e = j.validate(&facts(1 << 30, 4096)).unwrap_err();
         assert_eq!(e.len(), 1);
         assert!(
-            e[0].0.contains("multiple of the logical block size 4096"),
+            e[0].0.contains("multiple of the logical block size 4k"),
             "{}",
             e[0]
         );
-        assert!(e[0].0.contains("--bs 4096"));
+        assert!(e[0].0.contains("512 bytes is not; use --bs 4k"));
         // Buffered may use it.
         let j = Job {
             bs: 512,
@@ -798,7 +803,11 @@ mod tests {
             ..Job::default()
         };
         let e = j.validate(&f).unwrap_err();
-        assert!(e[0].0.ends_with("use --offset 4096 or 8192"), "{e:?}");
+        assert_eq!(
+            e[0].0,
+            "with direct I/O, offset must be a multiple of 4k: 5000 bytes is not; use --offset 4k \
+             or 8k"
+        );
         // 100000 jobs: the range, not a memory figure with a fix that still has 100000 jobs.
         let j = Job {
             jobs: 100_000,
