@@ -73,6 +73,13 @@ fn usage_errors_keep_clap_status_2() {
     assert_eq!(out.status.code(), Some(2));
     let out = blkscope(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
+    // It printed nothing and exited 0.
+    let out = blkscope(&["stat", "--count", "0"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    println!("stat --count 0: {:?} {err}", out.status.code());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("0 reports nothing"), "{err}");
+    assert!(out.stdout.is_empty());
 }
 
 #[test]
@@ -178,4 +185,47 @@ fn a_reader_that_stopped_reading_gets_no_message_and_status_141() {
     println!("status {:?}, stderr: {err:?}", out.status.code());
     assert_eq!(out.status.code(), Some(141));
     assert!(err.is_empty(), "no message, got: {err}");
+}
+
+#[test]
+fn a_typo_is_said_before_the_device_name_is_asked_for() {
+    // A fixture's sdf (partitioned: confirm); the device itself is never opened.
+    let fixture = format!("{}/tests/fixtures/misaligned", env!("CARGO_MANIFEST_DIR"));
+    // It asked for `--confirm sdf` first (exit 3), and only then said the typo.
+    one_line_error(
+        &[
+            "--root",
+            &fixture,
+            "run",
+            "/dev/sdf",
+            "--op",
+            "randrw",
+            "--rwmixread",
+            "150",
+        ],
+        2,
+        "rwmixread 150 is not a percentage",
+    );
+    one_line_error(
+        &[
+            "--root", &fixture, "run", "/dev/sdf", "--op", "write", "--bs", "100",
+        ],
+        2,
+        "100 bytes is not; use --bs 512",
+    );
+    // Without one, the name is asked for.
+    one_line_error(
+        &[
+            "--root",
+            &fixture,
+            "run",
+            "/dev/sdf",
+            "--op",
+            "randwrite",
+            "--size",
+            "1M",
+        ],
+        3,
+        "add --confirm sdf",
+    );
 }

@@ -248,20 +248,8 @@ fn open_block(
     flags: i32,
 ) -> Result<OpenTarget, RunError> {
     let name = report.device.clone().unwrap_or_default();
-    if writes {
-        match report.write_safety {
-            WriteSafety::Blocked => return Err(RunError::Blocked(Box::new(report))),
-            WriteSafety::Confirm => {
-                let typed = spec
-                    .confirm
-                    .as_deref()
-                    .map(|c| c.trim_start_matches("/dev/"));
-                if typed != Some(name.as_str()) {
-                    return Err(RunError::ConfirmationNeeded(Box::new(report)));
-                }
-            }
-            WriteSafety::Clear => {}
-        }
+    if writes && report.write_safety == WriteSafety::Blocked {
+        return Err(RunError::Blocked(Box::new(report)));
     }
     let dev = tree
         .get(&name)
@@ -271,7 +259,18 @@ fn open_block(
         direct_align: dev.logical_block_size,
         is_block: true,
     };
+    // A typo is said before the device's name is asked for: typing the name, only to be told
+    // then that the job itself was wrong, is a step for nothing.
     let plan = job.validate(&facts).map_err(invalid)?;
+    if writes && report.write_safety == WriteSafety::Confirm {
+        let typed = spec
+            .confirm
+            .as_deref()
+            .map(|c| c.trim_start_matches("/dev/"));
+        if typed != Some(name.as_str()) {
+            return Err(RunError::ConfirmationNeeded(Box::new(report)));
+        }
+    }
     if job.hipri {
         // IOPOLL needs the device's polled queues: without them the kernel refuses (EOPNOTSUPP)
         // or, worse, spins. Say so before anything runs.
