@@ -38,15 +38,8 @@ BIN_A=$(bin_of "$A" a)
 BIN_B=$(bin_of "$B" b)
 bench_zram zdev 1G
 [ -n "$zdev" ] || { echo "no zram here (modprobe zram)" >&2; exit 1; }
-fio --name=fill --filename="/dev/$zdev" --rw=write --bs=1M --direct=1 --ioengine=io_uring \
-    --iodepth=8 --size=1G --output=/dev/null
-T_IO_URING=""
-if [ -n "${FIO_SRC:-}" ]; then
-  mkdir "$work/fio"
-  (cd "$FIO_SRC" && tar --exclude=.git -cf - .) | tar -xf - -C "$work/fio"
-  (cd "$work/fio" && ./configure >/dev/null && make -j"$(nproc)" t/io_uring >/dev/null)
-  T_IO_URING=$work/fio/t/io_uring
-fi
+bench_fill "/dev/$zdev"
+bench_t_io_uring T_IO_URING
 echo "A=$A B=$B: 4K randread QD1 on a filled 1G /dev/$zdev, taskset -c 0, $ROUNDS rounds of ${RUNTIME}s"
 # Saved runs go to the temporary directory, not the caller's history.
 export XDG_DATA_HOME=$work/data

@@ -14,6 +14,12 @@
 #                                path in VAR
 #   bench_tmpfs VAR SIZE         a tmpfs of SIZE on a new temporary directory, in VAR
 #   bench_on_exit COMMAND        run COMMAND (a string, eval'd) first when the script ends
+#   bench_fill DEV               write every block of DEV once (fio, 1M direct), so that reads
+#                                hit data and not never-written blocks
+#   bench_t_io_uring VAR         with FIO_SRC (a checkout of https://github.com/axboe/fio), fio's
+#                                peak-IOPS tool t/io_uring built from a copy of it in a
+#                                temporary directory, its path in VAR; VAR is empty without
+#                                FIO_SRC
 #
 # VAR is a name, not $(...): the helpers record what they made in this shell, which a
 # command substitution's subshell could not.
@@ -87,4 +93,22 @@ bench_tmpfs() {
 
 bench_on_exit() {
   _bench_hooks+=("$1")
+}
+
+bench_fill() {
+  fio --name=fill --filename="$1" --rw=write --bs=1M --direct=1 --ioengine=io_uring --iodepth=8 \
+      --size=1G --output=/dev/null
+}
+
+bench_t_io_uring() {
+  local _b_src=${FIO_SRC:-} _b_d
+  if [ -z "$_b_src" ]; then
+    printf -v "$1" %s ""
+    return
+  fi
+  bench_tmpdir _b_d
+  (cd "$_b_src" && tar --exclude=.git -cf - .) | tar -xf - -C "$_b_d"
+  (cd "$_b_d" && ./configure >/dev/null && make -j"$(nproc)" t/io_uring >/dev/null)
+  echo "t/io_uring built from $_b_src ($(cd "$_b_src" && git describe --always 2>/dev/null || echo 'not a git checkout'))" >&2
+  printf -v "$1" %s "$_b_d/t/io_uring"
 }

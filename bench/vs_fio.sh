@@ -33,18 +33,11 @@ fallocate -l 1G "$work/loop.img"
 bench_loop ldev "$work/loop.img" --direct-io=on
 # Write every block once so reads hit real data.
 for d in ${zdev:+/dev/$zdev} "$ldev"; do
-  fio --name=fill --filename="$d" --rw=write --bs=1M --direct=1 --ioengine=io_uring --iodepth=8 \
-      --size=1G --output=/dev/null
+  bench_fill "$d"
 done
 
-T_IO_URING=""
-if [ -n "${FIO_SRC:-}" ]; then
-  mkdir "$work/fio"
-  (cd "$FIO_SRC" && tar --exclude=.git -cf - .) | tar -xf - -C "$work/fio"
-  (cd "$work/fio" && ./configure >/dev/null && make -j"$(nproc)" t/io_uring >/dev/null)
-  T_IO_URING=$work/fio/t/io_uring
-  echo "t/io_uring built from $FIO_SRC ($(cd "$FIO_SRC" && git describe --always 2>/dev/null || echo 'not a git checkout'))"
-else
+bench_t_io_uring T_IO_URING
+if [ -z "$T_IO_URING" ]; then
   echo "FIO_SRC is not set: no t/io_uring rows (give a checkout of https://github.com/axboe/fio)" >&2
 fi
 T_IO_URING=$T_IO_URING python3 bench/vs_fio.py "$BIN" "$RUNTIME" "$PAIRS" ${zdev:+/dev/$zdev} "$ldev"

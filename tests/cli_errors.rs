@@ -151,20 +151,27 @@ fn the_tui_over_hosts_without_a_terminal_says_what_to_run_instead() {
     );
 }
 
+/// `blkscope explain dd-classic` (a few KiB of output, no device) writing into `stdout`: its
+/// exit status and stderr.
+fn explain_into(stdout: std::process::Stdio) -> (Option<i32>, String) {
+    let out = bin()
+        .args(["explain", "dd-classic"])
+        .stdout(stdout)
+        .output()
+        .expect("run blkscope");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    println!("status {:?}, stderr: {err:?}", out.status.code());
+    (out.status.code(), err)
+}
+
 #[test]
 fn a_full_disk_under_stdout_is_said_once() {
     let full = std::fs::OpenOptions::new()
         .write(true)
         .open("/dev/full")
         .expect("/dev/full");
-    let out = bin()
-        .args(["explain", "dd-classic"])
-        .stdout(full)
-        .output()
-        .expect("run blkscope");
-    let err = String::from_utf8_lossy(&out.stderr);
-    println!("status {:?}, stderr: {err}", out.status.code());
-    assert_eq!(out.status.code(), Some(1));
+    let (code, err) = explain_into(full.into());
+    assert_eq!(code, Some(1));
     assert_eq!(err.lines().count(), 1, "one line: {err}");
     // It said the cause twice: `<stdout>: No space left on device (os error 28): No space
     // left on device (os error 28)`.
@@ -176,14 +183,8 @@ fn a_reader_that_stopped_reading_gets_no_message_and_status_141() {
     let (reader, writer) = std::io::pipe().expect("pipe");
     // Closed before blkscope writes a byte, so every write fails with EPIPE.
     drop(reader);
-    let out = bin()
-        .args(["explain", "dd-classic"])
-        .stdout(writer)
-        .output()
-        .expect("run blkscope");
-    let err = String::from_utf8_lossy(&out.stderr);
-    println!("status {:?}, stderr: {err:?}", out.status.code());
-    assert_eq!(out.status.code(), Some(141));
+    let (code, err) = explain_into(writer.into());
+    assert_eq!(code, Some(141));
     assert!(err.is_empty(), "no message, got: {err}");
 }
 
@@ -191,40 +192,25 @@ fn a_reader_that_stopped_reading_gets_no_message_and_status_141() {
 fn a_typo_is_said_before_the_device_name_is_asked_for() {
     // A fixture's sdf (partitioned: confirm); the device itself is never opened.
     let fixture = format!("{}/tests/fixtures/misaligned", env!("CARGO_MANIFEST_DIR"));
+    let on_sdf = |job: &[&str], code, needle| {
+        let mut args = vec!["--root", &fixture, "run", "/dev/sdf"];
+        args.extend_from_slice(job);
+        one_line_error(&args, code, needle);
+    };
     // It asked for `--confirm sdf` first (exit 3), and only then said the typo.
-    one_line_error(
-        &[
-            "--root",
-            &fixture,
-            "run",
-            "/dev/sdf",
-            "--op",
-            "randrw",
-            "--rwmixread",
-            "150",
-        ],
+    on_sdf(
+        &["--op", "randrw", "--rwmixread", "150"],
         2,
         "rwmixread 150 is not a percentage",
     );
-    one_line_error(
-        &[
-            "--root", &fixture, "run", "/dev/sdf", "--op", "write", "--bs", "100",
-        ],
+    on_sdf(
+        &["--op", "write", "--bs", "100"],
         2,
         "100 bytes is not; use --bs 512",
     );
     // Without one, the name is asked for.
-    one_line_error(
-        &[
-            "--root",
-            &fixture,
-            "run",
-            "/dev/sdf",
-            "--op",
-            "randwrite",
-            "--size",
-            "1M",
-        ],
+    on_sdf(
+        &["--op", "randwrite", "--size", "1M"],
         3,
         "add --confirm sdf",
     );
