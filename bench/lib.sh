@@ -38,9 +38,11 @@ bench_cleanup() {
   for x in "${_bench_loops[@]}"; do losetup -d "$x" 2>/dev/null || true; done
   for x in "${_bench_zrams[@]}"; do
     # The device may still be closing (a run was interrupted): retry for a few seconds.
+    # (The redirections are grouped so that their own errors go to /dev/null too.)
     for _ in $(seq 1 25); do
-      echo 1 > "/sys/block/$x/reset" 2>/dev/null &&
-        echo "${x#zram}" > /sys/class/zram-control/hot_remove 2>/dev/null && break
+      [ -e "/sys/block/$x" ] || break
+      { echo 1 > "/sys/block/$x/reset" &&
+          echo "${x#zram}" > /sys/class/zram-control/hot_remove; } 2>/dev/null && break
       sleep 0.2
     done
   done
@@ -101,14 +103,15 @@ bench_fill() {
 }
 
 bench_t_io_uring() {
-  local _b_src=${FIO_SRC:-} _b_d
+  # Not _b_d: bench_tmpdir's own local of that name would take the value.
+  local _b_src=${FIO_SRC:-} _b_fio
   if [ -z "$_b_src" ]; then
     printf -v "$1" %s ""
     return
   fi
-  bench_tmpdir _b_d
-  (cd "$_b_src" && tar --exclude=.git -cf - .) | tar -xf - -C "$_b_d"
-  (cd "$_b_d" && ./configure >/dev/null && make -j"$(nproc)" t/io_uring >/dev/null)
+  bench_tmpdir _b_fio
+  (cd "$_b_src" && tar --exclude=.git -cf - .) | tar -xf - -C "$_b_fio"
+  (cd "$_b_fio" && ./configure >/dev/null && make -j"$(nproc)" t/io_uring >/dev/null)
   echo "t/io_uring built from $_b_src ($(cd "$_b_src" && git describe --always 2>/dev/null || echo 'not a git checkout'))" >&2
-  printf -v "$1" %s "$_b_d/t/io_uring"
+  printf -v "$1" %s "$_b_fio/t/io_uring"
 }
