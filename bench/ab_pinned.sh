@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # A/B of two blkscope builds where the engine's own cost shows most: 4K random reads at QD1 on
 # a filled zram device, each whole process on CPU 0 (taskset -c 0), so that no wake-up of an
-# idle CPU decides the figure. A round is one RUNTIME-second run of A, of B (and of t/io_uring,
-# with FIO_SRC), in each round another order, every order in turn (ROUNDS a multiple of 6). Prints every round, then the medians, each against
-# t/io_uring, the paired median B/A with how many rounds B was ahead, and the mean user CPU
-# of a run (from the run's own cpu.user_s).
+# idle CPU decides the figure. A round is one RUNTIME-second run of A and of B (and, with
+# FIO_SRC, of t/io_uring, a second longer: it prints its first figure after one), each round
+# in another order, every order in turn (ROUNDS a multiple of 6). Prints every round, then the
+# medians, each against t/io_uring, the paired median B/A with how many rounds B was ahead,
+# and the mean user CPU of a run (the run's own cpu.user_s: coarse, mostly multiples of 4 ms here).
 # On a VM one set of rounds can swing 10% from the next: judge a change by the paired
 # figure and its count, not by one median.
 #
