@@ -214,4 +214,15 @@ fn a_typo_is_said_before_the_device_name_is_asked_for() {
         3,
         "add --confirm sdf",
     );
+    // An existing file: the typo before --force.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f");
+    std::fs::write(&file, vec![0u8; 1 << 20]).unwrap();
+    let f = file.to_str().unwrap();
+    one_line_error(
+        &["run", f, "--op", "randrw", "--rwmixread", "150"],
+        2,
+        "rwmixread 150 is not a percentage",
+    );
+    one_line_error(&["run", f, "--op", "write"], 2, "add --force");
 }

@@ -616,12 +616,6 @@ fn open_named_file(
             "--hipri polls a block device's queue: name a device, not a file".into(),
         ]));
     }
-    if writes && !spec.force {
-        return Err(RunError::Invalid(vec![format!(
-            "{} exists and a write test would overwrite it: add --force to allow that, or name a directory to test in",
-            path.display()
-        )]));
-    }
     let len = std::fs::metadata(path)
         .map_err(|e| open_err(path, e))?
         .len();
@@ -630,7 +624,14 @@ fn open_named_file(
         direct_align: file_direct_align(path),
         is_block: false,
     };
+    // As on a device: a typo is said before --force is asked for.
     let plan = job.validate(&facts).map_err(invalid)?;
+    if writes && !spec.force {
+        return Err(RunError::Invalid(vec![format!(
+            "{} exists and a write test would overwrite it: add --force to allow that, or name a directory to test in",
+            path.display()
+        )]));
+    }
     let file = open_for_test(path, writes, flags).map_err(|e| open_err(path, e))?;
     let (watch, below_count, dev) = watch_for_file(root, path);
     Ok(OpenTarget {
