@@ -3,11 +3,11 @@
 
 use super::job::{Data, EngineKind, Job, Mode, Op, SizeSpec, Sized};
 
-use crate::units::exact_size as size_arg;
+use crate::units::exact_size;
 
 /// fio's spelling of sizes (k/m/g are powers of 1024 with fio's default kb_base).
 fn fio_size(b: u64) -> String {
-    size_arg(b)
+    exact_size(b)
 }
 
 /// Bytes of the job when its size is known in bytes.
@@ -199,7 +199,7 @@ pub fn dd_command(job: &Job, target: &str, total: u64) -> Result<String, String>
     let jobs = job.jobs.max(1) as u64;
     let region = (bytes_of(job).unwrap_or(total) / jobs) / job.bs * job.bs;
     let count = region / job.bs;
-    let bs = size_arg(job.bs);
+    let bs = exact_size(job.bs);
     let one = |j: u64| {
         let start_blocks = job.offset / job.bs + j * count;
         match job.op {

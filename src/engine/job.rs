@@ -457,8 +457,11 @@ impl Job {
         let region = (total / jobs) / bs * bs;
         if ranges_ok && total > 0 && region == 0 {
             bad(format!(
-                "{} jobs do not fit in {total} bytes at bs {bs}: each job needs at least one block; use fewer --jobs or a larger --size",
-                self.jobs
+                "{} jobs do not fit in {} at bs {}: each job needs at least one block; use fewer \
+                 --jobs or a larger --size",
+                self.jobs,
+                said(total),
+                said(bs)
             ));
         }
         if errs.is_empty() {
@@ -807,6 +810,17 @@ mod tests {
             e[0].0,
             "with direct I/O, offset must be a multiple of 4k: 5000 bytes is not; use --offset 4k \
              or 8k"
+        );
+        let j = Job {
+            jobs: 8,
+            bs: 4096,
+            size: Some(SizeSpec::Bytes(16 << 10)),
+            ..Job::default()
+        };
+        let e = j.validate(&f).unwrap_err();
+        assert!(
+            e[0].0.starts_with("8 jobs do not fit in 16k at bs 4k:"),
+            "{e:?}"
         );
         // 100000 jobs: the range, not a memory figure with a fix that still has 100000 jobs.
         let j = Job {
