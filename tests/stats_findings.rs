@@ -363,3 +363,174 @@ fn stat_table_and_errors() {
     assert_eq!(err.lines().count(), 1);
     assert!(err.contains("blkscope list"), "{err}");
 }
+
+/// The never_written finding of a read test on `target`, printed, or None.
+fn never_written(args: &[&str]) -> Option<serde_json::Value> {
+    let (doc, code) = blkscope_json(args);
+    assert_eq!(code, 0, "blkscope {args:?}: {doc}");
+    let f = doc["results"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "never_written")
+        .cloned();
+    println!("blkscope {args:?}: never_written = {f:?}");
+    f
+}
+
+/// Fills `target` (device `name`) with random data (1M direct writes); once written it carries
+/// data, so the name is typed back.
+fn fill(target: &str, name: &str, size: &str) {
+    let (doc, code) = blkscope_json(&[
+        "run",
+        target,
+        "--op",
+        "write",
+        "--bs",
+        "1M",
+        "--size",
+        size,
+        "--confirm",
+        name,
+        "--no-save",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "fill {target}: {doc}");
+}
+
+#[test]
+fn reads_of_a_zram_device_never_written_are_a_finding_until_it_is_filled() {
+    if !require(true, &[]) {
+        return;
+    }
+    let Some(z) = Zram::new(64 * MIB) else {
+        return;
+    };
+    let read = [
+        "run",
+        z.dev(),
+        "--op",
+        "randread",
+        "--bs",
+        "4k",
+        "--runtime",
+        "300ms",
+        "--no-save",
+        "--json",
+    ];
+    let f = never_written(&read).expect("a never_written finding on an empty zram");
+    // Nothing writes to a zram device of the test's own: exact.
+    assert_eq!(f["device"], z.name.as_str());
+    assert_eq!(f["numbers"]["stored_bytes"], 0.0);
+    assert_eq!(f["numbers"]["unwritten_bytes"], (64 * MIB) as f64);
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.contains(&format!(
+            "blkscope run {} --op write --bs 1M --size 64M",
+            z.dev()
+        )),
+        "{msg}"
+    );
+    // Half written: at least the other half is said.
+    fill(z.dev(), &z.name, "32M");
+    let f = never_written(&read).expect("a finding with half the device written");
+    assert_eq!(f["numbers"]["unwritten_bytes"], (32 * MIB) as f64);
+    // The written half alone, or the whole device filled: no finding.
+    assert_eq!(
+        never_written(&[
+            "run",
+            z.dev(),
+            "--op",
+            "read",
+            "--bs",
+            "1M",
+            "--size",
+            "32M",
+            "--no-save",
+            "--json",
+        ]),
+        None
+    );
+    fill(z.dev(), &z.name, "64M");
+    assert_eq!(never_written(&read), None);
+}
+
+#[test]
+fn reads_of_holes_in_a_loop_devices_backing_file_are_a_finding_until_it_is_filled() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::new(32 * MIB, None, false);
+    let read = [
+        "run",
+        lo.dev(),
+        "--op",
+        "read",
+        "--bs",
+        "1M",
+        "--no-save",
+        "--json",
+    ];
+    let f = never_written(&read).expect("a never_written finding over a sparse image");
+    assert_eq!(f["device"], lo.name.as_str());
+    // A neighbour's probe reads the device but reads allocate nothing: all holes.
+    assert_eq!(f["numbers"]["unwritten_bytes"], (32 * MIB) as f64);
+    assert!(
+        f["message"].as_str().unwrap().contains(lo.image.path_str()),
+        "the backing file is named: {f}"
+    );
+    fill(lo.dev(), &lo.name, "32M");
+    assert_eq!(never_written(&read), None);
+}
+
+#[test]
+fn reads_of_holes_in_a_named_file_are_a_finding() {
+    use std::os::unix::fs::FileExt;
+    // No root needed: a sparse file of 16 MiB with its first 4 MiB written.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sparse");
+    let f = std::fs::File::create(&path).unwrap();
+    f.set_len(16 * MIB).unwrap();
+    f.write_all_at(&vec![0x5a; 4 * MIB as usize], 0).unwrap();
+    f.sync_all().unwrap();
+    let p = path.to_str().unwrap();
+    let f = never_written(&[
+        "run",
+        p,
+        "--op",
+        "randread",
+        "--bs",
+        "4k",
+        "--runtime",
+        "300ms",
+        "--no-save",
+        "--json",
+    ])
+    .expect("a never_written finding in a sparse file");
+    let unwritten = f["numbers"]["unwritten_bytes"].as_f64().unwrap();
+    // The file system may allocate a little past what was written; never less.
+    assert!(
+        (11 * MIB) as f64 <= unwritten && unwritten <= (12 * MIB) as f64,
+        "unwritten {unwritten}: {f}"
+    );
+    assert!(
+        f["message"].as_str().unwrap().contains("--force"),
+        "the fill command overwrites a file, which needs --force: {f}"
+    );
+    // The written part alone: no finding.
+    assert_eq!(
+        never_written(&[
+            "run",
+            p,
+            "--op",
+            "read",
+            "--bs",
+            "1M",
+            "--size",
+            "4M",
+            "--no-save",
+            "--json",
+        ]),
+        None
+    );
+}

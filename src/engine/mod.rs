@@ -12,6 +12,7 @@ pub mod job;
 pub mod presets;
 pub mod result;
 pub mod target;
+pub mod unwritten;
 pub mod verify;
 pub mod worker;
 
@@ -158,6 +159,12 @@ pub fn run(
         let _ = crate::sys::drop_cache(&target.file);
     }
     let plan = target.plan;
+    // How much of what a read test reads held nothing when it began (reads do not change it).
+    let unwritten = job
+        .op
+        .reads()
+        .then(|| unwritten::probe(root, &target.store, job.offset, plan.total))
+        .flatten();
     let mut engine = job.engine;
     let mut engine_note = None;
     if engine == EngineKind::Uring && uring_disabled_by_env() {
@@ -466,7 +473,13 @@ pub fn run(
         mean_latency_ns: result.latency_ns.mean,
     };
     let device = target.info.device.clone().unwrap_or_default();
-    if let Some(f) = findings::io_worker_wakeups(job, issue, &device) {
+    let never_written = unwritten
+        .as_ref()
+        .and_then(|u| unwritten::finding(job, &spec.path, &target.store, u));
+    for f in findings::io_worker_wakeups(job, issue, &device)
+        .into_iter()
+        .chain(never_written)
+    {
         result
             .warnings
             .push(Warning::new(f.kind, f.message.clone()));

@@ -59,6 +59,8 @@ pub struct OpenTarget {
     pub watch: Vec<String>,
     /// How many of `watch` (from the start) are the device and what it is built on.
     pub below_count: usize,
+    /// Where its blocks live, to tell how much of a read test's region was never written.
+    pub store: crate::engine::unwritten::Store,
     remove_on_drop: Option<ScratchFile>,
 }
 
@@ -311,6 +313,7 @@ fn open_block(
         plan,
         watch,
         below_count,
+        store: crate::engine::unwritten::Store::of_device(root, tree, dev),
         remove_on_drop: None,
     })
 }
@@ -516,6 +519,8 @@ fn open_dir_file(
         },
         watch: Vec::new(),
         below_count: 0,
+        // Laid out with data before a read test: no holes to look for.
+        store: Default::default(),
         remove_on_drop: Some(scratch),
     };
     let facts = TargetFacts {
@@ -652,6 +657,9 @@ fn open_named_file(
         plan,
         watch,
         below_count,
+        store: crate::engine::unwritten::Store::File {
+            path: path.to_path_buf(),
+        },
         remove_on_drop: None,
     })
 }
