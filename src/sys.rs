@@ -616,6 +616,13 @@ impl UringQueue {
         self.pending
     }
 
+    /// The buffer of a free slot, holding what its last read brought. Panics if the slot is in
+    /// flight.
+    pub fn buf(&self, slot: usize) -> &[u8] {
+        assert!(!self.in_flight[slot], "slot {slot} is in flight");
+        &self.bufs.slot(slot)[..self.buf_len]
+    }
+
     /// The buffer of a free slot, to fill before a write. Panics if the slot is in flight.
     pub fn buf_mut(&mut self, slot: usize) -> &mut [u8] {
         assert!(!self.in_flight[slot], "slot {slot} is in flight");

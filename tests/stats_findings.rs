@@ -481,6 +481,50 @@ fn reads_of_holes_in_a_loop_devices_backing_file_are_a_finding_until_it_is_fille
     );
     fill(lo.dev(), &lo.name, "32M");
     assert_eq!(never_written(&read), None);
+    let (doc, _) = blkscope_json(&read);
+    assert!(
+        !findings(&doc).contains(&"zeros_read".into()),
+        "random data read back is not zeros: {doc}"
+    );
+}
+
+#[test]
+fn reads_of_zeros_written_are_a_finding_where_no_hole_tells() {
+    use std::os::unix::fs::FileExt;
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    // Zeros written into the image: allocated, no holes, so never_written cannot say; what the
+    // reads bring back can.
+    let image = Image::new(64 * MIB);
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&image.path)
+        .unwrap();
+    f.write_all_at(&vec![0u8; 64 * MIB as usize], 0).unwrap();
+    f.sync_all().unwrap();
+    let lo = Loop::over(image, None, false);
+    // Once over the device, not for a time: 64 MiB read is 16 samples on a machine of any
+    // speed.
+    let args = [
+        "run",
+        lo.dev(),
+        "--op",
+        "read",
+        "--bs",
+        "64k",
+        "--no-save",
+        "--json",
+    ];
+    let (doc, code) = blkscope_json(&args);
+    assert_eq!(code, 0, "{doc}");
+    println!("findings: {}", doc["results"][0]["findings"]);
+    assert!(!findings(&doc).contains(&"never_written".into()), "{doc}");
+    let z = finding(&doc, "zeros_read");
+    // One read every 4 MiB (the first too) was looked at, and each was zeros.
+    assert_eq!(z["numbers"]["sampled_blocks"], 16.0, "{z}");
+    assert_eq!(z["numbers"]["zero_blocks"], 16.0, "{z}");
+    assert_eq!(z["device"], lo.name.as_str());
 }
 
 #[test]

@@ -476,9 +476,21 @@ pub fn run(
     let never_written = unwritten
         .as_ref()
         .and_then(|u| unwritten::finding(job, &spec.path, &target.store, u));
+    // Where the store could not say, what the reads brought back: zeros. Not on a scratch file
+    // laid out with the zeros the user asked for (`--data zero`, which has its own warning).
+    let laid_out_zeros = job.data == Data::Zero && target.info.test_file.is_some();
+    let zeros_read = (never_written.is_none() && !laid_out_zeros).then(|| {
+        let mut zeros = worker::ZeroSampler::default();
+        for o in &outcomes {
+            zeros.add(&o.zeros);
+        }
+        let file = target.info.kind == "file";
+        unwritten::zeros_finding(job, &spec.path, &device, file, plan.total, &zeros)
+    });
     for f in findings::io_worker_wakeups(job, issue, &device)
         .into_iter()
         .chain(never_written)
+        .chain(zeros_read.flatten())
     {
         result
             .warnings

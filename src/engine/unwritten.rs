@@ -130,17 +130,12 @@ pub fn finding(job: &Job, target: &str, store: &Store, u: &Unwritten) -> Option<
     let share = u.unwritten_bytes as f64 / u.region_bytes as f64;
     let pct = format!("{:.0}%", share * 100.0);
     let (region, unwritten) = (fmt_size(u.region_bytes), fmt_size(u.unwritten_bytes));
-    // A fill over the same region; 1M writes where the region allows them.
-    let bs = if job.offset % (1 << 20) == 0 && u.region_bytes % (1 << 20) == 0 {
-        1 << 20
-    } else {
-        job.bs
-    };
-    let mut fill = format!("blkscope run {target} --op write --bs {}", exact_size(bs));
-    if job.offset > 0 {
-        fill += &format!(" --offset {}", exact_size(job.offset));
-    }
-    fill += &format!(" --size {}", exact_size(u.region_bytes));
+    let fill = fill_command(
+        job,
+        target,
+        u.region_bytes,
+        matches!(store, Store::File { .. }),
+    );
     let (device, what) = match store {
         Store::Zram { device } => (
             device.clone(),
@@ -163,18 +158,15 @@ pub fn finding(job: &Job, target: &str, store: &Store, u: &Unwritten) -> Option<
                 file.display()
             ),
         ),
-        Store::File { path } => {
-            fill += " --force";
-            (
-                String::new(),
-                format!(
-                    "{unwritten} ({pct}) of the {region} the test reads in {} is holes: never \
-                     written, or allocated but unwritten. The file system answers a read of a \
-                     hole with zeros without reading the disk",
-                    path.display()
-                ),
-            )
-        }
+        Store::File { path } => (
+            String::new(),
+            format!(
+                "{unwritten} ({pct}) of the {region} the test reads in {} is holes: never \
+                 written, or allocated but unwritten. The file system answers a read of a hole \
+                 with zeros without reading the disk",
+                path.display()
+            ),
+        ),
         Store::Unknown => return None,
     };
     Some(Finding {
@@ -192,6 +184,64 @@ pub fn finding(job: &Job, target: &str, store: &Store, u: &Unwritten) -> Option<
         .into_iter()
         .chain(u.stored_bytes.map(|s| ("stored_bytes", s as f64)))
         .collect(),
+    })
+}
+
+/// A write test over the same region as `job`: 1M writes where the region allows them, and
+/// `--force` for a file (which a write test overwrites only when told).
+fn fill_command(job: &Job, target: &str, region: u64, file: bool) -> String {
+    let bs = if job.offset % (1 << 20) == 0 && region % (1 << 20) == 0 {
+        1 << 20
+    } else {
+        job.bs
+    };
+    let mut fill = format!("blkscope run {target} --op write --bs {}", exact_size(bs));
+    if job.offset > 0 {
+        fill += &format!(" --offset {}", exact_size(job.offset));
+    }
+    fill += &format!(" --size {}", exact_size(region));
+    if file {
+        fill += " --force";
+    }
+    fill
+}
+
+/// The finding when at least a tenth of the blocks sampled from a read test's reads (and 8
+/// were sampled) were all zeros, on any device: where blkscope cannot see which blocks were
+/// written ([`finding`] says more where it can, and this one is then left out). `file`: the
+/// target is a file.
+pub fn zeros_finding(
+    job: &Job,
+    target: &str,
+    device: &str,
+    file: bool,
+    region: u64,
+    zeros: &crate::engine::worker::ZeroSampler,
+) -> Option<Finding> {
+    if !job.op.reads() || zeros.sampled < 8 || zeros.zero * 10 < zeros.sampled {
+        return None;
+    }
+    let share = zeros.zero as f64 / zeros.sampled as f64;
+    let fill = fill_command(job, target, region, file);
+    Some(Finding {
+        kind: "zeros_read",
+        device: device.to_string(),
+        message: format!(
+            "{} of the {} blocks sampled from the test's reads (one every {} read) were all \
+             zeros ({:.0}%). Blocks never written, discarded (TRIM) or written as zeros often come \
+             back without the device reading its medium (an SSD, a thin volume, zram, a sparse \
+             file), so such reads flatter the result (fio and dd alike). Unless zeros are what \
+             it should hold, fill the region with data first ({fill}) and measure again.",
+            zeros.zero,
+            zeros.sampled,
+            fmt_size(crate::engine::worker::ZERO_SAMPLE_EVERY),
+            share * 100.0
+        ),
+        numbers: BTreeMap::from([
+            ("sampled_blocks", zeros.sampled as f64),
+            ("zero_blocks", zeros.zero as f64),
+            ("zero_share", share),
+        ]),
     })
 }
 
@@ -374,5 +424,38 @@ mod tests {
             probe(&root, &store, 0, 4 << 20).unwrap().unwritten_bytes,
             4 << 20
         );
+    }
+
+    #[test]
+    fn zeros_read_needs_eight_samples_and_a_tenth_of_them_zero() {
+        let z = |sampled: u64, zero: u64| {
+            let (mut s, blank, data) = (
+                crate::engine::worker::ZeroSampler::default(),
+                [0u8; 4096],
+                [1u8; 4096],
+            );
+            for k in 0..sampled {
+                // One sample per 4 MiB read.
+                s.see(4 << 20, || if k < zero { &blank } else { &data });
+            }
+            s
+        };
+        let j = job(Op::Randread);
+        let f = zeros_finding(&j, "/dev/sdx", "sdx", false, 1 << 30, &z(20, 20)).unwrap();
+        println!("{}", f.message);
+        assert_eq!(f.kind, "zeros_read");
+        assert_eq!(f.numbers["zero_blocks"], 20.0);
+        assert!(
+            f.message.contains("20 of the 20 blocks")
+                && f.message
+                    .contains("blkscope run /dev/sdx --op write --bs 1M --size 1G"),
+            "{}",
+            f.message
+        );
+        assert!(zeros_finding(&j, "x", "", false, 1 << 30, &z(20, 2)).is_some());
+        assert_eq!(zeros_finding(&j, "x", "", false, 1 << 30, &z(20, 1)), None);
+        assert_eq!(zeros_finding(&j, "x", "", false, 1 << 30, &z(7, 7)), None);
+        let w = job(Op::Write);
+        assert_eq!(zeros_finding(&w, "x", "", false, 1 << 30, &z(20, 20)), None);
     }
 }
