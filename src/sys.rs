@@ -346,6 +346,31 @@ pub(crate) fn tracks_holes(file: &File, len: u64, dir: &Path) -> bool {
     false
 }
 
+/// For tests: a ring whose calling thread had one read run by an io-wq worker (IOSQE_ASYNC
+/// sends it there whatever the file), completed. The worker stays while the ring is open (and
+/// a few seconds idle).
+#[cfg(test)]
+pub(crate) fn ring_with_a_read_run_by_io_wq() -> io::Result<IoUring> {
+    let mut ring = IoUring::new(2)?;
+    let f = File::open("/proc/self/stat")?;
+    let mut buf = vec![0u8; 64];
+    let read = opcode::Read::new(types::Fd(f.as_raw_fd()), buf.as_mut_ptr(), buf.len() as u32)
+        .build()
+        .flags(io_uring::squeue::Flags::ASYNC);
+    // SAFETY: the buffer and the descriptor outlive the read: it completes (the wait below)
+    // before either is dropped.
+    unsafe { ring.submission().push(&read) }.map_err(io::Error::other)?;
+    ring.submit_and_wait(1)?;
+    let cqe = ring
+        .completion()
+        .next()
+        .ok_or_else(|| io::Error::other("no completion"))?;
+    if cqe.result() < 0 {
+        return Err(io::Error::from_raw_os_error(-cqe.result()));
+    }
+    Ok(ring)
+}
+
 /// Allocates `len` bytes for `file` (posix_fallocate), so a write test overwrites blocks that
 /// exist instead of measuring the file system's allocator.
 pub fn preallocate(file: &File, len: u64) -> io::Result<()> {

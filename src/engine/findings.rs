@@ -262,7 +262,7 @@ pub fn analyze(job: &Job, moved: Moved, act: &Activity, page_size: u64) -> Vec<F
 pub struct Issue {
     /// The engine was io_uring.
     pub uring: bool,
-    /// io-wq worker threads seen at the end of the job's I/O.
+    /// io-wq worker threads of the job threads at the end of their I/O, summed over the jobs.
     pub io_workers: usize,
     /// CPUs the process may run on.
     pub cpus_available: usize,

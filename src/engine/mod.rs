@@ -360,7 +360,8 @@ pub fn run(
         });
     }
     let engine_used = outcomes.first().map(|o| o.engine_used).unwrap_or(engine);
-    let io_workers = outcomes.iter().map(|o| o.io_workers).max().unwrap_or(0);
+    // Each job counted its own (io-wq workers are per thread).
+    let io_workers = outcomes.iter().map(|o| o.io_workers).sum();
     let seconds = match (from, to) {
         (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
         _ => 0.0,

@@ -86,8 +86,8 @@ pub(crate) struct WorkerOutcome {
     pub engine_used: EngineKind,
     /// Writes completed, the ramp included: what `verify` reads back.
     pub writes_done: u64,
-    /// io_uring worker threads (io-wq) of this process when the job's I/O ended: the kernel
-    /// ran the job's I/O in them because it could not issue it without blocking.
+    /// io_uring worker threads (io-wq) of the job's thread when its I/O ended: the kernel ran
+    /// the job's I/O in them because it could not issue it without blocking.
     pub io_workers: usize,
     /// Blocks sampled from what reads returned, and how many of them were all zeros.
     pub zeros: ZeroSampler,
@@ -140,17 +140,27 @@ impl ZeroSampler {
     }
 }
 
-/// Threads of this process named `iou-wrk-*`: the io-wq workers io_uring hands I/O to when it
-/// cannot issue it without blocking (a driver without NOWAIT support, such as zram). They
-/// stay for a few seconds after their last I/O, so counted before the ring goes they tell
-/// whether the job's I/O went through them.
+/// The io-wq workers of the calling thread: the threads io_uring hands that thread's I/O to
+/// when it cannot issue it without blocking (a driver without NOWAIT support, such as zram).
+/// The kernel names them `iou-wrk-TID` after the thread whose I/O they run, so another job's
+/// workers (or another ring's in the same process) are not counted. They stay for a few
+/// seconds after their last I/O, so counted before the ring goes they tell whether the job's
+/// I/O went through them. Where the thread's id cannot be read (/proc/thread-self), every
+/// `iou-wrk-*` of the process counts.
 pub fn io_worker_threads() -> usize {
+    let ours = std::fs::read_link("/proc/thread-self")
+        .ok()
+        .and_then(|p| Some(format!("iou-wrk-{}", p.file_name()?.to_str()?)));
     let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
         return 0;
     };
     dir.flatten()
         .filter(|t| {
-            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("iou-wrk-"))
+            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| match &ours {
+                // comm keeps 15 bytes: "iou-wrk-" and a tid of up to 7 digits.
+                Some(name) => c.trim_end() == &name[..name.len().min(15)],
+                None => c.starts_with("iou-wrk-"),
+            })
         })
         .count()
 }
@@ -632,6 +642,51 @@ pub(crate) fn run_worker(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn io_wq_workers_are_counted_for_the_thread_whose_io_they_run() {
+        // A thread that had a read run by io-wq (IOSQE_ASYNC): its worker is its own, and the
+        // test's thread, which has a ring of its own too, sees none of it.
+        let mine = crate::sys::ring_with_a_read_run_by_io_wq();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let other = std::thread::spawn(move || {
+            let ring = crate::sys::ring_with_a_read_run_by_io_wq();
+            tx.send((ring.is_ok(), io_worker_threads())).unwrap();
+            // The ring (and its worker) stay until the test has counted.
+            let _ = done_rx.recv();
+            drop(ring);
+        });
+        let (other_ok, other_count) = rx.recv().unwrap();
+        let here = io_worker_threads();
+        let all: Vec<String> = std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+            .map(|c| c.trim_end().to_string())
+            .filter(|c| c.starts_with("iou-wrk-"))
+            .collect();
+        done_tx.send(()).unwrap();
+        other.join().unwrap();
+        println!("process: {all:?}; this thread counts {here}, the other {other_count}");
+        match (mine, other_ok) {
+            (Ok(_), true) => {
+                assert_eq!(here, 1, "this thread's own worker: {all:?}");
+                assert_eq!(other_count, 1, "the other thread's own worker: {all:?}");
+                // Other tests' rings may add workers of their own: at least these two.
+                assert!(all.len() >= 2, "two threads, one worker each: {all:?}");
+            }
+            (e, _) => {
+                // No io_uring here (ENOSYS, kernel.io_uring_disabled): nothing to tell apart.
+                let msg = format!("io_uring unavailable: {:?}", e.err());
+                assert!(
+                    std::env::var("BLKSCOPE_REQUIRE_PRIVILEGED_TESTS").as_deref() != Ok("1"),
+                    "BLKSCOPE_REQUIRE_PRIVILEGED_TESTS=1 but {msg}"
+                );
+                eprintln!("SKIPPED: {msg}");
+            }
+        }
+    }
 
     #[test]
     fn the_zero_sampler_looks_at_one_read_in_4_mib_and_only_then_at_its_data() {
