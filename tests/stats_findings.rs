@@ -378,6 +378,22 @@ fn never_written(args: &[&str]) -> Option<serde_json::Value> {
     f
 }
 
+/// A short 4K random read test of `target`, unsaved, as JSON.
+fn randread_300ms(target: &str) -> [&str; 10] {
+    [
+        "run",
+        target,
+        "--op",
+        "randread",
+        "--bs",
+        "4k",
+        "--runtime",
+        "300ms",
+        "--no-save",
+        "--json",
+    ]
+}
+
 /// Fills `target` (device `name`) with random data (1M direct writes); once written it carries
 /// data, so the name is typed back.
 fn fill(target: &str, name: &str, size: &str) {
@@ -406,18 +422,7 @@ fn reads_of_a_zram_device_never_written_are_a_finding_until_it_is_filled() {
     let Some(z) = Zram::new(64 * MIB) else {
         return;
     };
-    let read = [
-        "run",
-        z.dev(),
-        "--op",
-        "randread",
-        "--bs",
-        "4k",
-        "--runtime",
-        "300ms",
-        "--no-save",
-        "--json",
-    ];
+    let read = randread_300ms(z.dev());
     let f = never_written(&read).expect("a never_written finding on an empty zram");
     // Nothing writes to a zram device of the test's own: exact.
     assert_eq!(f["device"], z.name.as_str());
@@ -538,19 +543,7 @@ fn reads_of_holes_in_a_named_file_are_a_finding() {
     f.write_all_at(&vec![0x5a; 4 * MIB as usize], 0).unwrap();
     f.sync_all().unwrap();
     let p = path.to_str().unwrap();
-    let f = never_written(&[
-        "run",
-        p,
-        "--op",
-        "randread",
-        "--bs",
-        "4k",
-        "--runtime",
-        "300ms",
-        "--no-save",
-        "--json",
-    ])
-    .expect("a never_written finding in a sparse file");
+    let f = never_written(&randread_300ms(p)).expect("a never_written finding in a sparse file");
     let unwritten = f["numbers"]["unwritten_bytes"].as_f64().unwrap();
     // The file system may allocate a little past what was written; never less.
     assert!(
