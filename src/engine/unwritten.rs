@@ -100,7 +100,12 @@ pub fn probe(root: &SysRoot, store: &Store, start: u64, len: u64) -> Option<Unwr
                 stored_bytes: Some(stored),
             })
         }
-        Store::BackingFile { file, offset, .. } => holes(file, offset + start, offset + end, len),
+        Store::BackingFile { file, offset, .. } => holes(
+            file,
+            offset.checked_add(start)?,
+            offset.checked_add(end)?,
+            len,
+        ),
         Store::File { path } => holes(path, start, end, len),
         Store::Unknown => None,
     }
