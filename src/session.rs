@@ -151,7 +151,16 @@ pub fn run_test(
     obs: &mut dyn Observer,
 ) -> Result<Outcome, RunError> {
     let test = (name.to_string(), None, job.clone());
-    run_tests(root, spec, vec![test], repeat, Origin::Run, cancel, obs)
+    run_tests(
+        root,
+        spec,
+        None,
+        vec![test],
+        repeat,
+        Origin::Run,
+        cancel,
+        obs,
+    )
 }
 
 /// Runs every test of `suite` on the target, `repeat` times each; with `verify`, every test that
@@ -183,7 +192,8 @@ pub fn run_suite(
     } else {
         Origin::Suite
     };
-    run_tests(root, spec, tests, repeat, origin, cancel, obs)
+    let prepare = suite.fill_job(lbs);
+    run_tests(root, spec, prepare, tests, repeat, origin, cancel, obs)
 }
 
 /// Where a list of tests comes from, for the check before the first one runs.
@@ -199,22 +209,48 @@ enum Origin {
 }
 
 /// Runs (name, about, job) tests in order, `repeat` times each; a failed test ends the list.
-/// The tests of a suite or sweep are all checked before the first runs.
+/// `prepare` (a suite's fill) runs once first, under [`crate::suite::FILL_NAME`], and is kept
+/// as a test only when it failed (the reason the suite stopped). The tests of a suite or sweep
+/// are all checked, the fill with them, before the first runs.
+#[allow(clippy::too_many_arguments)]
 fn run_tests(
     root: &SysRoot,
     spec: &TargetSpec,
+    prepare: Option<Job>,
     tests: Vec<(String, Option<String>, Job)>,
     repeat: u32,
     origin: Origin,
     cancel: Arc<AtomicBool>,
     obs: &mut dyn Observer,
 ) -> Result<Outcome, RunError> {
+    let fill = crate::suite::FILL_NAME;
     if origin != Origin::Run {
-        let named: Vec<(&str, &Job)> = tests.iter().map(|(n, _, j)| (n.as_str(), j)).collect();
+        let named: Vec<(&str, &Job)> = prepare
+            .iter()
+            .map(|j| (fill, j))
+            .chain(tests.iter().map(|(n, _, j)| (n.as_str(), j)))
+            .collect();
         engine::target::precheck(root, spec, &named, origin == Origin::Suite)?;
     }
     let mut out = Outcome::default();
     let mut runner = Runner::new(root, spec, &cancel, obs);
+    if let Some(job) = prepare {
+        let Some(result) = run_repeated(&mut runner, fill, &job, 1, &mut out.target)? else {
+            out.cancelled = true;
+            return Ok(out);
+        };
+        if result.error.is_some() || result.cancelled {
+            out.tests.push(TestOutcome {
+                name: fill.to_string(),
+                about: Some("random data over what the read tests read, before them".into()),
+                job,
+                result,
+                setting: None,
+            });
+            out.cancelled = cancel.load(Ordering::Relaxed);
+            return Ok(out);
+        }
+    }
     for (name, about, job) in tests {
         let Some(result) = run_repeated(&mut runner, &name, &job, repeat, &mut out.target)? else {
             break;

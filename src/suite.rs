@@ -219,6 +219,12 @@ pub struct Suite {
     /// A sweep: the tests vary this (`iodepth` or `bs`), and the result names the knee.
     #[serde(default)]
     pub sweep: Option<String>,
+    /// `fill`: before the first test, write random data once over what the read tests read
+    /// (1M direct writes, not a result), as CrystalDiskMark and KDiskMark write their test file
+    /// first: a read of never-written blocks measures nothing. Only in a suite with a write
+    /// test, whose confirmation covers it, and with the read tests' sizes in bytes.
+    #[serde(default)]
+    pub prepare: Option<Prepare>,
     #[serde(rename = "test")]
     pub tests: Vec<SuiteTest>,
     /// `builtin`, or the file it was read from.
@@ -228,6 +234,44 @@ pub struct Suite {
 
 fn three() -> u32 {
     3
+}
+
+/// What a suite does before its first test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Prepare {
+    Fill,
+}
+
+/// The name the prepare step runs under (what the command line and the TUI show).
+pub const FILL_NAME: &str = "prepare: fill";
+
+impl Suite {
+    /// The write that fills what the read tests read (from offset 0 to the farthest end), when
+    /// the suite prepares with `fill` and has read tests.
+    pub fn fill_job(&self, lbs: u64) -> Option<Job> {
+        self.prepare?;
+        let end = self
+            .tests
+            .iter()
+            .map(|t| t.job(lbs))
+            .filter(|j| j.op.reads())
+            .map(|j| j.offset + j.planned_bytes())
+            .max()?;
+        // The largest power of two up to 1 MiB that divides it (at least the logical block).
+        let bs = (1u64 << 20).min(1 << end.trailing_zeros().min(63)).max(lbs);
+        Some(Job {
+            op: Op::Write,
+            bs,
+            size: Some(SizeSpec::Bytes(end)),
+            mode: Mode::Direct,
+            data: Data::Random,
+            // One at a time, as dd writes (its explanation then has a dd line): a 1M
+            // sequential write at QD1 keeps a disk streaming.
+            iodepth: 1,
+            ..Job::default()
+        })
+    }
 }
 
 /// A suite file that could not be read: the file, the line and the reason.
@@ -280,6 +324,24 @@ pub fn parse(text: &str, file: &Path) -> Result<Suite, SuiteError> {
     }
     if s.name.is_empty() || s.name.contains(char::is_whitespace) {
         return Err(fail(format!("name '{}' must be one word", s.name)));
+    }
+    if s.prepare.is_some() {
+        if !s.tests.iter().any(|t| t.op.writes()) {
+            return Err(fail(
+                "prepare = \"fill\" writes to the target: only a suite with a write test may \
+                 (its confirmation covers it)"
+                    .into(),
+            ));
+        }
+        if let Some(t) = s.tests.iter().find(|t| {
+            t.op.reads() && t.count.is_none() && !matches!(t.size, Some(SizeField(Sized::Bytes(_))))
+        }) {
+            return Err(fail(format!(
+                "prepare = \"fill\" needs each read test's size in bytes: test '{}' has none \
+                 (give size = \"1G\" or a count)",
+                t.name
+            )));
+        }
     }
     for t in &s.tests {
         if t.count.is_some() && t.size.is_some() {
@@ -489,5 +551,51 @@ mod tests {
         assert_eq!(e.line, Some(6), "{e}");
         let e = parse("name = \"x\"\ntitle = \"t\"\nabout = \"a\"\ntest = []\n", f).unwrap_err();
         assert!(e.reason.contains("at least one"), "{e}");
+    }
+
+    #[test]
+    fn a_suite_that_prepares_fills_what_its_reads_read_and_only_if_it_writes() {
+        let s = |name: &str| builtin().into_iter().find(|s| s.name == name).unwrap();
+        let fill = s("diskmark").fill_job(512).expect("diskmark fills");
+        println!("{fill:?}");
+        assert_eq!(
+            (
+                fill.op,
+                fill.bs,
+                fill.size,
+                fill.offset,
+                fill.data,
+                fill.mode
+            ),
+            (
+                Op::Write,
+                1 << 20,
+                Some(SizeSpec::Bytes(1 << 30)),
+                0,
+                Data::Random,
+                Mode::Direct
+            )
+        );
+        // Its two readers read 400M from offset 0.
+        let fill = s("fedora-four").fill_job(512).unwrap();
+        assert_eq!(fill.size, Some(SizeSpec::Bytes(400 << 20)));
+        assert_eq!(s("hdparm-t").fill_job(512), None, "no prepare");
+        let f = Path::new("mine.toml");
+        let head = "name = \"x\"\ntitle = \"t\"\nabout = \"a\"\nprepare = \"fill\"\n";
+        let read = "[[test]]\nname = \"r\"\nop = \"read\"\nbs = \"1M\"\nsize = \"8M\"\n";
+        let write = "[[test]]\nname = \"w\"\nop = \"write\"\nbs = \"1M\"\nsize = \"8M\"\n";
+        let e = parse(&format!("{head}{read}"), f).unwrap_err();
+        assert!(e.reason.contains("only a suite with a write test"), "{e}");
+        let ok = parse(&format!("{head}{read}{write}"), f).unwrap();
+        assert_eq!(
+            ok.fill_job(512).unwrap().size,
+            Some(SizeSpec::Bytes(8 << 20))
+        );
+        let timed = "[[test]]\nname = \"t\"\nop = \"randread\"\nbs = \"4k\"\nruntime = \"1s\"\n";
+        let e = parse(&format!("{head}{timed}{write}"), f).unwrap_err();
+        assert!(e.reason.contains("test 't' has none"), "{e}");
+        let wipe = head.replace("fill", "wipe");
+        let e = parse(&format!("{wipe}{read}{write}"), f).unwrap_err();
+        assert!(e.reason.contains("wipe") && e.line == Some(4), "{e}");
     }
 }

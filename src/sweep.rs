@@ -190,6 +190,7 @@ pub fn suite(param: Param, values: &[u64], base: &Job) -> crate::suite::Suite {
         found: None,
         repeat: 1,
         sweep: Some(param.as_str().into()),
+        prepare: None,
         tests,
         origin: "command line".into(),
     }

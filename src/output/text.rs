@@ -421,6 +421,19 @@ pub fn explanation(e: &crate::suite::Explanation, target: &str) -> String {
             let _ = writeln!(out, "What the article found: {f}");
         }
         let _ = writeln!(out, "Each test runs {} time(s).\n", s.repeat);
+        if let Some(fill) = s.fill_job(512) {
+            out.push_str(&explain_job(
+                crate::suite::FILL_NAME,
+                Some(
+                    "once, before the tests, not a result: random data over what the read tests \
+                     read, as CrystalDiskMark writes its test file first (reads of blocks never \
+                     written measure nothing)",
+                ),
+                &fill,
+                target,
+            ));
+            out.push('\n');
+        }
     }
     for t in &e.tests {
         out.push_str(&explain_job(&t.name, t.about.as_deref(), &t.job, target));
