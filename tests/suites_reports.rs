@@ -536,3 +536,79 @@ fn suite_ndjson_streams_progress_and_samples_then_the_result() {
     let both = blkscope(&["suite", "zeros-trap", d, "--ndjson", "--json"]);
     assert_eq!(both.status.code(), Some(2));
 }
+
+/// The progress lines' test names and the result of `suite NAME TARGET --ndjson`, with the
+/// user's suites in `config`.
+fn ndjson_suite(
+    config: &std::path::Path,
+    name: &str,
+    target: &str,
+) -> (Vec<String>, serde_json::Value) {
+    let out = blkscope_with(
+        "XDG_CONFIG_HOME",
+        config,
+        &[
+            "suite",
+            name,
+            target,
+            "--force",
+            "--repeat",
+            "1",
+            "--ndjson",
+            "--no-save",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let started: Vec<String> = lines
+        .iter()
+        .filter(|v| v["type"] == "progress")
+        .map(|v| v["test"].as_str().unwrap().to_string())
+        .collect();
+    println!("{name} on {target}: started {started:?}");
+    (started, lines.last().unwrap().clone())
+}
+
+#[test]
+fn a_suite_that_prepares_fills_a_named_file_first_but_not_a_directory() {
+    use std::os::unix::fs::FileExt;
+    let config = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(config.path().join("blkscope/suites")).unwrap();
+    std::fs::write(
+        config.path().join("blkscope/suites/prep.toml"),
+        "name = \"prep\"\ntitle = \"t\"\nabout = \"a\"\nrepeat = 1\nprepare = \"fill\"\n\
+         [[test]]\nname = \"r\"\nop = \"read\"\nbs = \"1M\"\nsize = \"8M\"\n\
+         [[test]]\nname = \"w\"\nop = \"write\"\nbs = \"1M\"\nsize = \"4M\"\n",
+    )
+    .unwrap();
+    // A sparse 16 MiB file with data only in its last 4 MiB: the read of its first 8 MiB
+    // would read holes.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sparse");
+    let f = std::fs::File::create(&file).unwrap();
+    f.set_len(16 * MIB).unwrap();
+    f.write_all_at(&vec![1u8; 4 * MIB as usize], 12 * MIB)
+        .unwrap();
+    drop(f);
+    let (started, result) = ndjson_suite(config.path(), "prep", file.to_str().unwrap());
+    assert_eq!(started, ["prepare: fill", "r", "w"]);
+    let tests = result["tests"].as_array().unwrap();
+    let names: Vec<&str> = tests.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["r", "w"], "the fill is not a result");
+    assert!(
+        !kinds(&tests[0]).contains(&"never_written".into()),
+        "the read after the fill: {:?}",
+        kinds(&tests[0])
+    );
+    // A directory: each test's scratch file is laid out on its own; no fill.
+    let (started, _) = ndjson_suite(config.path(), "prep", dir.path().to_str().unwrap());
+    assert_eq!(started, ["r", "w"]);
+}
