@@ -246,6 +246,17 @@ fn loop_devices_over_the_page_cache_and_not() {
         !kinds(d).contains(&"backing_cache".into()),
         "direct I/O: {d}"
     );
+    // Both images are sparse and nothing wrote to them: all holes, which reads there measure.
+    for dev in [b, d] {
+        let f = dev["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["kind"] == "never_written")
+            .unwrap_or_else(|| panic!("no never_written: {dev}"));
+        assert_eq!(f["numbers"]["unwritten_bytes"], 16 * MIB, "{f}");
+        assert_eq!(f["severity"], "info", "{f}");
+    }
 }
 
 #[test]

@@ -60,6 +60,7 @@ pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
             })),
         );
     }
+    never_written(root, tree, d, &mut out);
     // Alignment: the device's own, and its partitions'.
     alignment(d, &mut out);
     for p in d.partitions.iter().filter_map(|p| tree.get(p)) {
@@ -234,4 +235,48 @@ fn alignment(d: &Device, out: &mut Vec<Finding>) {
             .with(json!({ "alignment_offset": a })),
         );
     }
+}
+
+/// Blocks never written, where blkscope can tell (zram, a loop device's backing file): reads
+/// of them come back as zeros without touching the store or the disk below, so a read test
+/// there measures nothing real (the run's `never_written` finding says the same for its region).
+/// From sysfs and the backing file's extents: no device node is read.
+fn never_written(root: &SysRoot, tree: &DeviceTree, d: &Device, out: &mut Vec<Finding>) {
+    use crate::engine::unwritten::{Store, probe};
+    let store = Store::of_device(root, tree, d);
+    let Some(u) = probe(root, &store, 0, d.size_bytes) else {
+        return;
+    };
+    if u.unwritten_bytes < 64 << 10 || u.unwritten_bytes * 10 < u.region_bytes {
+        return;
+    }
+    let how = match &store {
+        Store::Zram { .. } => format!(
+            "it stores {} of data",
+            crate::units::fmt_size(u.stored_bytes.unwrap_or(0))
+        ),
+        Store::BackingFile { file, .. } => format!("holes in its backing file {}", file.display()),
+        _ => return,
+    };
+    out.push(
+        Finding::new(
+            "never_written",
+            Severity::Info,
+            format!(
+                "{:.0}% of {} ({} of {}) was never written ({how}): reads there come back as \
+                 zeros without touching the store or the disk below, so a read test measures \
+                 nothing real until it is filled (blkscope run {} --op write --bs 1M)",
+                u.unwritten_bytes as f64 * 100.0 / u.region_bytes as f64,
+                d.name,
+                crate::units::fmt_size(u.unwritten_bytes),
+                crate::units::fmt_size(u.region_bytes),
+                d.path.display()
+            ),
+        )
+        .with(json!({
+            "unwritten_bytes": u.unwritten_bytes,
+            "size_bytes": u.region_bytes,
+            "stored_bytes": u.stored_bytes,
+        })),
+    );
 }

@@ -5,8 +5,8 @@
 //!   none (`smart_unavailable`).
 //! - `busy_processes`: who else is doing I/O now ([`crate::stats::procs`], about one second).
 //! - [`checks`]: what the device's settings mean for a test: `backing_cache` (a loop device
-//!   over the page cache), `misaligned`, `write_cache`, `scheduler`, `queue_limits`,
-//!   `stats_off`, `in_use`.
+//!   over the page cache), `never_written` (an empty zram, holes in a loop device's backing
+//!   file), `misaligned`, `write_cache`, `scheduler`, `queue_limits`, `stats_off`, `in_use`.
 
 pub mod checks;
 pub mod smart;
