@@ -114,15 +114,6 @@ fn doctor(env: &[(&str, &str)], args: &[&str]) -> (serde_json::Value, i32) {
     (v, out.status.code().unwrap_or(-1))
 }
 
-fn kinds(dev: &serde_json::Value) -> Vec<String> {
-    dev["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["kind"].as_str().unwrap().to_string())
-        .collect()
-}
-
 fn root(fixture: &str) -> String {
     format!("{}/tests/fixtures/{fixture}", env!("CARGO_MANIFEST_DIR"))
 }
@@ -144,7 +135,7 @@ fn doctor_exit_status_follows_the_worst_finding() {
     assert_eq!(code, 0, "{v}");
     let d = &v["devices"][0];
     assert_eq!(d["name"], "sdb");
-    assert!(kinds(d).contains(&"smart".into()), "{d}");
+    assert!(finding_kinds(d).contains(&"smart".into()), "{d}");
 
     let failing = dir.path().join("f");
     std::fs::create_dir(&failing).unwrap();
@@ -187,12 +178,7 @@ fn a_misaligned_partition_is_a_problem() {
     assert_eq!(code, 5, "{v}");
     let d = &v["devices"][0];
     assert_eq!(d["name"], "sdf");
-    let f = d["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == "misaligned")
-        .unwrap_or_else(|| panic!("{d}"));
+    let f = finding_of(d, "misaligned").unwrap_or_else(|| panic!("{d}"));
     assert_eq!(f["severity"], "problem");
     assert!(f["message"].as_str().unwrap().contains("sdf1"), "{f}");
     assert_eq!(f["numbers"]["start_bytes"], 63 * 512);
@@ -228,14 +214,12 @@ fn loop_devices_over_the_page_cache_and_not() {
     let _d = Detach(direct.clone());
     let (v, _) = doctor(&[], &["doctor", &buffered.name, &direct, "--json"]);
     let b = &v["devices"][0];
-    assert!(kinds(b).contains(&"backing_cache".into()), "{b}");
-    assert!(kinds(b).contains(&"smart_unavailable".into()), "{b}");
-    let f = b["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == "backing_cache")
-        .unwrap();
+    assert!(finding_kinds(b).contains(&"backing_cache".into()), "{b}");
+    assert!(
+        finding_kinds(b).contains(&"smart_unavailable".into()),
+        "{b}"
+    );
+    let f = finding_of(b, "backing_cache").unwrap_or_else(|| panic!("{b}"));
     assert_eq!(
         f["numbers"]["backing_file"],
         buffered.image.path_str(),
@@ -243,17 +227,13 @@ fn loop_devices_over_the_page_cache_and_not() {
     );
     let d = &v["devices"][1];
     assert!(
-        !kinds(d).contains(&"backing_cache".into()),
+        !finding_kinds(d).contains(&"backing_cache".into()),
         "direct I/O: {d}"
     );
     // Both images are sparse and nothing wrote to them: all holes, which reads there measure.
     for dev in [b, d] {
-        let f = dev["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["kind"] == "never_written")
-            .unwrap_or_else(|| panic!("no never_written: {dev}"));
+        let f =
+            finding_of(dev, "never_written").unwrap_or_else(|| panic!("no never_written: {dev}"));
         assert_eq!(f["numbers"]["unwritten_bytes"], 16 * MIB, "{f}");
         assert_eq!(f["severity"], "info", "{f}");
     }
@@ -295,12 +275,7 @@ fn a_dd_writing_to_a_loop_device_is_found_by_pid() {
     });
     let (v, _) = doctor(&[], &["doctor", &lo.name, "--json"]);
     let d = &v["devices"][0];
-    let f = d["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == "busy_processes")
-        .unwrap_or_else(|| panic!("no busy_processes: {d}"));
+    let f = finding_of(d, "busy_processes").unwrap_or_else(|| panic!("no busy_processes: {d}"));
     let procs = f["numbers"]["processes"].as_array().unwrap();
     let p = procs
         .iter()
@@ -361,11 +336,7 @@ fn a_test_names_other_processes_doing_io() {
     let _ = other.kill();
     let _ = other.wait();
     assert_eq!(code, 0, "{doc}");
-    let f = doc["results"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == "busy_processes")
+    let f = finding_of(&doc["results"][0], "busy_processes")
         .unwrap_or_else(|| panic!("no busy_processes finding: {doc}"));
     let m = f["message"].as_str().unwrap();
     assert!(m.contains(&format!("(pid {pid})")), "{m}");

@@ -10,20 +10,11 @@ use common::*;
 const MIB: u64 = 1 << 20;
 
 fn findings(doc: &serde_json::Value) -> Vec<String> {
-    doc["results"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["kind"].as_str().unwrap().to_string())
-        .collect()
+    finding_kinds(&doc["results"][0])
 }
 
 fn finding<'a>(doc: &'a serde_json::Value, kind: &str) -> &'a serde_json::Value {
-    doc["results"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == kind)
+    finding_of(&doc["results"][0], kind)
         .unwrap_or_else(|| panic!("no {kind} finding in {}", doc["results"][0]["findings"]))
 }
 
@@ -368,12 +359,7 @@ fn stat_table_and_errors() {
 fn never_written(args: &[&str]) -> Option<serde_json::Value> {
     let (doc, code) = blkscope_json(args);
     assert_eq!(code, 0, "blkscope {args:?}: {doc}");
-    let f = doc["results"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == "never_written")
-        .cloned();
+    let f = finding_of(&doc["results"][0], "never_written").cloned();
     println!("blkscope {args:?}: never_written = {f:?}");
     f
 }

@@ -625,7 +625,17 @@ impl Drop for Zram {
     }
 }
 
-/// The `kind` of each finding of a result object.
+/// The finding of `kind` of an object with `findings` (a run's result, or a device of `doctor
+/// --json`), if it has one.
+pub fn finding_of<'a>(holder: &'a serde_json::Value, kind: &str) -> Option<&'a serde_json::Value> {
+    holder["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == kind)
+}
+
+/// The `kind` of each finding of a result object (or a device of `doctor --json`).
 pub fn finding_kinds(result: &serde_json::Value) -> Vec<String> {
     result["findings"]
         .as_array()
