@@ -337,13 +337,22 @@ pub(crate) fn tracks_holes(file: &File, len: u64, dir: &Path) -> bool {
     if data_bytes(file, 0, len, 1000).unwrap() < len {
         return true;
     }
-    let msg = format!("the file system of {} tracks no holes", dir.display());
+    skip(&format!(
+        "the file system of {} tracks no holes",
+        dir.display()
+    ));
+    false
+}
+
+/// For a library test that cannot run here: says why and returns, so the caller can skip; a
+/// failure when BLKSCOPE_REQUIRE_PRIVILEGED_TESTS=1 (CI), as the integration tests' `require`.
+#[cfg(test)]
+pub(crate) fn skip(why: &str) {
     assert!(
         std::env::var("BLKSCOPE_REQUIRE_PRIVILEGED_TESTS").as_deref() != Ok("1"),
-        "BLKSCOPE_REQUIRE_PRIVILEGED_TESTS=1 but {msg}"
+        "BLKSCOPE_REQUIRE_PRIVILEGED_TESTS=1 but {why}"
     );
-    eprintln!("SKIPPED: {msg}");
-    false
+    eprintln!("SKIPPED: {why}");
 }
 
 /// For tests: a ring whose calling thread had one read run by an io-wq worker (IOSQE_ASYNC

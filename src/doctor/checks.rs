@@ -244,12 +244,9 @@ fn alignment(d: &Device, out: &mut Vec<Finding>) {
 fn never_written(root: &SysRoot, tree: &DeviceTree, d: &Device, out: &mut Vec<Finding>) {
     use crate::engine::unwritten::{Store, probe};
     let store = Store::of_device(root, tree, d);
-    let Some(u) = probe(root, &store, 0, d.size_bytes) else {
+    let Some(u) = probe(root, &store, 0, d.size_bytes).filter(|u| u.worth_saying()) else {
         return;
     };
-    if u.unwritten_bytes < 64 << 10 || u.unwritten_bytes * 10 < u.region_bytes {
-        return;
-    }
     let how = match &store {
         Store::Zram { .. } => format!(
             "it stores {} of data",

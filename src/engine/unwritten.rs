@@ -74,6 +74,16 @@ pub struct Unwritten {
     pub stored_bytes: Option<u64>,
 }
 
+impl Unwritten {
+    /// At least a tenth of the region (and 64 KiB) was never written: enough of the reads cost
+    /// the device nothing to say so (a run's finding and the doctor's alike).
+    pub fn worth_saying(&self) -> bool {
+        self.region_bytes > 0
+            && self.unwritten_bytes >= 64 << 10
+            && self.unwritten_bytes * 10 >= self.region_bytes
+    }
+}
+
 /// Data extents walked at most in a backing file: a file in millions of pieces costs a few
 /// hundred milliseconds before the test, not more; the rest counts as data.
 const MAX_EXTENTS: usize = 100_000;
@@ -122,14 +132,10 @@ fn holes(path: &std::path::Path, from: u64, to: u64, len: u64) -> Option<Unwritt
     })
 }
 
-/// The finding when at least a tenth of what a read test reads (and 64 KiB) was never written:
-/// that share of its reads cost the device nothing.
+/// The finding when enough of what a read test reads was never written
+/// ([`Unwritten::worth_saying`]): that share of its reads cost the device nothing.
 pub fn finding(job: &Job, target: &str, store: &Store, u: &Unwritten) -> Option<Finding> {
-    if !job.op.reads()
-        || u.region_bytes == 0
-        || u.unwritten_bytes < 64 << 10
-        || u.unwritten_bytes * 10 < u.region_bytes
-    {
+    if !job.op.reads() || !u.worth_saying() {
         return None;
     }
     let share = u.unwritten_bytes as f64 / u.region_bytes as f64;

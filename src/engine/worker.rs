@@ -678,12 +678,7 @@ mod tests {
             }
             (e, _) => {
                 // No io_uring here (ENOSYS, kernel.io_uring_disabled): nothing to tell apart.
-                let msg = format!("io_uring unavailable: {:?}", e.err());
-                assert!(
-                    std::env::var("BLKSCOPE_REQUIRE_PRIVILEGED_TESTS").as_deref() != Ok("1"),
-                    "BLKSCOPE_REQUIRE_PRIVILEGED_TESTS=1 but {msg}"
-                );
-                eprintln!("SKIPPED: {msg}");
+                crate::sys::skip(&format!("io_uring unavailable: {:?}", e.err()));
             }
         }
     }
