@@ -25,7 +25,7 @@ for x in A B; do
   if [ -f "${!x}" ]; then printf -v "$x" %s "$(realpath "${!x}")"; fi
 done
 . "$(dirname "$0")/lib.sh"
-command -v fio >/dev/null || { echo "fio is needed: apt-get install fio" >&2; exit 1; }
+bench_need_fio
 bench_tmpdir work
 bin_of() { # $1 revision or binary, $2 name: prints the binary's path
   if [ -x "$1" ] && [ -f "$1" ]; then echo "$1"; return; fi
@@ -37,6 +37,7 @@ bin_of() { # $1 revision or binary, $2 name: prints the binary's path
 }
 BIN_A=$(bin_of "$A" a)
 BIN_B=$(bin_of "$B" b)
+bench_need_zram
 bench_zram zdev 1G
 [ -n "$zdev" ] || { echo "no zram here (modprobe zram)" >&2; exit 1; }
 bench_fill "/dev/$zdev"

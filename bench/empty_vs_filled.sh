@@ -3,7 +3,7 @@
 # reads with blkscope on two 1 GiB zram devices of its own, one never written and one filled
 # with incompressible data (bench_fill), alternately, ROUNDS runs of RUNTIME seconds each at
 # every queue depth in QDS; prints every run, whether blkscope raised never_written, and the
-# medians. Needs root and zram (/sys/class/zram-control).
+# medians. Needs root, zram (/sys/class/zram-control) and fio (for the fill).
 #
 #   bash bench/empty_vs_filled.sh            # ROUNDS=3 RUNTIME=2 QDS="1 32"
 set -euo pipefail
@@ -11,13 +11,11 @@ ROUNDS=${ROUNDS:-3}
 RUNTIME=${RUNTIME:-2}
 QDS=${QDS:-1 32}
 . "$(dirname "$0")/lib.sh"
+bench_need_fio
+bench_need_zram
 bench_build
 bench_zram empty 1G
 bench_zram filled 1G
-if [ -z "$empty" ]; then
-  echo "needs zram: modprobe zram" >&2
-  exit 1
-fi
 bench_fill "/dev/$filled"
 printf '%-4s %-7s %9s  %s\n' QD device IOPS never_written
 for qd in $QDS; do

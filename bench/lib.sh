@@ -14,6 +14,8 @@
 #                                path in VAR
 #   bench_tmpfs VAR SIZE         a tmpfs of SIZE on a new temporary directory, in VAR
 #   bench_on_exit COMMAND        run COMMAND (a string, eval'd) first when the script ends
+#   bench_need_fio               exit with the reason unless fio is installed
+#   bench_need_zram              exit with the reason unless the kernel has zram-control
 #   bench_fill DEV               write every block of DEV once (fio, 1M direct), so that reads
 #                                hit data and not never-written blocks
 #   bench_t_io_uring VAR         with FIO_SRC (a checkout of https://github.com/axboe/fio), fio's
@@ -91,6 +93,14 @@ bench_tmpfs() {
   mount -t tmpfs -o "size=$2" tmpfs "$_b_m"
   _bench_mounts+=("$_b_m")
   printf -v "$1" %s "$_b_m"
+}
+
+bench_need_fio() {
+  command -v fio >/dev/null || { echo "fio is needed: apt-get install fio" >&2; exit 1; }
+}
+
+bench_need_zram() {
+  [ -e /sys/class/zram-control/hot_add ] || { echo "needs zram: modprobe zram" >&2; exit 1; }
 }
 
 bench_on_exit() {

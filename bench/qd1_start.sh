@@ -13,11 +13,11 @@ set -euo pipefail
 ROUNDS=${ROUNDS:-5}
 RUNTIME=${RUNTIME:-2}
 . "$(dirname "$0")/lib.sh"
-command -v fio >/dev/null || { echo "fio is needed: apt-get install fio" >&2; exit 1; }
+bench_need_fio
 bench_build
+bench_need_zram
 bench_tmpdir work
 bench_zram z 1G
-[ -n "$z" ] || { echo "needs zram: modprobe zram" >&2; exit 1; }
 bench_fill "/dev/$z"
 
 fio_iops() {

@@ -23,7 +23,7 @@ set -euo pipefail
 RUNTIME=${RUNTIME:-3}
 PAIRS=${PAIRS:-3}
 . "$(dirname "$0")/lib.sh"
-command -v fio >/dev/null || { echo "fio is needed: apt-get install fio" >&2; exit 1; }
+bench_need_fio
 bench_build
 bench_tmpdir work
 # A zram device of our own.
