@@ -11,12 +11,20 @@
 #
 #   sudo bash bench/ab_pinned.sh A B            # each a git revision or a blkscope binary
 #   sudo ROUNDS=36 FIO_SRC=/tmp/fio bash bench/ab_pinned.sh HEAD~1 HEAD
+#   sudo QD=32 FIO_SRC=/tmp/fio bash bench/ab_pinned.sh HEAD~1 HEAD
+#
+# QD (default 1) is the queue depth; with everything on one CPU the job thread and the kernel's
+# io-wq workers take turns there, so at QD32 the engine's own instructions per I/O show most.
+# t/io_uring then submits and reaps 4 at a time (its -s8 -c8 once hung on zram: vs_fio.py).
 #
 # Needs root and fio (to fill the device). A revision is built from `git archive` in a
 # temporary directory; the zram device and the directory are removed on exit (lib.sh).
 set -euo pipefail
 ROUNDS=${ROUNDS:-18}
 RUNTIME=${RUNTIME:-3}
+QD=${QD:-1}
+[[ $QD =~ ^[0-9]+$ ]] && [ "$QD" -ge 1 ] && [ "$QD" -le 4096 ] ||
+  { echo "QD must be a queue depth from 1 to 4096, not '$QD'" >&2; exit 2; }
 [ $# -eq 2 ] || { echo "usage: bench/ab_pinned.sh A B (git revisions or blkscope binaries)" >&2; exit 2; }
 A=$1
 B=$2
@@ -42,35 +50,37 @@ bench_zram zdev 1G
 [ -n "$zdev" ] || { echo "no zram here (modprobe zram)" >&2; exit 1; }
 bench_fill "/dev/$zdev"
 bench_t_io_uring T_IO_URING
-echo "A=$A B=$B: 4K randread QD1 on a filled 1G /dev/$zdev, taskset -c 0, $ROUNDS rounds of ${RUNTIME}s"
+echo "A=$A B=$B: 4K randread QD$QD on a filled 1G /dev/$zdev, taskset -c 0, $ROUNDS rounds of ${RUNTIME}s"
 # Saved runs go to the temporary directory, not the caller's history.
 export XDG_DATA_HOME=$work/data
-T_IO_URING=$T_IO_URING python3 - "$BIN_A" "$BIN_B" "/dev/$zdev" "$ROUNDS" "$RUNTIME" <<'EOF'
+T_IO_URING=$T_IO_URING python3 - "$BIN_A" "$BIN_B" "/dev/$zdev" "$ROUNDS" "$RUNTIME" "$QD" <<'EOF'
 import itertools, json, os, re, statistics as st, subprocess, sys
-bin_a, bin_b, dev, rounds, runtime = sys.argv[1:6]
+bin_a, bin_b, dev, rounds, runtime, qd = sys.argv[1:7]
+batch = min(int(qd), 4)
 tio = os.environ.get("T_IO_URING")
 def blk(b):
     out = subprocess.run(["taskset", "-c", "0", b, "run", dev, "--op", "randread", "--bs", "4k",
-                          "--iodepth", "1", "--runtime", f"{runtime}s", "--json"],
+                          "--iodepth", qd, "--runtime", f"{runtime}s", "--json"],
                          check=True, capture_output=True, text=True).stdout
     r = json.loads(out)["results"][0]
     return r["iops"], r["cpu"]["user_s"]
 def t_io_uring():
-    # Its best QD1 settings (vs_fio.py); the median of its per-second figures. It prints its
+    # Its best QD1 settings (vs_fio.py), batches of 4 deeper; the median of its per-second figures. It prints its
     # first figure after a second, and with -r2 one at most (none when the timer wins): run it
     # a second longer than the others, at least three, and again if it printed none.
     r = max(int(runtime), 2) + 1
     for _ in range(3):
         try:
             # A hung run (vs_fio.py saw one) is a failed try.
-            out = subprocess.run(["taskset", "-c", "0", tio, "-d1", "-s1", "-c1", "-b4096",
+            out = subprocess.run(["taskset", "-c", "0", tio, f"-d{qd}", f"-s{batch}", f"-c{batch}", "-b4096",
                                   "-p0", "-B1", "-F1", "-n1", "-R1", "-X1", "-O1", f"-r{r}", dev],
                                  check=True, capture_output=True, text=True,
                                  timeout=r + 30).stdout
         except subprocess.TimeoutExpired:
             out = "(hung; killed)"
             continue
-        v = [float(x) * 1000 for x in re.findall(r"^IOPS=([0-9.]+)K", out, re.M)]
+        v = [float(x) * {"": 1, "K": 1e3, "M": 1e6}[u]
+             for x, u in re.findall(r"^IOPS=([0-9.]+)([KM]?)", out, re.M)]
         if v:
             return st.median(v)
     sys.exit(f"t/io_uring printed no IOPS figure: {out!r}")

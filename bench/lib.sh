@@ -18,10 +18,11 @@
 #   bench_need_zram              exit with the reason unless the kernel has zram-control
 #   bench_fill DEV               write every block of DEV once (fio, 1M direct), so that reads
 #                                hit data and not never-written blocks
-#   bench_t_io_uring VAR         with FIO_SRC (a checkout of https://github.com/axboe/fio), fio's
+#   bench_t_io_uring VAR [ARG...]
+#                                with FIO_SRC (a checkout of https://github.com/axboe/fio), fio's
 #                                peak-IOPS tool t/io_uring built from a copy of it in a
-#                                temporary directory, its path in VAR; VAR is empty without
-#                                FIO_SRC
+#                                temporary directory (./configure ARG...), its path in VAR; VAR
+#                                is empty without FIO_SRC
 #
 # VAR is a name, not $(...): the helpers record what they made in this shell, which a
 # command substitution's subshell could not.
@@ -114,14 +115,17 @@ bench_fill() {
 
 bench_t_io_uring() {
   # Not _b_d: bench_tmpdir's own local of that name would take the value.
-  local _b_src=${FIO_SRC:-} _b_fio
+  local _b_var=$1 _b_src=${FIO_SRC:-} _b_fio
+  shift
   if [ -z "$_b_src" ]; then
-    printf -v "$1" %s ""
+    printf -v "$_b_var" %s ""
     return
   fi
   bench_tmpdir _b_fio
   (cd "$_b_src" && tar --exclude=.git -cf - .) | tar -xf - -C "$_b_fio"
-  (cd "$_b_fio" && ./configure >/dev/null && make -j"$(nproc)" t/io_uring >/dev/null)
+  # A copy built before (with other ./configure arguments) must not be reused as it is.
+  (cd "$_b_fio" && make clean >/dev/null 2>&1 || true)
+  (cd "$_b_fio" && ./configure "$@" >/dev/null && make -j"$(nproc)" t/io_uring >/dev/null)
   echo "t/io_uring built from $_b_src ($(cd "$_b_src" && git describe --always 2>/dev/null || echo 'not a git checkout'))" >&2
-  printf -v "$1" %s "$_b_fio/t/io_uring"
+  printf -v "$_b_var" %s "$_b_fio/t/io_uring"
 }

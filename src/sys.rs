@@ -249,6 +249,20 @@ impl Drop for BufferArena {
     }
 }
 
+/// CLOCK_MONOTONIC in nanoseconds, as one integer: the clock `Instant` reads on Linux, without
+/// its checked arithmetic over seconds and nanoseconds (a subtraction was ~74 instructions).
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid, writable timespec; CLOCK_MONOTONIC exists on every Linux, so the
+    // call cannot fail (and ts stays zero if it somehow did).
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// User and system CPU time of this process so far.
 pub fn cpu_times() -> (Duration, Duration) {
     let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();

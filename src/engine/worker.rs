@@ -205,7 +205,7 @@ impl Shuffle {
 
     /// The `i`th block of the order (`i` below the number of blocks).
     pub fn at(&self, i: u64) -> u64 {
-        let mut x = i % self.blocks;
+        let mut x = if i < self.blocks { i } else { i % self.blocks };
         loop {
             x = self.feistel(x);
             if x < self.blocks {
@@ -251,13 +251,21 @@ impl Pattern {
             }
             *r -= 1;
         }
+        // Counters that wrap by comparison: a 64-bit division an I/O (two for random) cost
+        // ~40 cycles each on older x86.
         let block = if self.op.is_random() {
-            let b = self.shuffle.at(self.issued % self.blocks);
+            let b = self.shuffle.at(self.issued);
             self.issued += 1;
+            if self.issued >= self.blocks {
+                self.issued = 0;
+            }
             b
         } else {
             let b = self.next;
-            self.next = (self.next + 1) % self.blocks;
+            self.next += 1;
+            if self.next >= self.blocks {
+                self.next = 0;
+            }
             b
         };
         let dir = match self.op {
@@ -287,20 +295,70 @@ pub fn stamp(buf: &mut [u8], offset: u64, run: u64) {
     }
 }
 
+/// The job's clock: CLOCK_MONOTONIC as nanoseconds in a u64 (`sys::monotonic_ns`), so that a
+/// latency is one subtraction. Under callgrind, `Instant` arithmetic (four checked subtractions
+/// an I/O, ~74 instructions each) was a sixth of the job thread's instructions per 4K read at
+/// QD32. The engine outside the job keeps `Instant`s; `ns` and `instant` convert at the edges,
+/// from one pair of readings of the same clock taken together (tens of nanoseconds apart).
+#[derive(Clone, Copy)]
+struct Clock {
+    base: Instant,
+    base_ns: u64,
+}
+
+impl Clock {
+    fn new() -> Self {
+        Self {
+            base: Instant::now(),
+            base_ns: crate::sys::monotonic_ns(),
+        }
+    }
+
+    #[inline]
+    fn now(&self) -> u64 {
+        crate::sys::monotonic_ns()
+    }
+
+    fn ns(&self, i: Instant) -> u64 {
+        match i.checked_duration_since(self.base) {
+            Some(d) => self.base_ns.saturating_add(d.as_nanos() as u64),
+            None => self
+                .base_ns
+                .saturating_sub((self.base - i).as_nanos() as u64),
+        }
+    }
+
+    fn instant(&self, ns: u64) -> Instant {
+        if ns >= self.base_ns {
+            self.base + Duration::from_nanos(ns - self.base_ns)
+        } else {
+            self.base - Duration::from_nanos(self.base_ns - ns)
+        }
+    }
+}
+
+/// How often a job hands its interval figures to the sampler.
+const FLUSH_EVERY_NS: u64 = 10_000_000;
+
 struct Recorder<'a> {
     acc: &'a Mutex<IntervalAcc>,
     local: IntervalAcc,
-    last_flush: Instant,
+    next_flush: u64,
     out: WorkerOutcome,
-    ramp_end: Instant,
+    /// On the job's clock: the ramp's end, and the first and last moments that count.
+    ramp_end: u64,
+    counted_from: Option<u64>,
+    counted_to: Option<u64>,
 }
 
 impl Recorder<'_> {
-    fn record(&mut self, dir: Dir, bytes: u64, lat: Duration, now: Instant) {
+    /// Counts a completed I/O: its latency and the moment it completed, on the job's clock.
+    #[inline]
+    fn record(&mut self, dir: Dir, bytes: u64, lat: u64, now: u64) {
         if dir == Dir::Write {
             self.out.writes_done += 1;
         }
-        let ns = (lat.as_nanos() as u64).max(1);
+        let ns = lat.max(1);
         self.local.bytes += bytes;
         if dir == Dir::Read {
             self.local.read_bytes += bytes;
@@ -309,10 +367,11 @@ impl Recorder<'_> {
         self.local.total_bytes += bytes;
         let _ = self.local.hist.record(ns);
         if now >= self.ramp_end {
-            self.out
-                .counted_from
-                .get_or_insert(now - lat.min(now - self.ramp_end));
-            self.out.counted_to = Some(now);
+            if self.counted_from.is_none() {
+                // From when the first counted I/O was issued, but not before the ramp's end.
+                self.counted_from = Some(now - lat.min(now - self.ramp_end));
+            }
+            self.counted_to = Some(now);
             let _ = self.out.hist.record(ns);
             self.out.ios += 1;
             match dir {
@@ -320,12 +379,12 @@ impl Recorder<'_> {
                 Dir::Write => self.out.write_bytes += bytes,
             }
         }
-        if now.duration_since(self.last_flush) >= Duration::from_millis(10) {
+        if now >= self.next_flush {
             self.flush(now);
         }
     }
 
-    fn flush(&mut self, now: Instant) {
+    fn flush(&mut self, now: u64) {
         if let Ok(mut a) = self.acc.lock() {
             a.bytes += self.local.bytes;
             a.read_bytes += self.local.read_bytes;
@@ -338,7 +397,15 @@ impl Recorder<'_> {
         self.local.ios = 0;
         self.local.total_bytes = 0;
         self.local.hist.reset();
-        self.last_flush = now;
+        self.next_flush = now.saturating_add(FLUSH_EVERY_NS);
+    }
+
+    /// Hands the last figures to the sampler and returns the outcome, its moments as `Instant`s.
+    fn finish(mut self, clock: &Clock) -> WorkerOutcome {
+        self.flush(clock.now());
+        self.out.counted_from = self.counted_from.map(|n| clock.instant(n));
+        self.out.counted_to = self.counted_to.map(|n| clock.instant(n));
+        self.out
     }
 }
 
@@ -386,10 +453,11 @@ pub(crate) fn run_worker(
         shuffle: Shuffle::new(blocks, shuffle_key(spec.seed)),
         issued: 0,
     };
+    let clock = Clock::new();
     let mut rec = Recorder {
         acc: &acc,
         local: IntervalAcc::new(),
-        last_flush: Instant::now(),
+        next_flush: clock.now().saturating_add(FLUSH_EVERY_NS),
         out: WorkerOutcome {
             hist: new_histogram(),
             read_bytes: 0,
@@ -404,7 +472,9 @@ pub(crate) fn run_worker(
             io_workers: 0,
             zeros: ZeroSampler::default(),
         },
-        ramp_end: spec.ramp_end,
+        ramp_end: clock.ns(spec.ramp_end),
+        counted_from: None,
+        counted_to: None,
     };
 
     if let Some(cpus) = &spec.cpus
@@ -438,7 +508,8 @@ pub(crate) fn run_worker(
     }
     rec.out.engine_used = engine;
     let stop = |cancel: &AtomicBool| cancel.load(Ordering::Relaxed);
-    let past_deadline = |now: Instant| spec.deadline.is_some_and(|d| now >= d);
+    let deadline = spec.deadline.map(|d| clock.ns(d));
+    let past_deadline = |now: u64| deadline.is_some_and(|d| now >= d);
 
     if engine == EngineKind::Null {
         // No I/O: each "I/O" is issued and completed at once, in batches of iodepth, with the
@@ -446,7 +517,7 @@ pub(crate) fn run_worker(
         let depth = spec.iodepth.max(1) as usize;
         let mut buf = vec![0u8; spec.bs as usize];
         'null: loop {
-            let t0 = Instant::now();
+            let t0 = clock.now();
             if stop(&cancel) || past_deadline(t0) {
                 break;
             }
@@ -457,12 +528,11 @@ pub(crate) fn run_worker(
                 if dir == Dir::Write && spec.data == Data::Random {
                     stamp(&mut buf, off, spec.seed);
                 }
-                let now = Instant::now();
-                rec.record(dir, spec.bs, now - t0, now);
+                let now = clock.now();
+                rec.record(dir, spec.bs, now.saturating_sub(t0), now);
             }
         }
-        rec.flush(Instant::now());
-        return rec.out;
+        return rec.finish(&clock);
     }
 
     match queue.as_mut() {
@@ -475,14 +545,14 @@ pub(crate) fn run_worker(
                 }
             }
             let mut free: Vec<usize> = (0..depth).rev().collect();
-            let mut started = vec![Instant::now(); depth];
+            let mut started = vec![clock.now(); depth];
             let mut dirs = vec![Dir::Read; depth];
             let mut offsets = vec![0u64; depth];
             let mut done: Vec<Completion> = Vec::with_capacity(depth);
             let mut issuing = true;
             // One clock read a round: after the reap, which also times the next issues. Reads
             // cost ~40 ns each in a VM, three an I/O at QD1 before.
-            let mut now = Instant::now();
+            let mut now = clock.now();
             // The wait is bounded (to notice a cancel or the deadline) only once one was slow:
             // the timer costs ~0.4 us a wait (6% of a 4K read at QD1 on zram pinned to a CPU).
             let mut slow = false;
@@ -499,7 +569,7 @@ pub(crate) fn run_worker(
                     };
                     started[slot] = if dir == Dir::Write && spec.data == Data::Random {
                         stamp(q.buf_mut(slot), off, spec.seed);
-                        Instant::now()
+                        clock.now()
                     } else {
                         now
                     };
@@ -531,8 +601,8 @@ pub(crate) fn run_worker(
                 }
                 done.clear();
                 q.reap(&mut done);
-                now = Instant::now();
-                slow = now - waited_from > Duration::from_millis(10);
+                now = clock.now();
+                slow = now.saturating_sub(waited_from) > 10_000_000;
                 for c in &done {
                     let s = c.slot;
                     free.push(s);
@@ -558,7 +628,7 @@ pub(crate) fn run_worker(
                         }
                         continue;
                     }
-                    rec.record(dirs[s], spec.bs, now - started[s], now);
+                    rec.record(dirs[s], spec.bs, now.saturating_sub(started[s]), now);
                     if dirs[s] == Dir::Read {
                         rec.out.zeros.see(spec.bs, || q.buf(s));
                     }
@@ -573,7 +643,7 @@ pub(crate) fn run_worker(
                     .copy_from_slice(&body_pattern(spec.seed, spec.bs as usize));
             }
             loop {
-                if stop(&cancel) || past_deadline(Instant::now()) {
+                if stop(&cancel) || past_deadline(clock.now()) {
                     break;
                 }
                 let Some((off, dir)) = pattern.next() else {
@@ -582,15 +652,15 @@ pub(crate) fn run_worker(
                 if dir == Dir::Write && spec.data == Data::Random {
                     stamp(buf.as_mut_slice(), off, spec.seed);
                 }
-                let t0 = Instant::now();
+                let t0 = clock.now();
                 let r = match dir {
                     Dir::Read => file.read_at(buf.as_mut_slice(), off),
                     Dir::Write => file.write_at(buf.as_slice(), off),
                 };
-                let now = Instant::now();
+                let now = clock.now();
                 match r {
                     Ok(n) if n as u64 == spec.bs => {
-                        rec.record(dir, spec.bs, now - t0, now);
+                        rec.record(dir, spec.bs, now.saturating_sub(t0), now);
                         if dir == Dir::Read {
                             rec.out.zeros.see(spec.bs, || buf.as_slice());
                         }
@@ -630,13 +700,11 @@ pub(crate) fn run_worker(
                 offset: None,
                 op: "fdatasync",
             });
-        } else if rec.out.counted_to.is_some() {
-            rec.out.counted_to = Some(Instant::now());
+        } else if rec.counted_to.is_some() {
+            rec.counted_to = Some(clock.now());
         }
     }
-    let now = Instant::now();
-    rec.flush(now);
-    rec.out
+    rec.finish(&clock)
 }
 
 #[cfg(test)]
@@ -809,6 +877,63 @@ mod tests {
             }
         }
         assert!((6500..7500).contains(&reads), "{reads}");
+    }
+
+    #[test]
+    fn a_timed_pattern_wraps_to_the_region_start_every_pass() {
+        // Time-based (no remaining count): the counters wrap by comparison, not division.
+        for op in [Op::Read, Op::Randread] {
+            let mut p = Pattern {
+                op,
+                bs: 512,
+                start: 4096,
+                blocks: 7,
+                next: 0,
+                remaining: None,
+                rng: fastrand::Rng::with_seed(1),
+                rwmixread: 100,
+                shuffle: Shuffle::new(7, 3),
+                issued: 0,
+            };
+            let passes: Vec<Vec<u64>> = (0..3)
+                .map(|_| (0..7).map(|_| (p.next().unwrap().0 - 4096) / 512).collect())
+                .collect();
+            println!("{op:?}: {passes:?}");
+            for pass in &passes {
+                let mut sorted = pass.clone();
+                sorted.sort();
+                assert_eq!(
+                    sorted,
+                    (0..7).collect::<Vec<_>>(),
+                    "{op:?}: each block once a pass"
+                );
+                assert_eq!(pass, &passes[0], "{op:?}: every pass in the same order");
+            }
+            if op == Op::Read {
+                assert_eq!(passes[0], (0..7).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    #[test]
+    fn the_job_clock_converts_to_instants_and_back() {
+        // How far apart the clock's two base readings can be: no more than Clock::new took.
+        let t0 = Instant::now();
+        let c = Clock::new();
+        let skew = (Instant::now() - t0).as_nanos() as u64;
+        let later = c.base + Duration::from_millis(1500);
+        let earlier = c.base - Duration::from_millis(20);
+        for i in [c.base, later, earlier] {
+            let back = c.instant(c.ns(i));
+            println!("{i:?} -> {} ns -> {back:?}", c.ns(i));
+            assert_eq!(back, i, "exact both ways");
+        }
+        assert_eq!(c.ns(later) - c.ns(earlier), 1_520_000_000);
+        // The same clock as Instant: a reading taken between two Instants lies between them,
+        // give or take the base readings' skew.
+        let (a, n, b) = (Instant::now(), c.now(), Instant::now());
+        println!("{} <= {n} <= {} ns, skew up to {skew} ns", c.ns(a), c.ns(b));
+        assert!(c.ns(a) <= n + skew && n <= c.ns(b) + skew);
     }
 
     #[test]
