@@ -245,7 +245,7 @@ pub fn zeros_finding(
              it should hold, fill the region with data first ({fill}) and measure again.",
             zeros.zero,
             zeros.sampled,
-            fmt_size(crate::engine::worker::ZERO_SAMPLE_EVERY),
+            fmt_size(zeros.every),
             share * 100.0
         ),
         numbers: BTreeMap::from([
