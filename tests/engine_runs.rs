@@ -850,3 +850,53 @@ fn the_null_engine_and_hipri() {
     ]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
+
+/// CPU per I/O is the whole run's CPU time (the ramp's too) over every I/O the run did (the
+/// ramp's too): over the counted I/Os alone, a long ramp made each I/O look dearer.
+#[test]
+fn cpu_per_io_counts_the_ramps_ios_with_the_ramps_cpu() {
+    // No root: a scratch file in a directory, the null engine (no I/O, all the bookkeeping).
+    let dir = tempfile::tempdir().unwrap();
+    let (doc, code) = run_json(&[
+        "run",
+        dir.path().to_str().unwrap(),
+        "--op",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "4M",
+        "--engine",
+        "null",
+        "--ramp",
+        "300ms",
+        "--runtime",
+        "100ms",
+        "--no-save",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{doc}");
+    let r = result(&doc);
+    // Every I/O, ramp included, is in the live samples.
+    let all: u64 = r["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["ios"].as_u64().unwrap())
+        .sum();
+    let counted = r["ios"].as_u64().unwrap();
+    let cpu = &r["cpu"];
+    let spent = cpu["user_s"].as_f64().unwrap() + cpu["system_s"].as_f64().unwrap();
+    let per_io = cpu["per_io_us"].as_f64().unwrap();
+    println!("{all} I/Os in all, {counted} counted, {spent} s of CPU, {per_io} us per I/O");
+    assert!(
+        all > counted && counted > 0,
+        "a 300 ms ramp did I/O: {all} against {counted}"
+    );
+    let expected = spent * 1e6 / all as f64;
+    assert!(
+        (per_io - expected).abs() <= expected * 1e-9,
+        "per I/O {per_io} us, CPU over every I/O {expected} us (over the counted ones {})",
+        spent * 1e6 / counted as f64
+    );
+}

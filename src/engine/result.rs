@@ -117,7 +117,8 @@ impl Latency {
 pub struct Cpu {
     pub user_s: f64,
     pub system_s: f64,
-    /// (user + system) / I/Os, microseconds.
+    /// (user + system) / every I/O the run did (the ramp's too, whose CPU time is in
+    /// user and system), microseconds.
     pub per_io_us: f64,
 }
 
