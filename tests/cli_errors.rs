@@ -226,3 +226,39 @@ fn a_typo_is_said_before_the_device_name_is_asked_for() {
     );
     one_line_error(&["run", f, "--op", "write"], 2, "add --force");
 }
+
+/// A scratch file larger than the directory's room is refused in one line, before anything
+/// is created, with a fix that works: a --size in whole MiB that fits (rounded down), or,
+/// when --offset alone is past the room, a smaller --offset (no --size could fit then).
+#[test]
+fn a_scratch_file_too_large_for_its_directory_names_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for (args, fix) in [
+        (vec!["--size", "900T"], "use --size "),
+        (
+            vec!["--offset", "900T", "--size", "1M"],
+            "use an --offset well below ",
+        ),
+    ] {
+        let mut all = vec!["run", d, "--no-save"];
+        all.extend(&args);
+        let out = blkscope(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        println!("{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        assert!(
+            err.contains("scratch file does not fit") && err.contains(fix),
+            "{err}"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "nothing written: {left:?}");
+        if fix == "use --size " {
+            // Whole MiB, so that the figure is not rounded up past the room.
+            let figure = err.split(fix).nth(1).unwrap().split(' ').next().unwrap();
+            let mib = figure.strip_suffix('M').and_then(|m| m.parse::<u64>().ok());
+            assert!(mib.is_some_and(|m| m > 0), "{figure} in {err}");
+        }
+    }
+}

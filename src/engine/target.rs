@@ -465,13 +465,23 @@ fn open_dir_file(
     if let Ok(free) = sys::fs_available(dir) {
         let room = usable_space(free);
         if size > room {
+            // The file is --offset + --size long: where the offset alone is past the room,
+            // no --size fits and the offset is what to change.
+            let fix = if job.offset >= room {
+                format!(
+                    "the file runs to --offset + --size, so use an --offset well below {}",
+                    crate::units::fmt_size(room)
+                )
+            } else {
+                // Whole MiB, rounded down: a rounded-up figure would be refused in turn.
+                format!("use --size {}M or less", (room - job.offset) >> 20)
+            };
             return Err(RunError::Invalid(vec![format!(
                 "a {} scratch file does not fit in {}: {} free there, and blkscope leaves at \
-                 least 10% (and 64M) of it; use --size {} or less, or another directory",
+                 least 10% (and 64M) of it; {fix}, or another directory",
                 crate::units::fmt_size(size),
                 dir.display(),
                 crate::units::fmt_size(free),
-                crate::units::fmt_size(room.saturating_sub(job.offset)),
             )]));
         }
     }
