@@ -367,7 +367,9 @@ pub fn run(
         _ => 0.0,
     };
     let bytes = read_bytes + write_bytes;
-    let ios_done: u64 = outcomes.iter().map(|o| o.ios_done).sum();
+    // Every I/O done, the ramp's too: the live samples count them all (the last one drains
+    // what the jobs handed over when they finished).
+    let ios_done: u64 = series.iter().map(|s| s.ios).sum();
     let user = (cpu1.0 - cpu0.0).as_secs_f64();
     let system = (cpu1.1 - cpu0.1).as_secs_f64();
     let expected = plan.total;

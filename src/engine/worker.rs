@@ -86,8 +86,6 @@ pub(crate) struct WorkerOutcome {
     pub engine_used: EngineKind,
     /// Writes completed, the ramp included: what `verify` reads back.
     pub writes_done: u64,
-    /// I/Os completed, the ramp included: what the run's CPU time was spent on.
-    pub ios_done: u64,
     /// io_uring worker threads (io-wq) of the job's thread when its I/O ended: the kernel ran
     /// the job's I/O in them because it could not issue it without blocking.
     pub io_workers: usize,
@@ -385,7 +383,6 @@ impl Recorder<'_> {
     /// Counts a completed I/O: its latency and the moment it completed, on the job's clock.
     #[inline]
     fn record(&mut self, dir: Dir, bytes: u64, lat: u64, now: u64) {
-        self.out.ios_done += 1;
         if dir == Dir::Write {
             self.out.writes_done += 1;
         }
@@ -500,7 +497,6 @@ pub(crate) fn run_worker(
             engine_note: None,
             engine_used: spec.engine,
             writes_done: 0,
-            ios_done: 0,
             io_workers: 0,
             zeros: ZeroSampler::for_region(spec.region_len),
         },
