@@ -263,12 +263,13 @@ struct Pattern {
     bs: u64,
     start: u64,
     blocks: u64,
+    /// The position in the pass: the next block, or for random ops the next index into the
+    /// shuffled order.
     next: u64,
     remaining: Option<u64>,
     rng: fastrand::Rng,
     rwmixread: u8,
     shuffle: Shuffle,
-    issued: u64,
 }
 
 impl Pattern {
@@ -279,22 +280,18 @@ impl Pattern {
             }
             *r -= 1;
         }
-        // Counters that wrap by comparison: a 64-bit division an I/O (two for random) cost
-        // ~40 cycles each on older x86.
+        // The position in the pass, wrapped by comparison: a 64-bit division an I/O (two for
+        // random) cost ~40 cycles each on older x86. Random offsets take the shuffled block
+        // at that position, sequential ones the block itself.
+        let at = self.next;
+        self.next += 1;
+        if self.next >= self.blocks {
+            self.next = 0;
+        }
         let block = if self.op.is_random() {
-            let b = self.shuffle.at(self.issued);
-            self.issued += 1;
-            if self.issued >= self.blocks {
-                self.issued = 0;
-            }
-            b
+            self.shuffle.at(at)
         } else {
-            let b = self.next;
-            self.next += 1;
-            if self.next >= self.blocks {
-                self.next = 0;
-            }
-            b
+            at
         };
         let dir = match self.op {
             Op::Read | Op::Randread => Dir::Read,
@@ -479,7 +476,6 @@ pub(crate) fn run_worker(
         rng: fastrand::Rng::with_seed(spec.seed),
         rwmixread: spec.rwmixread,
         shuffle: Shuffle::new(blocks, shuffle_key(spec.seed)),
-        issued: 0,
     };
     let clock = Clock::new();
     let mut rec = Recorder {
@@ -903,7 +899,6 @@ mod tests {
             rng: fastrand::Rng::with_seed(1),
             rwmixread: 50,
             shuffle: Shuffle::new(4, 1),
-            issued: 0,
         };
         let offs: Vec<u64> = std::iter::from_fn(|| p.next().map(|x| x.0)).collect();
         assert_eq!(offs, [8192, 12288, 16384, 20480]);
@@ -921,7 +916,6 @@ mod tests {
             rng: fastrand::Rng::with_seed(1),
             rwmixread: 70,
             shuffle: Shuffle::new(256, 1),
-            issued: 0,
         };
         let mut reads = 0;
         while let Some((off, dir)) = p.next() {
@@ -947,7 +941,6 @@ mod tests {
                 rng: fastrand::Rng::with_seed(1),
                 rwmixread: 100,
                 shuffle: Shuffle::new(7, 3),
-                issued: 0,
             };
             let passes: Vec<Vec<u64>> = (0..3)
                 .map(|_| (0..7).map(|_| (p.next().unwrap().0 - 4096) / 512).collect())
