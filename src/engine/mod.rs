@@ -486,7 +486,7 @@ pub fn run(
     // laid out with the zeros the user asked for (`--data zero`, which has its own warning).
     let laid_out_zeros = job.data == Data::Zero && target.info.test_file.is_some();
     let zeros_read = (never_written.is_none() && !laid_out_zeros).then(|| {
-        let mut zeros = worker::ZeroSampler::for_region(plan.region);
+        let mut zeros = unwritten::ZeroSampler::for_region(plan.region);
         for o in &outcomes {
             zeros.add(&o.zeros);
         }
