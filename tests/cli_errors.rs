@@ -5,14 +5,16 @@ mod common;
 
 use common::*;
 
-fn one_line_error(args: &[&str], code: i32, needle: &str) {
+/// Runs blkscope, expects exit `code` with one line on stderr holding `needle`; that line.
+fn one_line_error(args: &[&str], code: i32, needle: &str) -> String {
     let out = blkscope(args);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
     assert!(out.stdout.is_empty(), "{args:?} wrote to stdout");
     assert_eq!(err.lines().count(), 1, "{args:?}: one line, got: {err}");
     assert!(err.contains(needle), "{args:?}: {err}");
     assert!(!err.contains("panicked"), "{err}");
+    err
 }
 
 #[test]
@@ -243,15 +245,9 @@ fn a_scratch_file_too_large_for_its_directory_names_the_fix() {
     ] {
         let mut all = vec!["run", d, "--no-save"];
         all.extend(&args);
-        let out = blkscope(&all);
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = one_line_error(&all, 2, "scratch file does not fit");
         println!("{args:?}: {err}");
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-        assert!(
-            err.contains("scratch file does not fit") && err.contains(fix),
-            "{err}"
-        );
+        assert!(err.contains(fix), "{err}");
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert!(left.is_empty(), "nothing written: {left:?}");
         if fix == "use --size " {
