@@ -147,20 +147,24 @@ fn verify_later_names_every_damaged_range_and_its_kind() {
     assert_eq!(
         got,
         [
-            (1000, 2, "wrong_offset".to_string()),
-            (5000, 8, "wrong_offset".to_string()),
+            (1000, 2, "foreign".to_string()),
+            (5000, 8, "zeroed".to_string()),
             (9000, 1, "corrupt".to_string()),
             (12000, 8, "wrong_stamp".to_string()),
         ],
         "(sector, sectors, kind): {doc}"
     );
     assert_eq!(doc["verify"]["sectors_bad"], 19, "{doc}");
-    // The human form says what a wrong stamp means, with a map.
+    // The human form says what each kind found means, with a map, and that the zeroed,
+    // foreign and older sectors are acknowledged writes that were lost.
     let out = blkscope(&["verify", lo.dev(), "--stamp", &id]);
     let text = stdout_of(&out);
     assert_eq!(out.status.code(), Some(6));
     assert!(
-        text.contains("acknowledged and then lost") && text.contains("map ["),
+        text.contains("zeroed, foreign, wrong_stamp: these sectors do not hold this run's data: writes that were acknowledged and then lost")
+            && text.contains("map [")
+            && text.contains("zeroed: all zeros: the write never reached the medium")
+            && text.contains("corrupt: this run's offset and stamp, but the rest differs"),
         "{text}"
     );
     // Another device is refused: the stamp names its target.

@@ -101,14 +101,93 @@ impl Stamp {
 pub enum BadKind {
     /// Reading (or, in a capacity check, writing) it failed.
     IoError,
-    /// A sector that carries another offset than its own: written elsewhere, wrapped around,
-    /// zeroed, or never written.
+    /// This run's data from another offset: the device stored the write elsewhere, or maps two
+    /// addresses to one place (fake capacity wraps around).
     WrongOffset,
+    /// All zeros: the write never reached the medium, or was discarded since (TRIM, a thin
+    /// volume).
+    Zeroed,
+    /// Neither zeros nor this run's data: what was there before the write (so the write was
+    /// lost), or garbage.
+    Foreign,
     /// Its own offset, but another run's stamp: an older write, not this run's (a write that
     /// was acknowledged and then lost).
     WrongStamp,
     /// Its own offset and stamp, but the rest of it differs.
     Corrupt,
+}
+
+impl BadKind {
+    pub const ALL: [BadKind; 6] = [
+        BadKind::IoError,
+        BadKind::WrongOffset,
+        BadKind::Zeroed,
+        BadKind::Foreign,
+        BadKind::WrongStamp,
+        BadKind::Corrupt,
+    ];
+
+    /// Its cell in [`bad_range_map`].
+    pub fn letter(self) -> char {
+        match self {
+            BadKind::IoError => 'X',
+            BadKind::WrongOffset => 'o',
+            BadKind::Zeroed => 'z',
+            BadKind::Foreign => 'f',
+            BadKind::WrongStamp => 's',
+            BadKind::Corrupt => 'c',
+        }
+    }
+
+    /// Its name, as JSON and the listing give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BadKind::IoError => "io_error",
+            BadKind::WrongOffset => "wrong_offset",
+            BadKind::Zeroed => "zeroed",
+            BadKind::Foreign => "foreign",
+            BadKind::WrongStamp => "wrong_stamp",
+            BadKind::Corrupt => "corrupt",
+        }
+    }
+
+    /// What a sector of this kind tells, in one line.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            BadKind::IoError => {
+                "the device failed to read it (or, in a capacity check, to write it)"
+            }
+            BadKind::WrongOffset => {
+                "this run's data from another offset: the device stored the write elsewhere, \
+                 or maps two addresses to one place (fake capacity wraps around)"
+            }
+            BadKind::Zeroed => {
+                "all zeros: the write never reached the medium, or was discarded since (TRIM, a \
+                 thin volume)"
+            }
+            BadKind::Foreign => {
+                "neither zeros nor this run's data: what was there before (the write was lost), \
+                 or garbage"
+            }
+            BadKind::WrongStamp => {
+                "its own offset with an older run's stamp: the older write is there, this \
+                 run's was lost"
+            }
+            BadKind::Corrupt => "this run's offset and stamp, but the rest differs: damaged data",
+        }
+    }
+}
+
+/// The map's key: each kind's letter and name.
+pub fn map_legend() -> String {
+    BadKind::ALL
+        .iter()
+        .map(|k| match k {
+            BadKind::IoError => "X I/O error".to_string(),
+            k => format!("{} {}", k.letter(), k.name().replace('_', " ")),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -182,18 +261,21 @@ pub struct ReadBack<'a> {
 
 const CHUNK: usize = 1 << 20;
 
-/// What a sector should hold, and how it differs.
+/// What a sector should hold, and how it differs. All zeros is told apart first: a zeroed
+/// sector at offset 0 would otherwise pass for its own offset with a wrong stamp.
 fn classify(sector: &[u8], off: u64, seed: u64, body: &[u8]) -> Option<BadKind> {
     let got_off = u64::from_le_bytes(sector[..8].try_into().unwrap_or([0; 8]));
     let got_seed = u64::from_le_bytes(sector[8..16].try_into().unwrap_or([0; 8]));
-    if got_off != off {
-        Some(BadKind::WrongOffset)
-    } else if got_seed != seed {
+    if got_off == off && got_seed == seed {
+        (sector[16..] != body[16..]).then_some(BadKind::Corrupt)
+    } else if sector.iter().all(|&b| b == 0) {
+        Some(BadKind::Zeroed)
+    } else if got_off == off {
         Some(BadKind::WrongStamp)
-    } else if sector[16..] != body[16..] {
-        Some(BadKind::Corrupt)
+    } else if got_seed == seed {
+        Some(BadKind::WrongOffset)
     } else {
-        None
+        Some(BadKind::Foreign)
     }
 }
 
@@ -525,11 +607,10 @@ pub fn capacity(
             let in_block = i * 512;
             if let Some(kind) = classify(sector, so, seed, &body[in_block..in_block + 512]) {
                 rep.bad(so, 512, kind);
-                let got_off = u64::from_le_bytes(sector[..8].try_into().unwrap_or([0; 8]));
-                let got_seed = u64::from_le_bytes(sector[8..16].try_into().unwrap_or([0; 8]));
                 // Our own stamp from another offset: the device maps both to one place; the
                 // distance between them is (a multiple of) its real size.
-                if kind == BadKind::WrongOffset && got_seed == seed {
+                if kind == BadKind::WrongOffset {
+                    let got_off = u64::from_le_bytes(sector[..8].try_into().unwrap_or([0; 8]));
                     let d = got_off.abs_diff(so);
                     wrap = Some(wrap.map_or(d, |w| w.min(d)));
                 }
@@ -554,19 +635,14 @@ pub fn capacity(
 }
 
 /// A map of bad ranges over a device of `size` bytes in `width` cells: `.` good (or not
-/// checked), `X` an I/O error, `o` wrong offset, `s` wrong stamp, `c` corrupt.
+/// checked), otherwise each kind's [`BadKind::letter`] ([`map_legend`]).
 pub fn bad_range_map(rep: &VerifyReport, size: u64, width: usize) -> String {
     let mut cells = vec!['.'; width.max(1)];
     if size == 0 {
         return cells.into_iter().collect();
     }
     for r in &rep.bad_ranges {
-        let c = match r.kind {
-            BadKind::IoError => 'X',
-            BadKind::WrongOffset => 'o',
-            BadKind::WrongStamp => 's',
-            BadKind::Corrupt => 'c',
-        };
+        let c = r.kind.letter();
         let a = (r.offset as u128 * cells.len() as u128 / size as u128) as usize;
         let b = ((r.offset + r.length.max(1) - 1) as u128 * cells.len() as u128 / size as u128)
             as usize;
@@ -675,6 +751,68 @@ mod tests {
         let w = rnd.written();
         let total: u64 = w.iter().map(|r| r.1).sum();
         assert_eq!(total, 5 * 4096, "{w:?}");
+    }
+
+    #[test]
+    fn each_way_a_sector_can_differ_has_its_kind() {
+        let seed = 0x1234_5678_9abc_def0;
+        let body: Vec<u8> = (0..512u32).map(|i| (i * 7 + 3) as u8).collect();
+        let sector = |off: u64, stamp: u64| {
+            let mut s = body.clone();
+            s[..8].copy_from_slice(&off.to_le_bytes());
+            s[8..16].copy_from_slice(&stamp.to_le_bytes());
+            s
+        };
+        let at = 4096;
+        let mut damaged = sector(at, seed);
+        damaged[300] ^= 1;
+        let cases: [(&str, Vec<u8>, Option<BadKind>); 7] = [
+            ("as written", sector(at, seed), None),
+            ("body changed", damaged, Some(BadKind::Corrupt)),
+            (
+                "older run here",
+                sector(at, seed + 1),
+                Some(BadKind::WrongStamp),
+            ),
+            (
+                "this run, elsewhere",
+                sector(at + (1 << 30), seed),
+                Some(BadKind::WrongOffset),
+            ),
+            ("zeros", vec![0; 512], Some(BadKind::Zeroed)),
+            ("random bytes", vec![0x5a; 512], Some(BadKind::Foreign)),
+            (
+                "older run elsewhere",
+                sector(at + 512, seed + 1),
+                Some(BadKind::Foreign),
+            ),
+        ];
+        for (what, s, want) in cases {
+            let got = classify(&s, at, seed, &body);
+            assert_eq!(got, want, "{what}: got {got:?}");
+        }
+        // Zeros at offset 0 are zeros, not offset 0 with a wrong stamp.
+        let got = classify(&[0; 512], 0, seed, &body);
+        assert_eq!(got, Some(BadKind::Zeroed), "zeros at offset 0: got {got:?}");
+    }
+
+    #[test]
+    fn kind_names_are_the_json_names_and_letters_differ() {
+        let mut letters = Vec::new();
+        for k in BadKind::ALL {
+            let json = serde_json::to_value(k).unwrap();
+            assert_eq!(json, k.name(), "{k:?}: JSON {json}, name {}", k.name());
+            assert!(
+                !letters.contains(&k.letter()),
+                "{k:?}: letter {} twice",
+                k.letter()
+            );
+            letters.push(k.letter());
+        }
+        assert_eq!(
+            map_legend(),
+            "X I/O error, o wrong offset, z zeroed, f foreign, s wrong stamp, c corrupt"
+        );
     }
 
     #[test]

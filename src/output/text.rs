@@ -156,16 +156,13 @@ pub fn verify_report(v: &crate::engine::verify::VerifyReport, size: u64, indent:
         let _ = writeln!(out, "{indent}verify stopped early: {why}");
     }
     for r in v.bad_ranges.iter().take(10) {
-        let kind = serde_json::to_value(r.kind)
-            .ok()
-            .and_then(|k| k.as_str().map(String::from))
-            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{indent}  bad: {} bytes at offset {:#x} ({}): {kind}",
+            "{indent}  bad: {} bytes at offset {:#x} ({}): {}",
             r.length,
             r.offset,
-            fmt_size(r.offset)
+            fmt_size(r.offset),
+            r.kind.name()
         );
     }
     if v.bad_ranges.len() > 10 || v.ranges_cut {
@@ -183,9 +180,16 @@ pub fn verify_report(v: &crate::engine::verify::VerifyReport, size: u64, indent:
     if v.is_bad() && size > 0 {
         let _ = writeln!(
             out,
-            "{indent}map [{}] (X I/O error, o wrong offset, s wrong stamp, c corrupt)",
-            crate::engine::verify::bad_range_map(v, size, 60)
+            "{indent}map [{}] ({})",
+            crate::engine::verify::bad_range_map(v, size, 60),
+            crate::engine::verify::map_legend()
         );
+    }
+    // What each kind found means, once each.
+    for kind in crate::engine::verify::BadKind::ALL {
+        if v.bad_ranges.iter().any(|r| r.kind == kind) {
+            let _ = writeln!(out, "{indent}{}: {}", kind.name(), kind.meaning());
+        }
     }
     out
 }

@@ -86,15 +86,22 @@ pub fn run(root: &SysRoot, a: &VerifyArgs, out: &mut impl Write) -> Result<i32, 
     } else {
         print(out, &format!("{}: what run {} wrote\n", a.target, saved.id))?;
         print(out, &text::verify_report(&rep, size, ""))?;
-        if rep
-            .bad_ranges
-            .iter()
-            .any(|r| r.kind == crate::engine::verify::BadKind::WrongStamp)
-        {
+        // Every sector checked here was acknowledged as written: one that holds anything but
+        // this run's data at its own offset lost that write.
+        use crate::engine::verify::BadKind;
+        let lost: Vec<&str> = [BadKind::Zeroed, BadKind::Foreign, BadKind::WrongStamp]
+            .into_iter()
+            .filter(|k| rep.bad_ranges.iter().any(|r| r.kind == *k))
+            .map(BadKind::name)
+            .collect();
+        if !lost.is_empty() {
             print(
                 out,
-                "wrong stamp: these sectors hold older data at their own offsets: writes that were \
-                 acknowledged and then lost (a volatile write cache that ignored flushes?)\n",
+                &format!(
+                    "{}: these sectors do not hold this run's data: writes that were acknowledged \
+                     and then lost (a volatile write cache that ignored flushes?)\n",
+                    lost.join(", ")
+                ),
             )?;
         }
     }

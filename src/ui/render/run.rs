@@ -465,7 +465,7 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
                     crate::engine::verify::bad_range_map(v, size, w)
                 )));
                 lines.push(Line::from(Span::styled(
-                    "    X I/O error  o wrong offset  s wrong stamp  c corrupt",
+                    format!("    {}", crate::engine::verify::map_legend()),
                     look.dim(),
                 )));
             }
