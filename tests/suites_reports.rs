@@ -36,8 +36,18 @@ fn suites_lists_the_builtins() {
     assert_eq!(names[..SUITES.len()], SUITES);
     assert_eq!(names[SUITES.len()..], ["scheduler", "write-cache"]);
     let out = blkscope(&["suites"]);
-    assert!(stdout_of(&out).contains("rmw-sweep"));
-    assert!(stdout_of(&out).contains("write-cache"));
+    let text = stdout_of(&out);
+    assert!(text.contains("rmw-sweep"), "{text}");
+    assert!(text.contains("write-cache"), "{text}");
+    // Counts of one are singular: hdparm-t has one test, rmw-sweep runs each test once.
+    assert!(
+        text.contains("(1 test, 3 runs each)") && text.contains("(6 tests, 1 run each)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("1 tests") && !text.contains("1 runs"),
+        "{text}"
+    );
 }
 
 fn explained(name: &str, target: &str) -> String {

@@ -44,6 +44,15 @@ pub fn fmt_compact(v: f64) -> String {
     }
 }
 
+/// A count with its noun, singular or plural: `1 test`, `6 tests`.
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Whether the locale says UTF-8 (else trees and borders are drawn in ASCII).
 pub fn utf8_locale() -> bool {
     ["LC_ALL", "LC_CTYPE", "LANG"]
@@ -58,6 +67,12 @@ pub fn utf8_locale() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_take_the_plural_past_one() {
+        let got = [count(0, "test"), count(1, "test"), count(6, "run")];
+        assert_eq!(got, ["0 tests", "1 test", "6 runs"], "{got:?}");
+    }
 
     #[test]
     fn durations_at_both_precisions() {

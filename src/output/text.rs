@@ -227,11 +227,11 @@ pub fn suites(suites: &[crate::suite::Suite]) -> String {
         };
         let _ = writeln!(
             out,
-            "{:<12} {} ({} tests, {} runs each){origin}",
+            "{:<12} {} ({}, {} each){origin}",
             s.name,
             s.title,
-            s.tests.len(),
-            s.repeat
+            super::count(s.tests.len(), "test"),
+            super::count(s.repeat as usize, "run")
         );
     }
     for (n, about) in crate::session::SETTING_SUITES {
@@ -319,7 +319,12 @@ pub fn suite_table(
     cancelled: bool,
 ) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{} on {target} ({repeat} run(s) each)", suite.title);
+    let _ = writeln!(
+        out,
+        "{} on {target} ({} each)",
+        suite.title,
+        super::count(repeat as usize, "run")
+    );
     let _ = writeln!(
         out,
         "  {:<28} {:>10} {:>19} {:>9} {:>9} {:>7}",
@@ -424,7 +429,14 @@ pub fn explanation(e: &crate::suite::Explanation, target: &str) -> String {
         if let Some(f) = &s.found {
             let _ = writeln!(out, "What the article found: {f}");
         }
-        let _ = writeln!(out, "Each test runs {} time(s).\n", s.repeat);
+        let _ = writeln!(
+            out,
+            "Each test runs {}.\n",
+            match s.repeat {
+                1 => "once".to_string(),
+                n => format!("{n} times"),
+            }
+        );
         if let Some(fill) = s.fill_job(512) {
             out.push_str(&explain_job(
                 crate::suite::FILL_NAME,

@@ -408,11 +408,13 @@ pub fn tests_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
             )
         })
         .collect();
-    rows.extend(
-        app.suites
-            .iter()
-            .map(|s| format!("suite {:<12} {} tests", s.name, s.tests.len())),
-    );
+    rows.extend(app.suites.iter().map(|s| {
+        format!(
+            "suite {:<12} {}",
+            s.name,
+            crate::output::count(s.tests.len(), "test")
+        )
+    }));
     let inner_h = area.height.saturating_sub(2) as usize;
     let first = list_first(app.selected_test, inner_h);
     let lines: Vec<Line> = rows
