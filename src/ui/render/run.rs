@@ -106,7 +106,9 @@ pub(super) fn run_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
         .unwrap_or_else(|| secs.last().map(|p| p.0).unwrap_or(1.0))
         .max(secs.last().map(|p| p.0).unwrap_or(0.0))
         .max(1.0);
-    let title = format!(" {} on {} ", run.test, run.target);
+    // The unit first in the title: ratatui drops the legend (which names it too) when the chart
+    // is small, and cuts a long title at its end; the axis alone would give a bare number.
+    let title = format!(" MB/s: {} on {} ", run.test, run.target);
     chart(f, look, c1, &title, "MB/s", &secs, x_max);
     if app.latency_view {
         let [hm, hist] =
