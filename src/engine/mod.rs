@@ -90,8 +90,8 @@ pub fn uring_unavailable_note(e: &std::io::Error) -> String {
     format!("io_uring unavailable ({why}); fell back to pread/pwrite")
 }
 
-/// Set `BLKSCOPE_DISABLE_URING=1` to behave as if io_uring_setup failed with ENOSYS (to test or
-/// demonstrate the fallback).
+/// Set `BLKSCOPE_DISABLE_URING=1` to run with pread/pwrite as where io_uring_setup fails (to
+/// test or demonstrate the fallback); the note says it was the variable.
 fn uring_disabled_by_env() -> bool {
     std::env::var("BLKSCOPE_DISABLE_URING").as_deref() == Ok("1")
 }
@@ -169,9 +169,10 @@ pub fn run(
     let mut engine_note = None;
     if engine == EngineKind::Uring && uring_disabled_by_env() {
         engine = EngineKind::Psync;
-        engine_note = Some(uring_unavailable_note(&std::io::Error::from_raw_os_error(
-            libc::ENOSYS,
-        )));
+        // Not "unavailable": the user asked for it, and the kernel's io_uring was never tried.
+        engine_note = Some(
+            "io_uring not used: BLKSCOPE_DISABLE_URING=1 is set; ran with pread/pwrite".to_string(),
+        );
     }
 
     // Other processes' I/O over the run (/proc/PID/io), to tell what else moved data.
@@ -596,4 +597,20 @@ pub fn job_warnings(job: &Job, engine: EngineKind) -> Vec<Warning> {
         ));
     }
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fallback_note_names_why_io_uring_failed() {
+        let enosys = uring_unavailable_note(&std::io::Error::from_raw_os_error(libc::ENOSYS));
+        assert!(
+            enosys.contains("seccomp") && enosys.contains("fell back to pread/pwrite"),
+            "{enosys}"
+        );
+        let other = uring_unavailable_note(&std::io::Error::from_raw_os_error(libc::ENOMEM));
+        assert!(other.contains("io_uring_setup failed"), "{other}");
+    }
 }
