@@ -902,3 +902,24 @@ fn cpu_per_io_counts_the_ramps_ios_with_the_ramps_cpu() {
         spent * 1e6 / counted as f64
     );
 }
+
+/// The summary's first line names the data only where the test writes: a read carries none.
+#[test]
+fn the_summary_names_the_data_of_writes_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for (op, want) in [
+        ("read", false),
+        ("randread", false),
+        ("write", true),
+        ("randrw", true),
+    ] {
+        let out = blkscope(&["run", d, "--op", op, "--size", "4M", "--no-save"]);
+        let text = stdout_of(&out);
+        let first = text.lines().next().unwrap_or("");
+        println!("{op}: {first}");
+        assert_eq!(out.status.code(), Some(0), "{op}: {text}");
+        assert_eq!(first.contains(" random data on "), want, "{op}: {first}");
+        assert!(first.starts_with(&format!("{op} 1M QD1")), "{op}: {first}");
+    }
+}

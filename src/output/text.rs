@@ -52,15 +52,20 @@ pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String
         .as_deref()
         .map(|c| format!(" on CPUs {c}"))
         .unwrap_or_default();
+    // What the writes carry; a read writes nothing, so it has no data to name.
+    let data = if matches!(r.op, "read" | "randread") {
+        String::new()
+    } else {
+        format!(" {} data", r.data)
+    };
     let _ = writeln!(
         out,
-        "{} {} QD{} x{} {} {} data on {} via {}{cpus}{which}",
+        "{} {} QD{} x{} {}{data} on {} via {}{cpus}{which}",
         r.op,
         fmt_size(r.bs),
         r.iodepth,
         r.jobs,
         r.mode,
-        r.data,
         info.test_file.as_deref().unwrap_or(&info.path),
         r.engine
     );
