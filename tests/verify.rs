@@ -161,7 +161,7 @@ fn verify_later_names_every_damaged_range_and_its_kind() {
     let text = stdout_of(&out);
     assert_eq!(out.status.code(), Some(6));
     assert!(
-        text.contains("zeroed, foreign, wrong_stamp: these sectors do not hold this run's data: writes that were acknowledged and then lost")
+        text.contains("lost writes: the zeroed, foreign, wrong_stamp sectors were acknowledged as written and do not hold this run's data")
             && text.contains("map [")
             && text.contains("zeroed: all zeros: the write never reached the medium")
             && text.contains("corrupt: this run's offset and stamp, but the rest differs"),

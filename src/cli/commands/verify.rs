@@ -98,8 +98,8 @@ pub fn run(root: &SysRoot, a: &VerifyArgs, out: &mut impl Write) -> Result<i32, 
             print(
                 out,
                 &format!(
-                    "{}: these sectors do not hold this run's data: writes that were acknowledged \
-                     and then lost (a volatile write cache that ignored flushes?)\n",
+                    "lost writes: the {} sectors were acknowledged as written and do not hold \
+                     this run's data (a volatile write cache that ignored flushes?)\n",
                     lost.join(", ")
                 ),
             )?;
