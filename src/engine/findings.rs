@@ -312,11 +312,12 @@ pub fn io_worker_wakeups(job: &Job, issue: Issue, device: &str) -> Option<Findin
             "io_uring could not issue the I/O on {on} without blocking (a driver without NOWAIT \
              support, such as zram, an I/O too large for one request, or a mode that waits), so \
              it handed the I/O to kernel worker threads (io-wq). At queue depth {qd} each I/O \
-             then waits for a worker to wake and for the job to be woken back; when they run on different CPUs, waking an \
-             idle CPU (slow in a VM) can be most of the latency measured, and where they land \
-             is settled as the run starts, so repeats can differ by nearly 2x. Run again with \
-             --cpus N to keep the job and its workers on one CPU (fio: --cpus_allowed=N) and \
-             compare.",
+             then waits for a worker to wake and for the job to be woken back; when they run \
+             on different CPUs, waking an idle CPU (slow in a VM) can be most of the latency \
+             measured. The scheduler keeps them on one CPU only while the other CPUs are busy, \
+             so the figure depends on what else runs (several times faster while it does). \
+             Run again with --cpus N to keep the job and its workers on one CPU (fio: \
+             --cpus_allowed=N) and compare.",
             qd = job.iodepth
         ),
         numbers: BTreeMap::from([
