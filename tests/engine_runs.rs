@@ -173,7 +173,7 @@ fn every_mode_op_and_engine_on_a_file_target() {
         Mode::Buffered,
         Mode::Nocache,
     ];
-    let ops = [Op::Read, Op::Write, Op::Randread, Op::Randwrite, Op::Randrw];
+    let ops = Op::ALL;
     let mut ran = 0;
     for engine in [EngineKind::Uring, EngineKind::Psync] {
         for mode in modes {

@@ -29,6 +29,8 @@ pub enum Op {
 }
 
 impl Op {
+    pub const ALL: [Op; 5] = [Op::Read, Op::Write, Op::Randread, Op::Randwrite, Op::Randrw];
+
     pub fn is_random(self) -> bool {
         matches!(self, Op::Randread | Op::Randwrite | Op::Randrw)
     }
@@ -46,6 +48,10 @@ impl Op {
             Op::Randwrite => "randwrite",
             Op::Randrw => "randrw",
         }
+    }
+    /// The op named by [`Op::as_str`] (as a result records it), if any.
+    pub fn from_name(name: &str) -> Option<Op> {
+        Op::ALL.into_iter().find(|o| o.as_str() == name)
     }
 }
 
@@ -646,6 +652,14 @@ impl Job {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_op_is_found_by_the_name_a_result_records() {
+        for o in Op::ALL {
+            assert_eq!(Op::from_name(o.as_str()), Some(o), "{}", o.as_str());
+        }
+        assert_eq!(Op::from_name("trim"), None);
+    }
 
     #[test]
     fn sizes_like_dd_and_fio() {

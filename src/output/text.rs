@@ -53,10 +53,10 @@ pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String
         .map(|c| format!(" on CPUs {c}"))
         .unwrap_or_default();
     // What the writes carry; a read writes nothing, so it has no data to name.
-    let data = if matches!(r.op, "read" | "randread") {
-        String::new()
-    } else {
+    let data = if crate::engine::job::Op::from_name(r.op).is_some_and(|o| o.writes()) {
         format!(" {} data", r.data)
+    } else {
+        String::new()
     };
     let _ = writeln!(
         out,
