@@ -11,6 +11,7 @@ BASE=${BASE:-3c88560}
 PAIRS=${PAIRS:-5}
 RUNTIME=${RUNTIME:-3}
 . "$(dirname "$0")/lib.sh"
+bench_need_zram
 bench_build
 NEW=$BIN
 bench_tmpdir work
@@ -19,7 +20,6 @@ git worktree add --detach "$work/base" "$BASE" >/dev/null 2>&1
 (cd "$work/base" && CARGO_TARGET_DIR="$work/target" cargo build --release --quiet)
 OLD=$work/target/release/blkscope
 bench_zram zdev 1G
-[ -n "$zdev" ] || { echo "this kernel has no zram (/sys/class/zram-control)" >&2; exit 1; }
 head -c 1G /dev/urandom | dd of="/dev/$zdev" bs=1M oflag=direct status=none
 iops() {
   "$1" run "/dev/$zdev" --op randread --bs 4k --iodepth 32 --runtime "${RUNTIME}s" \
