@@ -499,15 +499,37 @@ pub struct Diff {
     pub ratio: Option<f64>,
 }
 
-/// Compares two saved runs test by test (matched by name).
+/// The tests of two saved runs that compare: those with the same name, in A's order. Two runs
+/// of one test each compare with each other whatever their names, since that is what `compare
+/// A B` on two single runs (QD1 against QD8, this disk against that one) means.
+pub fn pairs<'a>(a: &'a SavedRun, b: &'a SavedRun) -> Vec<(&'a SavedRecord, &'a SavedRecord)> {
+    let same: Vec<_> = a
+        .tests
+        .iter()
+        .filter_map(|x| b.tests.iter().find(|y| y.name == x.name).map(|y| (x, y)))
+        .collect();
+    match (&a.tests[..], &b.tests[..]) {
+        ([x], [y]) if same.is_empty() => vec![(x, y)],
+        _ => same,
+    }
+}
+
+/// The name a pair goes by: the test's, or both when a lone test is compared with another.
+pub fn pair_name(x: &SavedRecord, y: &SavedRecord) -> String {
+    if x.name == y.name {
+        x.name.clone()
+    } else {
+        format!("{} vs {}", x.name, y.name)
+    }
+}
+
+/// Compares two saved runs test by test (see [`pairs`]).
 pub fn compare(a: &SavedRun, b: &SavedRun) -> Vec<Diff> {
-    let fa = figures(a);
-    let fb = figures(b);
     let mut out = Vec::new();
-    for x in &fa {
-        let Some(y) = fb.iter().find(|y| y.name == x.name) else {
-            continue;
-        };
+    for (ta, tb) in pairs(a, b) {
+        let x = Figures::of_saved(&ta.name, &ta.result);
+        let y = Figures::of_saved(&tb.name, &tb.result);
+        let test = pair_name(ta, tb);
         for (metric, va, vb) in [
             ("MB/s", x.mb_s, y.mb_s),
             ("IOPS", x.iops, y.iops),
@@ -515,7 +537,7 @@ pub fn compare(a: &SavedRun, b: &SavedRun) -> Vec<Diff> {
             ("p99 us", x.p99_us, y.p99_us),
         ] {
             out.push(Diff {
-                test: x.name.clone(),
+                test: test.clone(),
                 metric,
                 a: va,
                 b: vb,

@@ -610,6 +610,36 @@ fn invalid_jobs_get_one_line_and_exit_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown unit"));
 }
 
+/// fio's option names and sweep's `--qd` work on `run` too: a user coming from fio types them.
+#[test]
+fn run_takes_fios_option_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (doc, code) = run_json(&[
+        "run",
+        d,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "4",
+        "--numjobs",
+        "2",
+        "--size",
+        "2M",
+        "--json",
+        "--no-save",
+    ]);
+    let r = result(&doc);
+    println!("op {} iodepth {} jobs {}", r["op"], r["iodepth"], r["jobs"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(
+        (r["op"].as_str(), r["iodepth"].as_u64(), r["jobs"].as_u64()),
+        (Some("randread"), Some(4), Some(2))
+    );
+}
+
 #[test]
 fn existing_file_needs_force_to_be_overwritten() {
     let dir = tempfile::tempdir().unwrap();

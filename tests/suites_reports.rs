@@ -349,6 +349,69 @@ fn runs_are_saved_and_report_and_compare_round_trip() {
     assert_eq!(String::from_utf8_lossy(&e.stderr).lines().count(), 1);
 }
 
+/// Two runs of one test each compare with each other whatever their names (QD1 against QD8);
+/// runs with nothing to pair are refused in one line that names the tests of each.
+#[test]
+fn lone_runs_compare_and_unpaired_runs_name_their_tests() {
+    let scratch = tempfile::tempdir().unwrap();
+    let d = scratch.path().to_str().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| blkscope_with("XDG_DATA_HOME", data.path(), args);
+    for op in ["write", "read"] {
+        let r = run(&["run", d, "--op", op, "--bs", "64k", "--size", "4M"]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+    let s = run(&["suite", "zeros-trap", d, "--repeat", "1"]);
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    let ids: Vec<String> = std::fs::read_dir(data.path().join("blkscope/runs"))
+        .unwrap()
+        .map(|e| {
+            e.unwrap()
+                .path()
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    let find = |k: &str| ids.iter().find(|i| i.contains(k)).expect(k).clone();
+    let (w, r, suite) = (&find("-write_"), &find("-read_"), &find("-zeros-trap-"));
+
+    let c = run(&["compare", w, r, "--json"]);
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    let diffs: serde_json::Value = serde_json::from_slice(&c.stdout).unwrap();
+    let diffs = diffs.as_array().unwrap();
+    let names: Vec<&str> = diffs.iter().map(|x| x["test"].as_str().unwrap()).collect();
+    println!("lone pair: {names:?}");
+    assert_eq!(diffs.len(), 4, "{diffs:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("write 64K") && n.contains(" vs read 64K")),
+        "{names:?}"
+    );
+    let text = stdout_of(&run(&["compare", w, r]));
+    println!("{text}");
+    assert_eq!(
+        text.matches(" vs ").count(),
+        1,
+        "the pair's name once, its figures beneath: {text}"
+    );
+    let html = stdout_of(&run(&["compare", w, r, "--format", "html"]));
+    assert!(html.contains("<h2>write 64K"), "the charts pair them too");
+
+    let e = run(&["compare", suite, w]);
+    let err = String::from_utf8_lossy(&e.stderr);
+    println!("unpaired: {err}");
+    assert_eq!(e.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no test in common") && err.contains("zeros") && err.contains("write 64K"),
+        "{err}"
+    );
+}
+
 fn suite_json(name: &str, target: &str, extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["suite", name, target, "--json", "--no-save"];
     args.extend_from_slice(extra);

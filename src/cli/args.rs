@@ -332,8 +332,8 @@ pub struct RunArgs {
     /// A block device (/dev/sdb), a directory (a scratch file is created there and removed), or
     /// an existing file (writes need --force).
     pub target: String,
-    /// read, write, randread, randwrite or randrw.
-    #[arg(long, default_value = "write", value_parser = parse_op)]
+    /// read, write, randread, randwrite or randrw (fio's --rw is accepted too).
+    #[arg(long, visible_alias = "rw", default_value = "write", value_parser = parse_op)]
     pub op: Op,
     /// Block size: 512, 4k, 1M, 1G (K/M/G powers of 1024; KB/MB/GB powers of 1000).
     #[arg(long, default_value = "1M", value_parser = parse_size)]
@@ -348,11 +348,12 @@ pub struct RunArgs {
     /// Run this long first without counting it (e.g. 2s).
     #[arg(long, value_parser = parse_duration)]
     pub ramp: Option<std::time::Duration>,
-    /// I/Os in flight per job (io_uring).
-    #[arg(long, default_value_t = 1)]
+    /// I/Os in flight per job (io_uring); --qd as in `sweep --qd`.
+    #[arg(long, visible_alias = "qd", default_value_t = 1)]
     pub iodepth: u32,
-    /// Concurrent jobs (threads), each in its own region: job j starts at offset + j x region.
-    #[arg(long, default_value_t = 1)]
+    /// Concurrent jobs (threads), each in its own region: job j starts at offset + j x region
+    /// (fio's --numjobs is accepted too).
+    #[arg(long, visible_alias = "numjobs", default_value_t = 1)]
     pub jobs: u32,
     /// Where the first region starts.
     #[arg(long, default_value = "0", value_parser = parse_size)]

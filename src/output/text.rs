@@ -469,16 +469,18 @@ pub fn explanation(e: &crate::suite::Explanation, target: &str) -> String {
 pub fn comparison(a_id: &str, b_id: &str, diffs: &[crate::runs::Diff]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "A: {a_id}\nB: {b_id}");
-    let _ = writeln!(
-        out,
-        "{:<28} {:<7} {:>12} {:>12} {:>7}",
-        "test", "", "A", "B", "B/A"
-    );
+    let _ = writeln!(out, "{:<9} {:>12} {:>12} {:>7}", "", "A", "B", "B/A");
+    // Each test's name on a line of its own, then its figures: names are long, and two lone
+    // tests compared carry both names.
+    let mut last = None;
     for d in diffs {
+        if last != Some(&d.test) {
+            let _ = writeln!(out, "{}", d.test);
+            last = Some(&d.test);
+        }
         let _ = writeln!(
             out,
-            "{:<28} {:<7} {:>12.1} {:>12.1} {:>7}",
-            d.test,
+            "  {:<7} {:>12.1} {:>12.1} {:>7}",
             d.metric,
             d.a,
             d.b,

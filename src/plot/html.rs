@@ -186,11 +186,8 @@ pub fn compare(a: &SavedRun, b: &SavedRun, diffs: &[crate::runs::Diff]) -> Strin
         );
     }
     s.push_str("</table>\n");
-    for ta in &a.tests {
-        let Some(tb) = b.tests.iter().find(|t| t.name == ta.name) else {
-            continue;
-        };
-        let _ = writeln!(s, "<h2>{}</h2>", esc(&ta.name));
+    for (ta, tb) in crate::runs::pairs(a, b) {
+        let _ = writeln!(s, "<h2>{}</h2>", esc(&crate::runs::pair_name(ta, tb)));
         if ta.result.samples.is_empty() || tb.result.samples.is_empty() {
             s.push_str("<p class=\"note\">No time series in one of the runs.</p>\n");
             continue;

@@ -27,9 +27,20 @@ pub fn run(
     let (ra, rb) = (load(a)?, load(b)?);
     let diffs = crate::runs::compare(&ra, &rb);
     if diffs.is_empty() {
+        let names = |r: &crate::runs::SavedRun| {
+            r.tests
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         return Err(crate::Error::Usage(format!(
-            "{} and {} have no test in common",
-            ra.id, rb.id
+            "{} ({}) and {} ({}) have no test in common: compare two runs of the same suite or \
+             sweep, or two runs of one test each",
+            ra.id,
+            names(&ra),
+            rb.id,
+            names(&rb)
         )));
     }
     if json {
