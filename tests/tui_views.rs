@@ -352,6 +352,35 @@ fn properties_and_iostat_panes_scroll() {
     assert!(f.contains(&"←→/hl"), "{f:?}");
 }
 
+/// A device whose kernel keeps no figures (queue/iostats 0, as zram's) says so at the top of
+/// the iostat panel, where an 80x24 screen still shows it, instead of a column of bare "off".
+#[test]
+fn the_iostat_panel_says_why_a_device_has_no_figures() {
+    let mut a = app("lvm-on-partition");
+    a.diskstats[0].stats_off = true;
+    let s = screen(&a, 80, 24, COLOR);
+    println!("{s}");
+    let l: Vec<&str> = s.lines().collect();
+    let t = l
+        .iter()
+        .position(|x| x.contains("iostat -x (1 s)"))
+        .expect("the panel");
+    assert!(
+        l[t + 2].contains("off: no kernel figures for sda")
+            && l[t + 3].contains("(its queue/iostats is 0)"),
+        "the two lines right under the head row: {:?}",
+        &l[t..t + 4]
+    );
+    assert!(
+        l[t + 4].contains("r/s") && l[t + 4].contains("off"),
+        "{:?}",
+        l[t + 4]
+    );
+    a.diskstats[0].stats_off = false;
+    let s = screen(&a, 80, 24, COLOR);
+    assert!(!s.contains("no kernel figures"), "only when off: {s}");
+}
+
 /// Clicks select the pane and the row under the pointer, the wheel moves or scrolls the pane
 /// under it, as drawn (the same layout as the drawing).
 #[test]

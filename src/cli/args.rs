@@ -484,3 +484,86 @@ impl RunArgs {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::cpus::CpuList;
+    use std::time::Duration;
+
+    /// The `blkscope run` line that explain and the results show runs the same job again:
+    /// parsed back, it gives every setting of the job it was made from.
+    #[test]
+    fn the_shown_blkscope_line_runs_the_same_job() {
+        let base = Job::default();
+        let jobs = [
+            base.clone(),
+            Job {
+                op: Op::Randrw,
+                bs: 4096,
+                iodepth: 32,
+                jobs: 4,
+                offset: 1 << 20,
+                size: Some(SizeSpec::Bytes(64 << 20)),
+                runtime: Some(Duration::from_millis(1500)),
+                ramp: Some(Duration::from_secs(2)),
+                mode: Mode::Dsync,
+                data: Data::Zero,
+                rwmixread: 70,
+                sqpoll: true,
+                hipri: true,
+                cpus: Some(CpuList::parse("0,2-3").unwrap()),
+                ..base.clone()
+            },
+            Job {
+                op: Op::Read,
+                bs: 512,
+                engine: EngineKind::Psync,
+                runtime: Some(Duration::from_secs(10)),
+                ..base.clone()
+            },
+        ];
+        // The device is 256 MiB; callers pass the job's resolved total size.
+        let size = |j: &Job| j.size.map(|s| s.resolve(256 << 20)).unwrap_or(256 << 20);
+        for job in jobs {
+            let line = crate::engine::explain::blkscope_command(&job, "/dev/sdX", size(&job));
+            println!("{line}");
+            let cli =
+                Cli::try_parse_from(line.split(' ')).unwrap_or_else(|e| panic!("{line}: {e}"));
+            let Some(Command::Run(args)) = cli.command else {
+                panic!("{line}: not a run");
+            };
+            let back = args.job();
+            assert_eq!(
+                (
+                    back.op,
+                    back.bs,
+                    back.iodepth,
+                    back.jobs,
+                    back.offset,
+                    size(&back)
+                ),
+                (
+                    job.op,
+                    job.bs,
+                    job.iodepth,
+                    job.jobs,
+                    job.offset,
+                    size(&job)
+                ),
+                "{line}"
+            );
+            assert_eq!((back.runtime, back.ramp), (job.runtime, job.ramp), "{line}");
+            assert_eq!(
+                (back.mode, back.data, back.engine),
+                (job.mode, job.data, job.engine),
+                "{line}"
+            );
+            assert_eq!(
+                (back.rwmixread, back.sqpoll, back.hipri, &back.cpus),
+                (job.rwmixread, job.sqpoll, job.hipri, &job.cpus),
+                "{line}"
+            );
+        }
+    }
+}

@@ -37,29 +37,58 @@ pub fn commands(job: &Job, target: &str, total: u64) -> Commands {
     }
 }
 
-/// The `blkscope run` line for `job`.
+/// The `blkscope run` line for `job`: every setting that differs from `run`'s defaults, so the
+/// line runs the same job again.
 pub fn blkscope_command(job: &Job, target: &str, total: u64) -> String {
     let mut run = format!(
         "blkscope run {target} --op {} --bs {} --iodepth {} --jobs {} --mode {}",
         job.op.as_str(),
-        job.bs,
+        exact_size(job.bs),
         job.iodepth,
         job.jobs,
         job.mode.as_str()
     );
+    if job.offset > 0 {
+        run.push_str(&format!(" --offset {}", exact_size(job.offset)));
+    }
     if let Some(s) = job.size {
-        run.push_str(&format!(" --size {}", s.resolve(0).max(total)));
+        run.push_str(&format!(" --size {}", exact_size(s.resolve(0).max(total))));
     }
     if let Some(r) = job.runtime {
-        run.push_str(&format!(" --runtime {}ms", r.as_millis()));
+        run.push_str(&format!(" --runtime {}", exact_duration(r)));
+    }
+    if let Some(r) = job.ramp {
+        run.push_str(&format!(" --ramp {}", exact_duration(r)));
+    }
+    if job.op == Op::Randrw {
+        run.push_str(&format!(" --rwmixread {}", job.rwmixread));
     }
     if job.data == Data::Zero {
         run.push_str(" --data zero");
+    }
+    if job.engine != EngineKind::Uring {
+        run.push_str(&format!(" --engine {}", job.engine.as_str()));
+    }
+    if job.sqpoll {
+        run.push_str(" --sqpoll");
+    }
+    if job.hipri {
+        run.push_str(" --hipri");
     }
     if let Some(c) = &job.cpus {
         run.push_str(&format!(" --cpus {c}"));
     }
     run
+}
+
+/// A duration as the shortest exact spelling that blkscope and fio both read: `10s`, `1500ms`.
+fn exact_duration(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    if ms > 0 && ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
 }
 
 /// The dd line for a finished run, "(no dd equivalent: why)" when there is none. dd runs over a
@@ -126,6 +155,9 @@ pub fn fio_command(job: &Job, filename: &str, total: u64) -> String {
         if job.hipri {
             a.push("--hipri".into());
         }
+        if job.sqpoll {
+            a.push("--sqthread_poll".into());
+        }
     }
     if job.engine == EngineKind::Null {
         a.push(format!("--iodepth={}", job.iodepth));
@@ -160,11 +192,11 @@ pub fn fio_command(job: &Job, filename: &str, total: u64) -> String {
         a.push("--zero_buffers".into());
     }
     if let Some(r) = job.runtime {
-        a.push(format!("--runtime={}ms", r.as_millis()));
+        a.push(format!("--runtime={}", exact_duration(r)));
         a.push("--time_based".into());
     }
     if let Some(r) = job.ramp {
-        a.push(format!("--ramp_time={}ms", r.as_millis()));
+        a.push(format!("--ramp_time={}", exact_duration(r)));
     }
     if let Some(c) = &job.cpus {
         a.push(format!("--cpus_allowed={c}"));
@@ -442,7 +474,7 @@ mod tests {
             fio_command(&job, "/dev/sdb", 1 << 30),
             "fio --name=blkscope --filename=/dev/sdb --rw=randread --bs=4k --ioengine=io_uring \
              --iodepth=32 --fixedbufs --registerfiles --randrepeat=0 --size=1G --direct=1 \
-             --runtime=10000ms --time_based"
+             --runtime=10s --time_based"
         );
     }
 

@@ -22,6 +22,19 @@ pub fn diskstats_panel(f: &mut Frame, app: &App, look: Look, area: Rect) {
             head,
             Style::default().add_modifier(Modifier::BOLD),
         )));
+        // "off" alone reads like a fault of the panel: say whose figures are missing and why,
+        // first, where a short panel still shows it.
+        for n in &names {
+            if app
+                .diskstats
+                .iter()
+                .any(|x| &&x.disk_device == n && x.stats_off)
+            {
+                // Two short lines: the panel does not wrap (its rows scroll by line).
+                lines.push(Line::from(format!("off: no kernel figures for {n}")));
+                lines.push(Line::from("  (its queue/iostats is 0)"));
+            }
+        }
         // The columns that explain a test, in the order the panel teaches them.
         let rows: [&str; 11] = [
             "r/s", "w/s", "rkB/s", "wkB/s", "rrqm/s", "wrqm/s", "r_await", "w_await", "aqu-sz",
