@@ -186,6 +186,15 @@ pub fn resolve_devices(root: &SysRoot, names: &[String]) -> Result<Vec<String>, 
                 .unwrap_or_else(|| name.to_string());
             if snap.devices.contains_key(&name) {
                 Ok(name)
+            } else if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
+                // `iostat -x 1 3` habits: a bare number is an interval or a count.
+                Err(crate::Error::UnknownDevice {
+                    path: std::path::PathBuf::from(n),
+                    detail: "arguments are devices; for a report every N seconds, M times, \
+                             use --interval Ns --count M (iostat's `1 3` is --interval 1s \
+                             --count 3)"
+                        .into(),
+                })
             } else {
                 Err(crate::Error::UnknownDevice {
                     path: std::path::PathBuf::from(n),
@@ -237,6 +246,33 @@ mod tests {
         assert!(v[0].reset);
         assert_eq!(v[0].r_s, 0.0);
         assert_eq!(v[0].rkb_s, 0.0);
+    }
+
+    /// A bare number (iostat's `1 3`) gets the options that mean it; a wrong name gets `list`.
+    #[test]
+    fn a_number_where_a_device_goes_names_interval_and_count() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("proc")).unwrap();
+        fs::write(
+            dir.path().join("proc/diskstats"),
+            "   8       0 sda 1 0 8 1 1 0 8 1 0 1 2 0 0 0 0 0 0\n",
+        )
+        .unwrap();
+        let root = SysRoot::at(dir.path());
+        assert_eq!(resolve_devices(&root, &["sda".into()]).unwrap(), ["sda"]);
+        let e = resolve_devices(&root, &["1".into(), "3".into()])
+            .unwrap_err()
+            .to_string();
+        println!("{e}");
+        assert!(e.contains("--interval 1s --count 3"), "{e}");
+        let e = resolve_devices(&root, &["sdz".into()])
+            .unwrap_err()
+            .to_string();
+        println!("{e}");
+        assert!(
+            e.contains("blkscope list") && !e.contains("--interval"),
+            "{e}"
+        );
     }
 
     #[test]
