@@ -23,6 +23,14 @@ impl Param {
         }
     }
 
+    /// A swept value as people write it: `QD8`, `64K`.
+    pub fn label(&self, v: u64) -> String {
+        match self {
+            Param::Iodepth => format!("QD{v}"),
+            Param::Bs => crate::units::fmt_size(v),
+        }
+    }
+
     pub fn as_str(&self) -> &'static str {
         match self {
             Param::Iodepth => "iodepth",
@@ -97,9 +105,9 @@ pub fn knee(param: Param, points: &[Point]) -> Option<Knee> {
                 why: format!(
                     "from {} to {}, {what} grew {gt:.2}x but latency {gl:.2}x: past {} the \
                      extra {} only waits in the queue",
-                    a.value,
-                    b.value,
-                    a.value,
+                    param.label(a.value),
+                    param.label(b.value),
+                    param.label(a.value),
                     match param {
                         Param::Iodepth => "depth",
                         Param::Bs => "size",
@@ -256,9 +264,28 @@ mod tests {
         ];
         let k = knee(Param::Iodepth, &pts).unwrap();
         assert_eq!((k.index, k.value), (3, 8), "{k:?}");
-        assert!(k.why.contains("from 8 to 16"), "{}", k.why);
+        assert!(k.why.contains("from QD8 to QD16"), "{}", k.why);
         // A device that keeps up: no knee.
         assert_eq!(knee(Param::Iodepth, &pts[..4]), None);
+        // Sizes are written as sizes, not byte counts.
+        // 74, 642 and 1153 MB/s at a mean latency of 55, 100 and 880 us.
+        let bs: Vec<Point> = [
+            (4096, 18_000.0, 55.0),
+            (65536, 9_800.0, 100.0),
+            (1 << 20, 1_100.0, 880.0),
+        ]
+        .into_iter()
+        .map(|(v, iops, lat)| Point {
+            bytes_per_sec: iops * v as f64,
+            ..p(v, iops, lat)
+        })
+        .collect();
+        let k = knee(Param::Bs, &bs).unwrap();
+        assert!(
+            k.why.contains("from 64K to 1M") && k.why.contains("past 64K"),
+            "{}",
+            k.why
+        );
     }
 
     #[test]

@@ -91,8 +91,13 @@ fn an_html_report_with_every_chart_and_an_svg() {
         &["report", "last", "--format", "svg", "--chart", "sweep"],
     );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let out = run_in(home.path(), &["report", "last", "--format", "svg"]);
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    // Without --chart: throughput over time, the chart a run that is not a sweep is about.
+    let svg = ok(home.path(), &["report", "last", "--format", "svg"]);
+    assert!(
+        svg.starts_with("<svg") && svg.contains("Throughput"),
+        "{}",
+        &svg[..svg.len().min(300)]
+    );
 }
 
 #[test]
@@ -128,6 +133,18 @@ fn a_sweep_report_draws_its_curve_and_knee_and_compare_overlays() {
         &["report", "last", "--format", "svg", "--chart", "sweep"],
     );
     assert!(svg.contains("randread by iodepth"), "{}", &svg[..200]);
+    // A sweep's own chart is the default one.
+    let plain = ok(home.path(), &["report", "last", "--format", "svg"]);
+    assert!(
+        plain == svg,
+        "report --format svg of a sweep draws the sweep: {}",
+        &plain[..plain.len().min(400)]
+    );
+    // The knee, when there is one, is named as depths are written (QD8), not as a number.
+    if let Some(k) = html.split("Knee at ").nth(1) {
+        println!("knee: {}", &k[..k.len().min(120)]);
+        assert!(k.starts_with("QD"), "{}", &k[..k.len().min(120)]);
+    }
     // Two runs of the same test, compared on the same axes.
     for _ in 0..2 {
         ok(

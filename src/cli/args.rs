@@ -194,7 +194,8 @@ pub enum Command {
         /// md, csv, json, html (one self-contained page with every chart) or svg (one chart).
         #[arg(long, default_value = "md", value_parser = ["md", "csv", "json", "html", "svg"])]
         format: String,
-        /// With --format svg: throughput, iops, heatmap, histogram or sweep.
+        /// With --format svg: throughput, iops, heatmap, histogram or sweep (default: sweep for a
+        /// sweep, throughput otherwise).
         #[arg(long, value_parser = ["throughput", "iops", "heatmap", "histogram", "sweep"])]
         chart: Option<String>,
         /// With --format svg: the test to draw (default: the first).

@@ -525,10 +525,7 @@ pub fn sweep(series: &[crate::sweep::Series]) -> String {
                 Param::Bs => p.bytes_per_sec,
             };
             let bar = "#".repeat(((v / max) * 30.0).round() as usize);
-            let label = match s.param {
-                Param::Iodepth => format!("QD{}", p.value),
-                Param::Bs => fmt_size(p.value),
-            };
+            let label = s.param.label(p.value);
             let mark = if s.knee.as_ref().is_some_and(|k| k.index == i) {
                 "  <- knee"
             } else {

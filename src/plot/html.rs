@@ -139,7 +139,7 @@ pub fn report(run: &SavedRun) -> String {
                 let _ = writeln!(
                     b,
                     "<p class=\"knee\">Knee at {}: {}</p>",
-                    k.value,
+                    s.param.label(k.value),
                     esc(&k.why)
                 );
             }

@@ -301,7 +301,7 @@ pub fn sweep(series: &Series) -> Result<String, String> {
                 )))
                 .map_err(err)?;
                 c.draw_series(std::iter::once(Text::new(
-                    format!("knee: {}", k.value),
+                    format!("knee: {}", series.param.label(k.value)),
                     (kx, y_max * 0.92),
                     ("sans-serif", 13),
                 )))

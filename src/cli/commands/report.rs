@@ -17,12 +17,13 @@ pub fn run(
     let text = match format {
         "html" => html::report(&saved),
         "svg" => {
-            let chart = chart.ok_or_else(|| {
-                crate::Error::Usage(
-                    "--format svg draws one chart: add --chart throughput|iops|heatmap|histogram|sweep"
-                        .into(),
-                )
-            })?;
+            // The chart a run is about: a sweep's curve (a sweep, or a suite that varies one
+            // thing, such as rmw-sweep), otherwise throughput over time.
+            let chart = chart.unwrap_or(if !sweeps(&saved).is_empty() {
+                "sweep"
+            } else {
+                "throughput"
+            });
             let t = match test {
                 Some(n) => saved.tests.iter().find(|t| t.name == n).ok_or_else(|| {
                     crate::Error::Usage(format!(
