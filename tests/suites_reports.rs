@@ -248,19 +248,7 @@ fn runs_are_saved_and_report_and_compare_round_trip() {
     assert!(String::from_utf8_lossy(&a.stderr).contains("saved"));
     let b = run(&["suite", "zeros-trap", d, "--repeat", "2"]);
     assert!(b.status.success());
-    let runs_dir = data.path().join("blkscope/runs");
-    let mut ids: Vec<String> = std::fs::read_dir(&runs_dir)
-        .unwrap()
-        .map(|e| {
-            e.unwrap()
-                .path()
-                .file_stem()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    ids.sort();
+    let ids = saved_ids(data.path());
     assert_eq!(ids.len(), 2);
 
     // JSON: the versioned schema, with the jobs, results and diskstats summaries.
@@ -363,17 +351,7 @@ fn lone_runs_compare_and_unpaired_runs_name_their_tests() {
     }
     let s = run(&["suite", "zeros-trap", d, "--repeat", "1"]);
     assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
-    let ids: Vec<String> = std::fs::read_dir(data.path().join("blkscope/runs"))
-        .unwrap()
-        .map(|e| {
-            e.unwrap()
-                .path()
-                .file_stem()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
+    let ids = saved_ids(data.path());
     assert_eq!(ids.len(), 3, "{ids:?}");
     let find = |k: &str| ids.iter().find(|i| i.contains(k)).expect(k).clone();
     let (w, r, suite) = (&find("-write_"), &find("-read_"), &find("-zeros-trap-"));
@@ -410,6 +388,23 @@ fn lone_runs_compare_and_unpaired_runs_name_their_tests() {
         err.contains("no test in common") && err.contains("zeros") && err.contains("write 64K"),
         "{err}"
     );
+}
+
+/// The ids of the runs saved under the data directory `data`, sorted.
+fn saved_ids(data: &std::path::Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(data.join("blkscope/runs"))
+        .unwrap()
+        .map(|e| {
+            e.unwrap()
+                .path()
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    ids.sort();
+    ids
 }
 
 fn suite_json(name: &str, target: &str, extra: &[&str]) -> serde_json::Value {
