@@ -361,6 +361,12 @@ pub fn with_repeats(runs: Vec<RunResult>) -> RunResult {
     head
 }
 
+/// A 1 GiB write result at `bps` bytes a second, for other modules' tests.
+#[cfg(test)]
+pub(crate) fn fixed_result(bps: f64) -> RunResult {
+    tests::run(bps)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,7 +379,7 @@ mod tests {
         assert_eq!(m.median, 2.5);
     }
 
-    fn run(bps: f64) -> RunResult {
+    pub(super) fn run(bps: f64) -> RunResult {
         RunResult {
             op: "write",
             bs: 1 << 20,

@@ -335,6 +335,17 @@ pub fn suite_table(
         "  {:<28} {:>10} {:>19} {:>9} {:>9} {:>7}",
         "test", "MB/s", "(min-max)", "IOPS", "p99", "spread"
     );
+    // A finding every test has word for word (never_written on a device not yet filled, a
+    // sweep's every point) is said once, under the table, instead of under each row.
+    let shared: Vec<&crate::engine::result::Warning> = match tests.split_first() {
+        Some((first, rest)) if !rest.is_empty() => first
+            .result
+            .warnings
+            .iter()
+            .filter(|w| rest.iter().all(|t| t.result.warnings.contains(w)))
+            .collect(),
+        _ => Vec::new(),
+    };
     for t in tests {
         let r = &t.result;
         let (lo, hi, spread) = match &r.spread {
@@ -377,11 +388,17 @@ pub fn suite_table(
                 fmt_size(d.written)
             );
         }
-        for w in &r.warnings {
+        for w in r.warnings.iter().filter(|w| !shared.contains(w)) {
             let _ = writeln!(out, "      [{}] {}", w.kind, w.message);
         }
         if let Some(e) = &r.error {
             let _ = writeln!(out, "      error: {} {}", e.op, e.message);
+        }
+    }
+    if !shared.is_empty() {
+        let _ = writeln!(out, "  every test:");
+        for w in shared {
+            let _ = writeln!(out, "      [{}] {}", w.kind, w.message);
         }
     }
     if let Some(found) = &suite.found {
@@ -553,4 +570,48 @@ pub fn sweep(series: &[crate::sweep::Series]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::result::{Warning, fixed_result};
+    use crate::session::TestOutcome;
+
+    /// A finding every test has word for word is said once, under the table; one that differs
+    /// stays under its own row.
+    #[test]
+    fn a_finding_every_test_shares_is_said_once() {
+        let suite = crate::suite::find("zeros-trap").unwrap().expect("built in");
+        let shared = Warning::new("never_written", "64M of the 64M is holes");
+        let test = |name: &str, own: &str| {
+            let mut result = fixed_result(400e6);
+            result.warnings = vec![shared.clone(), Warning::new("busy_processes", own)];
+            TestOutcome {
+                name: name.into(),
+                about: None,
+                job: Default::default(),
+                result,
+                setting: None,
+            }
+        };
+        let tests = [
+            test("zeros", "cargo moved 1M"),
+            test("random data", "cargo moved 2M"),
+        ];
+        let text = super::suite_table(&suite, "/dev/loop9", 1, &tests, false);
+        println!("{text}");
+        assert_eq!(text.matches("holes").count(), 1, "{text}");
+        let every = text.find("every test:").expect("a shared section");
+        assert!(text[every..].contains("[never_written] 64M"), "{text}");
+        for own in ["cargo moved 1M", "cargo moved 2M"] {
+            let at = text.find(own).expect(own);
+            assert!(at < every, "{own} under its row: {text}");
+        }
+        // One test: nothing to share, the finding stays under it.
+        let one = super::suite_table(&suite, "/dev/loop9", 1, &tests[..1], false);
+        assert!(
+            !one.contains("every test:") && one.contains("holes"),
+            "{one}"
+        );
+    }
 }
