@@ -717,3 +717,87 @@ fn a_long_doctor_pane_scrolls() {
     assert!(s.contains("Explain:") && !s.contains(": lines 11-"), "{s}");
     assert_eq!(a.overlay_scroll, 0);
 }
+
+/// A sweep's results show the sweep: a bar a point, this result's point marked, the knee named
+/// (the TUI's form of `blkscope sweep`'s table), on an 80x24 screen and in ASCII.
+#[test]
+fn a_sweep_result_shows_its_curve_and_knee() {
+    let mut a = app("lvm-on-partition");
+    a.on_key(key(KeyCode::Tab));
+    for _ in 0..a.tests.len() + 20 {
+        if a.selected_suite().is_some_and(|s| s.name == "qd-sweep") {
+            break;
+        }
+        a.on_key(key(KeyCode::Down));
+    }
+    assert_eq!(
+        a.selected_suite().map(|s| s.name.as_str()),
+        Some("qd-sweep")
+    );
+    assert!(matches!(
+        a.on_key(key(KeyCode::Char('r'))),
+        Action::StartSuite { .. }
+    ));
+    let (info, base) = tiny_run();
+    // IOPS doubles up to QD4 at the same latency, then saturates while latency doubles.
+    let tests = [
+        (1, 20_000.0, 50.0),
+        (2, 40_000.0, 50.0),
+        (4, 80_000.0, 50.0),
+        (8, 85_000.0, 94.0),
+    ]
+    .into_iter()
+    .map(|(qd, iops, lat_us)| {
+        let mut r = base.clone();
+        r.iops = iops;
+        r.bytes_per_sec = iops * 4096.0;
+        r.latency_ns.mean = lat_us * 1e3;
+        r.latency_ns.p99 = (lat_us * 2e3) as u64;
+        r.warnings.clear();
+        blkscope::session::TestOutcome {
+            name: format!("QD{qd}"),
+            about: None,
+            job: Job {
+                op: engine::Op::Randread,
+                bs: 4096,
+                iodepth: qd,
+                ..Job::default()
+            },
+            result: r,
+            setting: None,
+        }
+    })
+    .collect();
+    a.on_suite_saved(
+        Ok(blkscope::session::Outcome {
+            target: Some(info),
+            tests,
+            cancelled: false,
+        }),
+        Some("20261124T000000Z-qd-sweep-1".into()),
+    );
+    assert_eq!(a.screen, Screen::Results);
+    let s = screen(&a, 80, 24, COLOR);
+    println!("{s}");
+    assert!(s.contains("sweep: randread by iodepth"), "{s}");
+    let point = |s: &str, label: &str| -> String {
+        s.lines()
+            .find(|l| l.contains(&format!(" {label} ")) && l.contains("IOPS"))
+            .unwrap_or_else(|| panic!("no {label} line: {s}"))
+            .to_string()
+    };
+    // The last result (QD8) is selected and marked; the knee is at QD4.
+    assert!(point(&s, "QD8").contains(">   QD8"), "{s}");
+    assert!(point(&s, "QD4").contains("<- knee"), "{s}");
+    assert!(s.contains("knee at QD4: from QD4 to QD8"), "{s}");
+    // Up one result: the mark moves to QD4.
+    a.on_key(key(KeyCode::Up));
+    let s = screen(&a, 80, 24, COLOR);
+    assert!(
+        point(&s, "QD4").contains(">   QD4") && !point(&s, "QD8").contains('>'),
+        "{s}"
+    );
+    let s = screen(&a, 80, 24, ASCII);
+    assert_ascii_only("sweep", &s);
+    assert!(point(&s, "QD8").contains('#'), "{s}");
+}

@@ -273,6 +273,7 @@ impl App {
                         saved_id: done.saved_id.as_ref().map(|id| format!("{host}:{id}")),
                         reopened: Some(crate::runs::Figures::of_saved(&test, &res)),
                         series: res.samples.clone(),
+                        sweep: None,
                     });
                 }
                 if n == 0 {

@@ -300,11 +300,12 @@ impl App {
             }
             KeyCode::Char('v') => {
                 if self.results.is_empty() {
-                    self.status = Some("no results yet: press r to run a test".into());
+                    // Nothing run yet in this session: show the saved runs instead.
+                    Action::Reopen
                 } else {
                     self.screen = Screen::Results;
+                    Action::None
                 }
-                Action::None
             }
             KeyCode::Esc => {
                 self.status = None;

@@ -235,6 +235,9 @@ pub struct ResultRow {
     /// The time series of a reopened run or of a run on a host (a run here keeps its own in
     /// `result`).
     pub series: Vec<Sample>,
+    /// The sweep this result is a point of (its op's series, with the knee), and which point,
+    /// when it is one.
+    pub sweep: Option<(std::sync::Arc<crate::sweep::Series>, usize)>,
 }
 
 impl ResultRow {
@@ -251,6 +254,7 @@ impl ResultRow {
             saved_id: None,
             reopened: None,
             series: Vec::new(),
+            sweep: None,
         }
     }
 

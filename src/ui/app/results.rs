@@ -56,6 +56,11 @@ impl App {
                 .map(|t| t.path.clone())
                 .unwrap_or_else(|| "-".into());
             let total = v.target.as_ref().map(|t| t.size_bytes).unwrap_or(0);
+            let sweeps: Vec<_> = crate::plot::sweeps(&v)
+                .into_iter()
+                .map(std::sync::Arc::new)
+                .collect();
+            let mut seen = Vec::new();
             for (t, f) in v.tests.iter().zip(crate::runs::figures(&v)) {
                 let c = explain::commands(&t.job, &target, total);
                 let dd =
@@ -77,11 +82,16 @@ impl App {
                     saved_id: Some(id.clone()),
                     reopened: Some(f),
                     series: t.result.samples.clone(),
+                    sweep: point_of(&sweeps, t.job.op, &mut seen),
                 });
                 n += 1;
             }
         }
-        self.status = Some(format!("reopened {n} saved result(s)"));
+        self.status = Some(if n == 0 && self.results.is_empty() {
+            "no results yet, and no saved runs: press r to run a test".into()
+        } else {
+            format!("reopened {n} saved result(s)")
+        });
         if !self.results.is_empty() {
             self.selected_result = self.results.len() - 1;
             self.screen = Screen::Results;
@@ -128,8 +138,22 @@ impl App {
                     .as_ref()
                     .map(|i| i.size_bytes)
                     .unwrap_or(self.target().size);
+                // A sweep suite's series, with their knees, as `blkscope suite` prints them.
+                let sweeps: Vec<_> = self
+                    .suites
+                    .iter()
+                    .find(|s| s.name == suite)
+                    .and_then(|s| s.sweep.as_deref())
+                    .and_then(crate::sweep::Param::parse)
+                    .map(|p| crate::sweep::analyze(p, &o.tests))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(std::sync::Arc::new)
+                    .collect();
+                let mut seen = Vec::new();
                 for t in o.tests {
                     let moved = Some(t.result.bytes);
+                    let sweep = point_of(&sweeps, t.job.op, &mut seen);
                     self.results.push(ResultRow {
                         test: format!("{suite}/{}", t.name),
                         target: run.target.clone(),
@@ -141,6 +165,7 @@ impl App {
                         saved_id: saved_id.clone(),
                         reopened: None,
                         series: Vec::new(),
+                        sweep,
                     });
                 }
             }
@@ -185,10 +210,27 @@ impl App {
             saved_id: None,
             reopened: None,
             series: Vec::new(),
+            sweep: None,
         });
         self.selected_result = self.results.len() - 1;
         if !self.quit {
             self.screen = Screen::Results;
         }
     }
+}
+
+/// The series of `sweeps` that a test of `op` is a point of, and which point: the tests of a
+/// sweep are its points in order, so the n-th test of an op is its series' n-th point (`seen`
+/// holds the ops of the tests before it).
+fn point_of(
+    sweeps: &[std::sync::Arc<crate::sweep::Series>],
+    op: crate::engine::Op,
+    seen: &mut Vec<crate::engine::Op>,
+) -> Option<(std::sync::Arc<crate::sweep::Series>, usize)> {
+    let n = seen.iter().filter(|&&o| o == op).count();
+    seen.push(op);
+    sweeps
+        .iter()
+        .find(|s| s.op == op.as_str() && n < s.points.len())
+        .map(|s| (s.clone(), n))
 }

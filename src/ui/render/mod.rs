@@ -661,7 +661,7 @@ fn help(f: &mut Frame, look: Look, area: Rect) {
         ("d", "doctor: SMART, other I/O, alignment, settings"),
         ("l / g", "run: latency heatmap; results: the run's charts"),
         ("mouse", "click selects, the wheel scrolls (--no-mouse)"),
-        ("v", "show the results of this session"),
+        ("v", "the results (saved runs if none yet)"),
         (
             "c / o",
             "results: compare with the last same test / reopen saved runs",

@@ -443,6 +443,14 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
     if let Some(id) = &r.saved_id {
         lines.push(Line::from(format!("saved as {id}")));
     }
+    if let Some((series, at)) = &r.sweep {
+        lines.extend(sweep_lines(
+            look,
+            series,
+            *at,
+            detail.width.saturating_sub(2),
+        ));
+    }
     if let Some(e) = &r.error {
         lines.push(Line::from(Span::styled(
             format!("failed: {e}"),
@@ -515,6 +523,51 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
         para.scroll((scroll, 0)).block(look.block(title, false)),
         detail,
     );
+}
+
+/// A sweep as bars, one line a point (this result's point marked with `>`), and its knee,
+/// in `width` columns.
+fn sweep_lines(look: Look, s: &crate::sweep::Series, at: usize, width: u16) -> Vec<Line<'static>> {
+    use crate::sweep::Param;
+    let thr = |p: &crate::sweep::Point| match s.param {
+        Param::Iodepth => p.iops,
+        Param::Bs => p.bytes_per_sec / 1e6,
+    };
+    let unit = match s.param {
+        Param::Iodepth => "IOPS",
+        Param::Bs => "MB/s",
+    };
+    let max = s.points.iter().map(thr).fold(0.0f64, f64::max).max(1e-9);
+    // "> QD256 " + bar + " 123456 IOPS  p99 12.3 ms <- knee"
+    let bar_w = (width as usize).saturating_sub(44).clamp(4, 40);
+    let full = if look.ascii { '#' } else { '█' };
+    let mut out = vec![Line::from(Span::styled(
+        format!("sweep: {} by {}", s.op, s.param.as_str()),
+        Style::default().add_modifier(Modifier::BOLD),
+    ))];
+    for (i, p) in s.points.iter().enumerate() {
+        let n = ((thr(p) / max) * bar_w as f64).round() as usize;
+        let bar: String = std::iter::repeat_n(full, n).collect();
+        let knee = s.knee.as_ref().is_some_and(|k| k.index == i);
+        let text = format!(
+            "{}{:>6} {bar:<bar_w$} {:>8.0} {unit}  p99 {:>8}{}",
+            if i == at { ">" } else { " " },
+            s.param.label(p.value),
+            thr(p),
+            fmt_ns(p.p99_ns),
+            if knee { " <- knee" } else { "" }
+        );
+        out.push(if i == at {
+            Line::from(Span::styled(text, look.selected()))
+        } else {
+            Line::from(text)
+        });
+    }
+    out.push(Line::from(match &s.knee {
+        Some(k) => format!("knee at {}: {}", s.param.label(k.value), k.why),
+        None => "no knee: latency never grew faster than throughput over this range".into(),
+    }));
+    out
 }
 
 /// `g` in the results: the selected run's throughput over time, latency heatmap and histogram.
