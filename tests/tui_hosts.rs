@@ -339,3 +339,38 @@ fn a_refused_or_failed_remote_run_says_why() {
     // Printed results that cannot be read are an error, not a row of zeros.
     assert!(RemoteDone::parse("not json\n", "", &Default::default()).is_err());
 }
+
+/// A sweep run on a host shows its sweep in the results as one run here does: each row knows
+/// its series and its point.
+#[test]
+fn a_sweep_on_a_host_shows_its_sweep() {
+    let (stdout, stderr, job) = real_ndjson_run();
+    let mut done = RemoteDone::parse(&stdout, &stderr, &job).unwrap();
+    let (name, job, res, moved) = done.tests[0].clone();
+    done.tests = [(1, 10_000.0), (4, 40_000.0), (16, 42_000.0)]
+        .into_iter()
+        .map(|(qd, iops)| {
+            let mut r = res.clone();
+            r.iops = iops;
+            let mut j = job.clone();
+            j.iodepth = qd;
+            (format!("{name} QD{qd}"), j, r, moved)
+        })
+        .collect();
+    let mut a = three_hosts();
+    select(&mut a, "db1", "sdb");
+    let Action::StartRemote { .. } = a.on_key(ch('r')) else {
+        panic!()
+    };
+    a.on_remote_finished(Ok(done));
+    let points: Vec<Option<(usize, usize)>> = a
+        .results
+        .iter()
+        .map(|r| r.sweep.as_ref().map(|(s, i)| (s.points.len(), *i)))
+        .collect();
+    println!("{points:?}");
+    assert_eq!(points, [Some((3, 0)), Some((3, 1)), Some((3, 2))]);
+    let s = screen(&a);
+    println!("{s}");
+    assert!(s.contains("sweep: write by iodepth"), "{s}");
+}

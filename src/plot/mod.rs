@@ -8,7 +8,7 @@ pub mod svg;
 
 use crate::engine::Sample;
 use crate::engine::result::LAT_BUCKETS;
-use crate::runs::{SavedRecord, SavedRun};
+use crate::runs::SavedRun;
 use crate::sweep::{Param, Point, Series};
 
 /// The latency-bucket counts of a whole run, from its samples.
@@ -25,34 +25,43 @@ pub fn total_buckets(samples: &[Sample]) -> Vec<u64> {
 /// The sweeps in a saved run: tests of one op that differ only in queue depth, or only in
 /// block size, make a series (two points at least).
 pub fn sweeps(run: &SavedRun) -> Vec<Series> {
+    let tests: Vec<_> = run.tests.iter().map(|t| (&t.job, &t.result)).collect();
+    sweeps_in(&tests)
+}
+
+/// [`sweeps`] over (job, result) pairs, in the order the tests ran (a saved run's, or the
+/// tests a host sent back).
+pub fn sweeps_in(tests: &[(&crate::engine::Job, &crate::runs::SavedResult)]) -> Vec<Series> {
     let mut out = Vec::new();
     let mut ops: Vec<crate::engine::Op> = Vec::new();
-    for t in &run.tests {
-        if !ops.contains(&t.job.op) {
-            ops.push(t.job.op);
+    for (job, _) in tests {
+        if !ops.contains(&job.op) {
+            ops.push(job.op);
         }
     }
     for op in ops {
-        let tests: Vec<&SavedRecord> = run.tests.iter().filter(|t| t.job.op == op).collect();
+        let tests: Vec<_> = tests.iter().filter(|(j, _)| j.op == op).collect();
         if tests.len() < 2 {
             continue;
         }
-        let same = |f: &dyn Fn(&SavedRecord) -> u64| tests.iter().all(|t| f(t) == f(tests[0]));
-        let param = if same(&|t| t.job.bs) && !same(&|t| t.job.iodepth as u64) {
+        let same = |f: &dyn Fn(&crate::engine::Job) -> u64| {
+            tests.iter().all(|(j, _)| f(j) == f(tests[0].0))
+        };
+        let param = if same(&|j| j.bs) && !same(&|j| j.iodepth as u64) {
             Param::Iodepth
-        } else if same(&|t| t.job.iodepth as u64) && !same(&|t| t.job.bs) {
+        } else if same(&|j| j.iodepth as u64) && !same(&|j| j.bs) {
             Param::Bs
         } else {
             continue;
         };
         let points: Vec<Point> = tests
             .iter()
-            .map(|t| Point {
-                value: param.of(&t.job),
-                iops: t.result.iops,
-                bytes_per_sec: t.result.bytes_per_sec,
-                mean_latency_ns: t.result.latency_ns.mean,
-                p99_ns: t.result.latency_ns.p99,
+            .map(|(j, r)| Point {
+                value: param.of(j),
+                iops: r.iops,
+                bytes_per_sec: r.bytes_per_sec,
+                mean_latency_ns: r.latency_ns.mean,
+                p99_ns: r.latency_ns.p99,
             })
             .collect();
         let knee = crate::sweep::knee(param, &points);

@@ -256,7 +256,14 @@ impl App {
                     .map(|t| t.size_bytes)
                     .unwrap_or(self.target().size);
                 let n = done.tests.len();
+                let pairs: Vec<_> = done.tests.iter().map(|(_, j, r, _)| (j, r)).collect();
+                let sweeps: Vec<_> = crate::plot::sweeps_in(&pairs)
+                    .into_iter()
+                    .map(std::sync::Arc::new)
+                    .collect();
+                let mut seen = Vec::new();
                 for (name, job, res, moved) in done.tests {
+                    let sweep = super::results::point_of(&sweeps, job.op, &mut seen);
                     let test = match &run.suite {
                         Some(s) => format!("{s}/{name}"),
                         None if n == 1 => run.test.clone(),
@@ -273,7 +280,7 @@ impl App {
                         saved_id: done.saved_id.as_ref().map(|id| format!("{host}:{id}")),
                         reopened: Some(crate::runs::Figures::of_saved(&test, &res)),
                         series: res.samples.clone(),
-                        sweep: None,
+                        sweep,
                     });
                 }
                 if n == 0 {

@@ -222,7 +222,7 @@ impl App {
 /// The series of `sweeps` that a test of `op` is a point of, and which point: the tests of a
 /// sweep are its points in order, so the n-th test of an op is its series' n-th point (`seen`
 /// holds the ops of the tests before it).
-fn point_of(
+pub(super) fn point_of(
     sweeps: &[std::sync::Arc<crate::sweep::Series>],
     op: crate::engine::Op,
     seen: &mut Vec<crate::engine::Op>,
