@@ -34,7 +34,8 @@ fn gone(v: &serde_json::Value) {
             "{backing} left behind"
         );
     }
-    assert!(!std::path::Path::new(v["dir"].as_str().unwrap()).exists());
+    let dir = v["dir"].as_str().unwrap();
+    assert!(!std::path::Path::new(dir).exists(), "{dir} left behind");
 }
 
 #[test]
@@ -139,12 +140,15 @@ fn a_hung_up_lab_tui_removes_its_devices() {
     assert_eq!(lab["devices"].as_array().unwrap().len(), 2);
     drop(t); // kills the session: a hang-up
     let start = std::time::Instant::now();
+    // The cleanup removes the files, then their directory: wait for both (the directory once
+    // outlived the files by a moment here, and the check below caught it in between).
     loop {
         let left = lab["devices"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|d| std::path::Path::new(d["backing"].as_str().unwrap()).exists());
+            .any(|d| std::path::Path::new(d["backing"].as_str().unwrap()).exists())
+            || std::path::Path::new(lab["dir"].as_str().unwrap()).exists();
         if !left {
             break;
         }
