@@ -462,13 +462,30 @@ impl Job {
         let bs = self.bs.max(1);
         let region = (total / jobs) / bs * bs;
         if ranges_ok && total > 0 && region == 0 {
-            bad(format!(
-                "{} jobs do not fit in {} at bs {}: each job needs at least one block; use fewer \
-                 --jobs or a larger --size",
-                self.jobs,
-                said(total),
-                said(bs)
-            ));
+            if bs > total {
+                // Not one block fits: the block size is the mistake, whatever the job count.
+                let fit = 1u64 << (63 - total.leading_zeros());
+                let larger = if self.size.is_some() && avail > total {
+                    " (or a larger --size)"
+                } else {
+                    ""
+                };
+                bad(format!(
+                    "bs {} is larger than the {} the test covers: use --bs {} or less{larger}",
+                    said(bs),
+                    said(total),
+                    exact_size(fit)
+                ));
+            } else {
+                bad(format!(
+                    "{} jobs do not fit in {} at bs {}: each job needs at least one block; use \
+                     --jobs {} or fewer, or a larger --size",
+                    self.jobs,
+                    said(total),
+                    said(bs),
+                    total / bs
+                ));
+            }
         }
         if errs.is_empty() {
             Ok(Plan {
@@ -833,7 +850,21 @@ mod tests {
         };
         let e = j.validate(&f).unwrap_err();
         assert!(
-            e[0].0.starts_with("8 jobs do not fit in 16k at bs 4k:"),
+            e[0].0.starts_with("8 jobs do not fit in 16k at bs 4k:")
+                && e[0].0.contains("use --jobs 4 or fewer"),
+            "{e:?}"
+        );
+        // One job whose one block is larger than the region: the fix is the block size.
+        let j = Job {
+            bs: 512 << 20,
+            size: Some(SizeSpec::Bytes(256 << 20)),
+            ..Job::default()
+        };
+        let e = j.validate(&f).unwrap_err();
+        assert_eq!(
+            e[0].0,
+            "bs 512M is larger than the 256M the test covers: use --bs 256M or less (or a \
+             larger --size)",
             "{e:?}"
         );
         // 100000 jobs: the range, not a memory figure with a fix that still has 100000 jobs.
