@@ -491,7 +491,11 @@ fn csv_field(s: &str) -> String {
 /// One line of a comparison.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Diff {
+    /// The test's name (A's, when two lone tests of different names are compared).
     pub test: String,
+    /// B's test name, when it differs from A's (two runs of one test each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b_test: Option<String>,
     pub metric: &'static str,
     pub a: f64,
     pub b: f64,
@@ -516,10 +520,21 @@ pub fn pairs<'a>(a: &'a SavedRun, b: &'a SavedRun) -> Vec<(&'a SavedRecord, &'a 
 
 /// The name a pair goes by: the test's, or both when a lone test is compared with another.
 pub fn pair_name(x: &SavedRecord, y: &SavedRecord) -> String {
-    if x.name == y.name {
-        x.name.clone()
-    } else {
-        format!("{} vs {}", x.name, y.name)
+    name_of_pair(&x.name, Some(&y.name))
+}
+
+/// `a`, or "a vs b" when B's test has another name.
+pub fn name_of_pair(a: &str, b: Option<&str>) -> String {
+    match b {
+        Some(b) if b != a => format!("{a} vs {b}"),
+        _ => a.to_string(),
+    }
+}
+
+impl Diff {
+    /// The name its pair goes by (see [`pair_name`]).
+    pub fn name(&self) -> String {
+        name_of_pair(&self.test, self.b_test.as_deref())
     }
 }
 
@@ -529,7 +544,7 @@ pub fn compare(a: &SavedRun, b: &SavedRun) -> Vec<Diff> {
     for (ta, tb) in pairs(a, b) {
         let x = Figures::of_saved(&ta.name, &ta.result);
         let y = Figures::of_saved(&tb.name, &tb.result);
-        let test = pair_name(ta, tb);
+        let b_test = (ta.name != tb.name).then(|| tb.name.clone());
         for (metric, va, vb) in [
             ("MB/s", x.mb_s, y.mb_s),
             ("IOPS", x.iops, y.iops),
@@ -537,7 +552,8 @@ pub fn compare(a: &SavedRun, b: &SavedRun) -> Vec<Diff> {
             ("p99 us", x.p99_us, y.p99_us),
         ] {
             out.push(Diff {
-                test: test.clone(),
+                test: ta.name.clone(),
+                b_test: b_test.clone(),
                 metric,
                 a: va,
                 b: vb,

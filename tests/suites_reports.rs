@@ -320,6 +320,7 @@ fn runs_are_saved_and_report_and_compare_round_trip() {
     let diffs = diffs.as_array().unwrap();
     assert_eq!(diffs.len(), 2 * 4);
     for x in diffs {
+        assert!(x.get("b_test").is_none(), "same names: no b_test: {x}");
         let (a, b) = (x["a"].as_f64().unwrap(), x["b"].as_f64().unwrap());
         if a > 0.0 {
             assert!((x["ratio"].as_f64().unwrap() - b / a).abs() < 1e-9);
@@ -360,13 +361,20 @@ fn lone_runs_compare_and_unpaired_runs_name_their_tests() {
     assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
     let diffs: serde_json::Value = serde_json::from_slice(&c.stdout).unwrap();
     let diffs = diffs.as_array().unwrap();
-    let names: Vec<&str> = diffs.iter().map(|x| x["test"].as_str().unwrap()).collect();
+    // Each side's own name: A's in "test", B's in "b_test".
+    let names: Vec<(&str, &str)> = diffs
+        .iter()
+        .map(|x| {
+            let b = x["b_test"].as_str().unwrap_or("-");
+            (x["test"].as_str().unwrap(), b)
+        })
+        .collect();
     println!("lone pair: {names:?}");
     assert_eq!(diffs.len(), 4, "{diffs:?}");
     assert!(
         names
             .iter()
-            .all(|n| n.starts_with("write 64K") && n.contains(" vs read 64K")),
+            .all(|(a, b)| a.starts_with("write 64K") && b.starts_with("read 64K")),
         "{names:?}"
     );
     let text = stdout_of(&run(&["compare", w, r]));

@@ -491,9 +491,10 @@ pub fn comparison(a_id: &str, b_id: &str, diffs: &[crate::runs::Diff]) -> String
     // tests compared carry both names.
     let mut last = None;
     for d in diffs {
-        if last != Some(&d.test) {
-            let _ = writeln!(out, "{}", d.test);
-            last = Some(&d.test);
+        let name = d.name();
+        if last.as_ref() != Some(&name) {
+            let _ = writeln!(out, "{name}");
+            last = Some(name);
         }
         let _ = writeln!(
             out,

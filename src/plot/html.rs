@@ -176,7 +176,7 @@ pub fn compare(a: &SavedRun, b: &SavedRun, diffs: &[crate::runs::Diff]) -> Strin
         let _ = writeln!(
             s,
             "<tr><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td></tr>",
-            esc(&d.test),
+            esc(&d.name()),
             esc(d.metric),
             d.a,
             d.b,
