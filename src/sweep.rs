@@ -23,6 +23,22 @@ impl Param {
         }
     }
 
+    /// What a sweep of this kind is read by: IOPS across depths, MB/s across sizes.
+    pub fn throughput(&self, p: &Point) -> f64 {
+        match self {
+            Param::Iodepth => p.iops,
+            Param::Bs => p.bytes_per_sec / 1e6,
+        }
+    }
+
+    /// The unit of [`Param::throughput`].
+    pub fn throughput_unit(&self) -> &'static str {
+        match self {
+            Param::Iodepth => "IOPS",
+            Param::Bs => "MB/s",
+        }
+    }
+
     /// A swept value as people write it: `QD8`, `64K`.
     pub fn label(&self, v: u64) -> String {
         match self {

@@ -230,14 +230,8 @@ pub fn sweep(series: &Series) -> Result<String, String> {
         xs.iter().copied().fold(f64::MAX, f64::min).max(1.0),
         xs.iter().copied().fold(0.0, f64::max).max(2.0),
     );
-    let thr = |p: &crate::sweep::Point| match series.param {
-        Param::Iodepth => p.iops,
-        Param::Bs => p.bytes_per_sec / 1e6,
-    };
-    let unit = match series.param {
-        Param::Iodepth => "IOPS",
-        Param::Bs => "MB/s",
-    };
+    let thr = |p: &crate::sweep::Point| series.param.throughput(p);
+    let unit = series.param.throughput_unit();
     let mut s = String::new();
     {
         let root = SVGBackend::with_string(&mut s, (W, H * 2)).into_drawing_area();

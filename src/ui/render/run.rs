@@ -528,15 +528,8 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
 /// A sweep as bars, one line a point (this result's point marked with `>`), and its knee,
 /// in `width` columns.
 fn sweep_lines(look: Look, s: &crate::sweep::Series, at: usize, width: u16) -> Vec<Line<'static>> {
-    use crate::sweep::Param;
-    let thr = |p: &crate::sweep::Point| match s.param {
-        Param::Iodepth => p.iops,
-        Param::Bs => p.bytes_per_sec / 1e6,
-    };
-    let unit = match s.param {
-        Param::Iodepth => "IOPS",
-        Param::Bs => "MB/s",
-    };
+    let thr = |p: &crate::sweep::Point| s.param.throughput(p);
+    let unit = s.param.throughput_unit();
     let max = s.points.iter().map(thr).fold(0.0f64, f64::max).max(1e-9);
     // "> QD256 " + bar + " 123456 IOPS  p99 12.3 ms <- knee"
     let bar_w = (width as usize).saturating_sub(44).clamp(4, 40);
