@@ -459,16 +459,53 @@ pub fn render(run: &SavedRun, format: &str) -> Result<String, String> {
                     x.warnings.join(", ")
                 );
             }
-            let notes: Vec<String> = run
-                .tests
+            // A sweep (or any run whose tests vary one thing): its points and its knee.
+            for sw in crate::plot::sweeps(run) {
+                let _ = writeln!(
+                    s,
+                    "\n## Sweep: {} by {}\n\n| {} | {} | mean | p99 |\n| ---: | ---: | ---: | ---: |",
+                    sw.op,
+                    sw.param.as_str(),
+                    sw.param.as_str(),
+                    sw.param.throughput_unit()
+                );
+                for p in &sw.points {
+                    let t = sw.param.throughput(p);
+                    let _ = writeln!(
+                        s,
+                        "| {} | {} | {:.1} us | {:.1} us |",
+                        sw.param.label(p.value),
+                        match sw.param {
+                            crate::sweep::Param::Iodepth => format!("{t:.0}"),
+                            crate::sweep::Param::Bs => format!("{t:.1}"),
+                        },
+                        p.mean_latency_ns / 1e3,
+                        p.p99_ns as f64 / 1e3
+                    );
+                }
+                let _ = writeln!(
+                    s,
+                    "\n{}",
+                    match &sw.knee {
+                        Some(k) => format!("Knee at {}: {}", sw.param.label(k.value), k.why),
+                        None => "No knee: latency never grew faster than throughput.".into(),
+                    }
+                );
+            }
+            // A finding every test has word for word is listed once, for all of them.
+            let lists: Vec<&[Warning]> = run.tests.iter().map(|t| &t.result.warnings[..]).collect();
+            let shared = crate::engine::result::shared_warnings(&lists);
+            let mut notes: Vec<String> = shared
                 .iter()
-                .flat_map(|t| {
-                    t.result
-                        .warnings
-                        .iter()
-                        .map(move |w| format!("- **{}** `{}`: {}", t.name, w.kind, w.message))
-                })
+                .map(|w| format!("- **every test** `{}`: {}", w.kind, w.message))
                 .collect();
+            notes.extend(run.tests.iter().flat_map(|t| {
+                t.result
+                    .warnings
+                    .iter()
+                    .filter(|w| !shared.contains(w))
+                    .map(move |w| format!("- **{}** `{}`: {}", t.name, w.kind, w.message))
+            }));
             if !notes.is_empty() {
                 s.push_str("\n## Findings and warnings\n\n");
                 s.push_str(&notes.join("\n"));

@@ -133,6 +133,14 @@ fn a_sweep_report_draws_its_curve_and_knee_and_compare_overlays() {
         &["report", "last", "--format", "svg", "--chart", "sweep"],
     );
     assert!(svg.contains("randread by iodepth"), "{}", &svg[..200]);
+    // The Markdown report has the sweep too: its points as written and the knee (or none).
+    let md = ok(home.path(), &["report", "last", "--format", "md"]);
+    println!("{md}");
+    assert!(
+        md.contains("## Sweep: randread by iodepth") && md.contains("| QD8 |"),
+        "{md}"
+    );
+    assert!(md.contains("Knee at QD") || md.contains("No knee"), "{md}");
     // A sweep's own chart is the default one.
     let plain = ok(home.path(), &["report", "last", "--format", "svg"]);
     assert!(

@@ -361,6 +361,19 @@ pub fn with_repeats(runs: Vec<RunResult>) -> RunResult {
     head
 }
 
+/// The warnings every one of several tests has word for word (two tests at least): said once
+/// for all of them in tables and reports, instead of under each (never_written on a device
+/// not yet filled, under every point of a sweep).
+pub fn shared_warnings<'a>(lists: &[&'a [Warning]]) -> Vec<&'a Warning> {
+    match lists.split_first() {
+        Some((first, rest)) if !rest.is_empty() => first
+            .iter()
+            .filter(|w| rest.iter().all(|l| l.contains(w)))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// A 1 GiB write result at `bps` bytes a second, for other modules' tests.
 #[cfg(test)]
 pub(crate) fn fixed_result(bps: f64) -> RunResult {
@@ -417,6 +430,24 @@ mod tests {
             samples: Vec::new(),
             histogram: None,
         }
+    }
+
+    #[test]
+    fn warnings_every_test_has_are_shared() {
+        let w = |k: &str, m: &str| Warning::new(k, m);
+        let a = [w("never_written", "holes"), w("busy_processes", "cargo 1M")];
+        let b = [w("busy_processes", "cargo 2M"), w("never_written", "holes")];
+        let shared = super::shared_warnings(&[&a, &b]);
+        assert_eq!(
+            shared,
+            [&a[0]],
+            "the same words in both, whatever the order"
+        );
+        assert!(
+            super::shared_warnings(&[&a]).is_empty(),
+            "one test shares nothing"
+        );
+        assert!(super::shared_warnings(&[&a, &b, &[]]).is_empty());
     }
 
     #[test]

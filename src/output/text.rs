@@ -337,15 +337,9 @@ pub fn suite_table(
     );
     // A finding every test has word for word (never_written on a device not yet filled, a
     // sweep's every point) is said once, under the table, instead of under each row.
-    let shared: Vec<&crate::engine::result::Warning> = match tests.split_first() {
-        Some((first, rest)) if !rest.is_empty() => first
-            .result
-            .warnings
-            .iter()
-            .filter(|w| rest.iter().all(|t| t.result.warnings.contains(w)))
-            .collect(),
-        _ => Vec::new(),
-    };
+    let lists: Vec<&[crate::engine::result::Warning]> =
+        tests.iter().map(|t| &t.result.warnings[..]).collect();
+    let shared = crate::engine::result::shared_warnings(&lists);
     for t in tests {
         let r = &t.result;
         let (lo, hi, spread) = match &r.spread {
