@@ -589,6 +589,12 @@ fn invalid_jobs_get_one_line_and_exit_2() {
         (&["--bs", "512"], "multiple of the logical block size 4k"),
         (&["--size", "1G"], "does not fit"),
         (&["--iodepth", "0"], "1 to 4096"),
+        // Too large for memory and for the device: the device is named first, since the
+        // memory figure's fix (a smaller --bs, still larger than 16M) would be refused next.
+        (
+            &["--bs", "1G", "--iodepth", "4096"],
+            "bs 1G is larger than the 16M the test covers: use --bs 16M or less",
+        ),
         (&["--jobs", "64", "--size", "16M"], "jobs do not fit"),
         (
             &["--op", "write", "--mode", "nocache"],

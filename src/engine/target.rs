@@ -223,8 +223,27 @@ pub fn open(
                 .into(),
         ]));
     }
-    if let Some(avail) = root.mem_available() {
-        job.check_memory(avail).map_err(|e| invalid(vec![e]))?;
+    if let Some(avail) = root.mem_available()
+        && let Err(e) = job.check_memory(avail)
+    {
+        // On a block device, a job that does not fit it at all (`--bs 1T` on a 256M disk) is
+        // told that first: the memory figure's fix (a smaller --bs that is still larger than
+        // the disk) would only lead to the next refusal. Validating is pure: nothing is read
+        // or allocated for it.
+        let first = spec
+            .path
+            .starts_with("/dev/")
+            .then(|| crate::device::properties(root, &spec.path))
+            .flatten()
+            .and_then(|d| {
+                job.validate(&TargetFacts {
+                    size: d.size_bytes,
+                    direct_align: d.logical_block_size,
+                    is_block: true,
+                })
+                .err()
+            });
+        return Err(invalid(first.unwrap_or_else(|| vec![e])));
     }
     let (report, tree) = safety::check_tree(root, &spec.path)?;
     let writes = job.op.writes();
