@@ -145,6 +145,21 @@ fn active_swap_is_blocked() {
     assert_eq!(r["write_safety"], "blocked", "{r}");
     assert_eq!(code, 4);
     assert!(reason_codes(&r).contains(&"swap".into()), "{r}");
+    // Its signature reads "swap area signature", not "swap swap area signature".
+    let details: Vec<&str> = r["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["detail"].as_str())
+        .collect();
+    println!("{details:?}");
+    assert!(
+        details
+            .iter()
+            .any(|d| d.starts_with("swap area signature at offset"))
+            && !details.iter().any(|d| d.contains("swap swap")),
+        "{details:?}"
+    );
     let (list, _) = blkscope_json(&["list", "--json"]);
     assert_eq!(device(&list, &lo.name)["swap"], true);
 }

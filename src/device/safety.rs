@@ -270,9 +270,15 @@ fn assess_static(root: &SysRoot, tree: &DeviceTree, name: &str) -> Vec<Reason> {
             Usage::Raid => (Signature, "RAID/LVM member"),
             Usage::Crypto => (Signature, "encrypted volume"),
         };
+        // "swap area", not "swap swap area".
+        let name = if what.starts_with(&*s.kind) {
+            what.to_string()
+        } else {
+            format!("{} {what}", s.kind)
+        };
         r.push(Reason::new(
             code,
-            format!("{} {what} signature at offset {:#x}", s.kind, s.offset),
+            format!("{name} signature at offset {:#x}", s.offset),
         ));
     }
     // The blank test speaks only where nothing else does: a device in use (blocked) or with a
