@@ -54,6 +54,13 @@ pub fn sweeps_in(tests: &[(&crate::engine::Job, &crate::runs::SavedResult)]) -> 
         } else {
             continue;
         };
+        // Each value once: the scheduler suite runs QD1 and QD32 under every scheduler, which
+        // is not a sweep (its points would repeat).
+        let mut values: Vec<u64> = tests.iter().map(|(j, _)| param.of(j)).collect();
+        values.sort_unstable();
+        if values.windows(2).any(|w| w[0] == w[1]) {
+            continue;
+        }
         let points: Vec<Point> = tests
             .iter()
             .map(|(j, r)| Point {
@@ -73,4 +80,57 @@ pub fn sweeps_in(tests: &[(&crate::engine::Job, &crate::runs::SavedResult)]) -> 
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::{Job, Op};
+    use crate::runs::SavedResult;
+    use crate::sweep::Param;
+
+    fn result(iops: f64) -> SavedResult {
+        serde_json::from_value(serde_json::json!({
+            "bytes_per_sec": iops * 4096.0,
+            "iops": iops,
+            "latency_ns": {"min": 0, "mean": 1e9 / iops, "p50": 0, "p90": 0, "p99": 0,
+                           "p99_9": 0, "p99_99": 0, "max": 0},
+            "warnings": [],
+        }))
+        .unwrap()
+    }
+
+    fn job(op: Op, bs: u64, iodepth: u32) -> Job {
+        Job {
+            op,
+            bs,
+            iodepth,
+            ..Job::default()
+        }
+    }
+
+    /// Tests of one op that differ in one thing, each value once, are a sweep; the scheduler
+    /// suite's QD1 and QD32 under every scheduler (values repeated) and tests that differ in
+    /// two things are not.
+    #[test]
+    fn what_is_a_sweep() {
+        let r = result(1000.0);
+        let qd = [
+            job(Op::Randread, 4096, 1),
+            job(Op::Randread, 4096, 4),
+            job(Op::Randread, 4096, 16),
+        ];
+        let pairs: Vec<_> = qd.iter().map(|j| (j, &r)).collect();
+        let s = super::sweeps_in(&pairs);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!((s[0].param, s[0].points.len()), (Param::Iodepth, 3));
+        let bs = [job(Op::Write, 4096, 1), job(Op::Write, 65536, 1)];
+        let pairs: Vec<_> = bs.iter().map(|j| (j, &r)).collect();
+        assert_eq!(super::sweeps_in(&pairs)[0].param, Param::Bs);
+        let sched = [1, 32, 1, 32].map(|q| job(Op::Randread, 4096, q));
+        let pairs: Vec<_> = sched.iter().map(|j| (j, &r)).collect();
+        assert!(super::sweeps_in(&pairs).is_empty(), "repeated values");
+        let both = [job(Op::Read, 4096, 1), job(Op::Read, 1 << 20, 8)];
+        let pairs: Vec<_> = both.iter().map(|j| (j, &r)).collect();
+        assert!(super::sweeps_in(&pairs).is_empty(), "two things vary");
+    }
 }
