@@ -21,8 +21,8 @@ fn allowed_cpus() -> Vec<usize> {
     CpuList::parse(list).unwrap().cpus().to_vec()
 }
 
-/// (thread name, Cpus_allowed_list) of each thread of `pid` now.
-fn threads(pid: u32) -> Vec<(String, String)> {
+/// (thread id, thread name, Cpus_allowed_list) of each thread of `pid` now.
+fn threads(pid: u32) -> Vec<(String, String, String)> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
     };
@@ -35,13 +35,16 @@ fn threads(pid: u32) -> Vec<(String, String)> {
                 .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?
                 .trim()
                 .to_string();
-            Some((comm.trim().to_string(), cpus))
+            let tid = t.file_name().to_string_lossy().into_owned();
+            Some((tid, comm.trim().to_string(), cpus))
         })
         .collect()
 }
 
 /// Runs a QD1 4K random read of `secs` on `z` with `extra` arguments, watching the process's
-/// threads while it runs; returns the result and every (thread, CPUs) seen.
+/// threads while it runs; returns the result and each thread's (name, CPUs) as last seen. (A
+/// job thread binds itself to `--cpus` as its first step: seen in the moment before, it still
+/// has every CPU. That moment was once caught, so a thread is judged by its last state.)
 fn run_watched(z: &Zram, secs: u32, extra: &[&str]) -> (serde_json::Value, Vec<(String, String)>) {
     let runtime = format!("{secs}s");
     let mut args = vec![
@@ -68,16 +71,18 @@ fn run_watched(z: &Zram, secs: u32, extra: &[&str]) -> (serde_json::Value, Vec<(
         .spawn()
         .unwrap();
     let pid = child.id();
-    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut last: Vec<(String, String, String)> = Vec::new();
     // Watch until the run ends: its threads, and any io-wq worker (iou-wrk-*) it started.
     while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
         for t in threads(pid) {
-            if !seen.contains(&t) {
-                seen.push(t);
+            match last.iter_mut().find(|x| x.0 == t.0) {
+                Some(x) => *x = t,
+                None => last.push(t),
             }
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    let seen: Vec<(String, String)> = last.into_iter().map(|(_, n, c)| (n, c)).collect();
     let out = child.wait_with_output().unwrap();
     let (doc, code) = json_of(&out, &args);
     assert_eq!(code, 0, "{args:?} exited {code}: {doc}");
