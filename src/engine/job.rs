@@ -389,6 +389,11 @@ pub struct TargetFacts {
     pub is_block: bool,
 }
 
+/// The largest power of two at most `x` (x > 0): a block size to suggest that fits in `x`.
+fn floor_pow2(x: u64) -> u64 {
+    1 << x.ilog2()
+}
+
 /// One thing wrong with a job, with the fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invalid(pub String);
@@ -464,7 +469,7 @@ impl Job {
         if ranges_ok && total > 0 && region == 0 {
             if bs > total {
                 // Not one block fits: the block size is the mistake, whatever the job count.
-                let fit = 1u64 << (63 - total.leading_zeros());
+                let fit = floor_pow2(total);
                 let larger = if self.size.is_some() && avail > total {
                     " (or a larger --size)"
                 } else {
@@ -636,7 +641,7 @@ impl Job {
             fixes.push(format!("--iodepth {}", fit_depth.min(MAX_IODEPTH as u64)));
         }
         if fit_bs >= 4096 {
-            let bs = 1u64 << (63 - (fit_bs.leading_zeros() as u64));
+            let bs = floor_pow2(fit_bs);
             fixes.push(format!("--bs {}", crate::units::fmt_size(bs)));
         }
         let fix = if fixes.is_empty() {
