@@ -206,6 +206,15 @@ fn open_err(path: &Path, e: std::io::Error) -> RunError {
     }
 }
 
+/// What validation needs to know of a block device: its size and its logical block size.
+fn block_facts(d: &crate::device::Device) -> TargetFacts {
+    TargetFacts {
+        size: d.size_bytes,
+        direct_align: d.logical_block_size,
+        is_block: true,
+    }
+}
+
 /// Checks and opens the target of `job`. What the user can get wrong is refused before
 /// anything is read, allocated or created: an empty target, buffers larger than the memory
 /// available, a scratch file larger than the free space.
@@ -235,14 +244,7 @@ pub fn open(
             .starts_with("/dev/")
             .then(|| crate::device::properties(root, &spec.path))
             .flatten()
-            .and_then(|d| {
-                job.validate(&TargetFacts {
-                    size: d.size_bytes,
-                    direct_align: d.logical_block_size,
-                    is_block: true,
-                })
-                .err()
-            });
+            .and_then(|d| job.validate(&block_facts(&d)).err());
         return Err(invalid(first.unwrap_or_else(|| vec![e])));
     }
     let (report, tree) = safety::check_tree(root, &spec.path)?;
@@ -275,11 +277,7 @@ fn open_block(
     let dev = tree
         .get(&name)
         .ok_or_else(|| RunError::Invalid(vec![format!("device {name} vanished")]))?;
-    let facts = TargetFacts {
-        size: dev.size_bytes,
-        direct_align: dev.logical_block_size,
-        is_block: true,
-    };
+    let facts = block_facts(dev);
     // A typo is said before the device's name is asked for: typing the name, only to be told
     // then that the job itself was wrong, is a step for nothing.
     let plan = job.validate(&facts).map_err(invalid)?;
@@ -404,12 +402,7 @@ pub fn precheck(
                         too_large = Some((need, name));
                     }
                 } else {
-                    let facts = TargetFacts {
-                        size: d.size_bytes,
-                        direct_align: d.logical_block_size,
-                        is_block: true,
-                    };
-                    e.extend(job.validate(&facts).err().unwrap_or_default());
+                    e.extend(job.validate(&block_facts(d)).err().unwrap_or_default());
                 }
             }
             None => e.extend(job.check_params(1)),
