@@ -483,14 +483,7 @@ pub fn render(run: &SavedRun, format: &str) -> Result<String, String> {
                         p.p99_ns as f64 / 1e3
                     );
                 }
-                let _ = writeln!(
-                    s,
-                    "\n{}",
-                    match &sw.knee {
-                        Some(k) => format!("Knee at {}: {}", sw.param.label(k.value), k.why),
-                        None => "No knee: latency never grew faster than throughput.".into(),
-                    }
-                );
+                let _ = writeln!(s, "\n{}", sw.knee_sentence());
             }
             // A finding every test has word for word is listed once, for all of them.
             let lists: Vec<&[Warning]> = run.tests.iter().map(|t| &t.result.warnings[..]).collect();

@@ -101,10 +101,7 @@ pub struct Knee {
 pub fn knee(param: Param, points: &[Point]) -> Option<Knee> {
     for (i, w) in points.windows(2).enumerate() {
         let (a, b) = (&w[0], &w[1]);
-        let (ta, tb) = match param {
-            Param::Iodepth => (a.iops, b.iops),
-            Param::Bs => (a.bytes_per_sec, b.bytes_per_sec),
-        };
+        let (ta, tb) = (param.throughput(a), param.throughput(b));
         if ta <= 0.0 || a.mean_latency_ns <= 0.0 {
             continue;
         }
@@ -142,6 +139,17 @@ pub struct Series {
     pub param: Param,
     pub points: Vec<Point>,
     pub knee: Option<Knee>,
+}
+
+impl Series {
+    /// Where the knee is and why, or that there is none: the sentence reports print under a
+    /// sweep.
+    pub fn knee_sentence(&self) -> String {
+        match &self.knee {
+            Some(k) => format!("Knee at {}: {}", self.param.label(k.value), k.why),
+            None => "No knee: latency never grew faster than throughput.".into(),
+        }
+    }
 }
 
 /// The series of a sweep's tests, grouped by op, in the order they ran.

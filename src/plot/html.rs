@@ -134,17 +134,12 @@ pub fn report(run: &SavedRun) -> String {
     for s in sweeps(run) {
         let _ = writeln!(b, "<h2>Sweep: {} by {}</h2>", esc(&s.op), s.param.as_str());
         chart(&mut b, svg::sweep(&s));
-        match &s.knee {
-            Some(k) => {
-                let _ = writeln!(
-                    b,
-                    "<p class=\"knee\">Knee at {}: {}</p>",
-                    s.param.label(k.value),
-                    esc(&k.why)
-                );
-            }
-            None => b.push_str("<p>No knee: latency never grew faster than throughput.</p>\n"),
-        }
+        let class = if s.knee.is_some() {
+            " class=\"knee\""
+        } else {
+            ""
+        };
+        let _ = writeln!(b, "<p{class}>{}</p>", esc(&s.knee_sentence()));
     }
     for t in &run.tests {
         let _ = writeln!(b, "<h2>{}</h2>", esc(&t.name));
