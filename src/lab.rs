@@ -97,14 +97,20 @@ impl Lab {
             let need = opts.size.saturating_mul(2);
             if need > room {
                 use crate::units::fmt_size;
+                let fix = match (room / 2) >> 20 {
+                    // Not a MiB each: no --size helps.
+                    0 => "; there is no room for them there: free some space, or point \
+                          XDG_RUNTIME_DIR (or TMPDIR) at a directory with more"
+                        .to_string(),
+                    mib => format!("; use --size {mib}M or less"),
+                };
                 return Err(Error::Usage(format!(
                     "two lab devices of {} need up to {} in {} once written: {} free there, and \
-                     blkscope leaves at least 10% (and 64M) of it; use --size {}M or less",
+                     blkscope leaves at least 10% (and 64M) of it{fix}",
                     fmt_size(opts.size),
                     fmt_size(need),
                     base.display(),
                     fmt_size(free),
-                    (room / 2) >> 20,
                 )));
             }
         }

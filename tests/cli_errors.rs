@@ -109,6 +109,20 @@ fn existing_file_is_clear_but_protected() {
             .unwrap()
             .contains("--force")
     );
+    // The text's last line says --force too (it said "A write test may run.", as for a
+    // directory).
+    let out = blkscope(&["check", f.to_str().unwrap()]);
+    let text = stdout_of(&out);
+    println!("{text}");
+    assert_eq!(
+        text.lines().last(),
+        Some("A write test may run with --force (it overwrites the file).")
+    );
+    let out = blkscope(&["check", dir.path().to_str().unwrap()]);
+    assert_eq!(
+        stdout_of(&out).lines().last(),
+        Some("A write test may run.")
+    );
     // check never writes.
     assert_eq!(std::fs::read(&f).unwrap(), b"keep me");
 }
@@ -227,6 +241,40 @@ fn a_typo_is_said_before_the_device_name_is_asked_for() {
         "rwmixread 150 is not a percentage",
     );
     one_line_error(&["run", f, "--op", "write"], 2, "add --force");
+}
+
+/// A directory whose file system has less free than blkscope leaves (64M) has no room for any
+/// scratch file: the fix is another directory, not a --size or --offset (it used to say "use
+/// an --offset well below 0B"). A 16M tmpfs of the test's own.
+#[test]
+fn a_directory_with_no_room_at_all_says_so() {
+    if !require(true, &["mount"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    sh(
+        "mount",
+        &["-t", "tmpfs", "-o", "size=16m", "blkscope-test", d],
+    );
+    struct Unmount<'a>(&'a std::path::Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            umount(self.0);
+        }
+    }
+    let _u = Unmount(dir.path());
+    for args in [
+        vec!["run", d, "--size", "1M", "--no-save"],
+        vec!["run", d, "--offset", "1M", "--size", "1M", "--no-save"],
+    ] {
+        let err = one_line_error(&args, 2, "there is no room for a scratch file here");
+        println!("{args:?}: {err}");
+        assert!(!err.contains("--offset well below"), "{err}");
+        assert!(!err.contains("use --size"), "{err}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "nothing written: {left:?}");
+    }
 }
 
 /// A scratch file larger than the directory's room is refused in one line, before anything

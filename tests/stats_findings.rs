@@ -314,12 +314,13 @@ fn statistics_off_is_said_not_shown_as_idle() {
     let knob = Knob(format!("/sys/block/{}/queue/iostats", lo.name));
     std::fs::write(&knob.0, "0").unwrap();
     let (doc, _) = blkscope_json(&["run", lo.dev(), "--size", "8M", "--json"]);
-    // Other processes' I/O (a neighbour) may add busy_processes, and how the kernel issued
-    // the writes io_worker_wakeups; of the diskstats findings, only stats_off may be there:
-    // zeros must not read as "no read-modify-write".
+    // Other processes' I/O (a neighbour) may add busy_processes, how the kernel issued the
+    // writes io_worker_wakeups, and the loop device's page cache backing_cache (none is from
+    // diskstats); of the diskstats findings, only stats_off may be there: zeros must not read
+    // as "no read-modify-write".
     let f: Vec<String> = findings(&doc)
         .into_iter()
-        .filter(|k| k != "busy_processes" && k != "io_worker_wakeups")
+        .filter(|k| !["busy_processes", "io_worker_wakeups", "backing_cache"].contains(&k.as_str()))
         .collect();
     assert_eq!(f, ["stats_off"], "{doc}");
     assert_eq!(doc["results"][0]["diskstats"][0]["stats_off"], true);
@@ -570,5 +571,97 @@ fn reads_of_holes_in_a_named_file_are_a_finding() {
             "--json",
         ]),
         None
+    );
+}
+
+/// The finding of `kind` in a short read test of `target`, printed, or None.
+fn finding_in_read(target: &str, kind: &str) -> Option<serde_json::Value> {
+    let args = [
+        "run",
+        target,
+        "--op",
+        "read",
+        "--bs",
+        "1M",
+        "--size",
+        "8M",
+        "--runtime",
+        "200ms",
+        "--no-save",
+        "--json",
+    ];
+    let (doc, code) = blkscope_json(&args);
+    assert_eq!(code, 0, "blkscope {args:?}: {doc}");
+    let f = finding_of(&doc["results"][0], kind).cloned();
+    println!("blkscope {args:?}: {kind} = {f:?}");
+    f
+}
+
+#[test]
+fn memory_under_the_target_is_a_finding() {
+    if !require(true, &["losetup", "mkfs.ext4", "mount"]) {
+        return;
+    }
+    // A loop device attached without direct I/O (losetup's default): its I/O goes through the
+    // backing file's page cache.
+    let lo = Loop::new(32 * MIB, None, false);
+    let f = finding_in_read(lo.dev(), "backing_cache").expect("a buffered loop device");
+    assert_eq!(f["device"], lo.name.as_str());
+    let msg = f["message"].as_str().unwrap();
+    for part in [
+        format!("{} is a loop device over {}", lo.name, lo.image.path_str()),
+        format!("losetup --direct-io=on {}", lo.dev()),
+    ] {
+        assert!(msg.contains(&part), "{part:?} in {msg}");
+    }
+    // The same device switched to direct I/O: no finding, as far as the kernel took the switch
+    // (a backing file system without O_DIRECT keeps dio at 0, and then the finding stays).
+    sh("losetup", &["--direct-io=on", lo.dev()]);
+    let dio = std::fs::read_to_string(format!("/sys/block/{}/loop/dio", lo.name)).unwrap();
+    println!("{}: loop/dio = {}", lo.name, dio.trim());
+    assert_eq!(
+        finding_in_read(lo.dev(), "backing_cache").is_some(),
+        dio.trim() == "0",
+        "the finding follows loop/dio"
+    );
+    // A scratch file in a file system on a buffered loop device.
+    let fs = Loop::new(256 * MIB, None, false);
+    sh("mkfs.ext4", &["-q", fs.dev()]);
+    let m = Mount::new(fs.dev());
+    let f = finding_in_read(m.dir.path().to_str().unwrap(), "backing_cache")
+        .expect("a file on a buffered loop device");
+    let msg = f["message"].as_str().unwrap();
+    let head = format!("the test's file is on {}, a loop device over", fs.name);
+    assert!(msg.starts_with(&head), "{head:?} starts {msg}");
+    assert!(
+        finding_in_read(m.dir.path().to_str().unwrap(), "memory_fs").is_none(),
+        "ext4 is not in memory"
+    );
+    // A file system in RAM: no device under it at all.
+    let t = tempfile::tempdir().unwrap();
+    sh(
+        "mount",
+        &[
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=128m",
+            "blkscope-test",
+            t.path().to_str().unwrap(),
+        ],
+    );
+    struct Unmount<'a>(&'a std::path::Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            umount(self.0);
+        }
+    }
+    let _u = Unmount(t.path());
+    let f = finding_in_read(t.path().to_str().unwrap(), "memory_fs").expect("a tmpfs");
+    let msg = f["message"].as_str().unwrap();
+    assert!(msg.contains("on a tmpfs, a file system in RAM"), "{msg}");
+    assert!(
+        finding_in_read(t.path().to_str().unwrap(), "backing_cache").is_none(),
+        "no loop device under a tmpfs"
     );
 }

@@ -152,6 +152,36 @@ impl Device {
     }
 }
 
+/// A loop device that reads and writes its backing file through the page cache (it was attached
+/// without direct I/O): a test on it, or on anything built on it, measures memory as much as the
+/// disk below.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BufferedLoop {
+    /// The loop device.
+    pub device: String,
+    pub backing_file: String,
+    /// The block device whose file system holds the backing file.
+    pub backing_device: Option<String>,
+    /// The type of that file system.
+    pub backing_fs: Option<String>,
+}
+
+impl BufferedLoop {
+    /// What it is, in words: "a loop device over /tmp/a.img (on vda) without direct I/O".
+    pub fn what(&self) -> String {
+        let on = match (&self.backing_device, self.backing_fs.as_deref()) {
+            (_, Some("tmpfs")) | (_, Some("ramfs")) => "a tmpfs: RAM".to_string(),
+            (Some(u), _) => u.clone(),
+            (None, Some(t)) => format!("a {t} file system with no block device"),
+            (None, None) => "an unknown file system".to_string(),
+        };
+        format!(
+            "a loop device over {} (on {on}) without direct I/O",
+            self.backing_file
+        )
+    }
+}
+
 /// Every block device on a system, in tree order (like `lsblk`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeviceTree {
@@ -184,6 +214,20 @@ impl DeviceTree {
         use std::os::unix::fs::MetadataExt;
         let dev = std::fs::metadata(path).ok()?.dev();
         self.by_maj_min(&format!("{}:{}", libc::major(dev), libc::minor(dev)))
+    }
+
+    /// The first loop device without direct I/O among `name` and what it is built on.
+    pub fn buffered_loop(&self, root: &SysRoot, name: &str) -> Option<BufferedLoop> {
+        let d = std::iter::once(self.get(name)?)
+            .chain(self.below(name))
+            .find(|d| d.kind == Kind::Loop && d.loop_direct_io == Some(false))?;
+        let file = d.loop_backing_file.clone()?;
+        Some(BufferedLoop {
+            device: d.name.clone(),
+            backing_device: self.holding(Path::new(&file)).map(|x| x.name.clone()),
+            backing_fs: mounts::fs_type(root, &file),
+            backing_file: file,
+        })
     }
 
     /// Everything built on top of `name`: its partitions and holders, recursively.

@@ -10,6 +10,23 @@ use procfs_core::process::MountInfos;
 
 use crate::sysroot::SysRoot;
 
+/// The file system type of `path` from mountinfo: the longest mount point that contains it.
+pub fn fs_type(root: &SysRoot, path: &str) -> Option<String> {
+    let text = std::fs::read_to_string(root.proc("self/mountinfo")).ok()?;
+    let mut best: Option<(usize, String)> = None;
+    for l in text.lines() {
+        let (pre, post) = l.split_once(" - ")?;
+        let mp = unescape_octal(pre.split_whitespace().nth(4)?);
+        let fstype = post.split_whitespace().next()?.to_string();
+        let inside =
+            path == mp || mp == "/" || path.starts_with(&format!("{}/", mp.trim_end_matches('/')));
+        if inside && best.as_ref().is_none_or(|(n, _)| mp.len() >= *n) {
+            best = Some((mp.len(), fstype));
+        }
+    }
+    best.map(|b| b.1)
+}
+
 /// Mount points by `major:minor`, in mountinfo order, without repeats.
 #[derive(Debug, Default, Clone)]
 pub struct MountTable {

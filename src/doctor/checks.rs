@@ -6,57 +6,29 @@ use super::{Finding, Severity};
 use crate::device::{Device, DeviceTree, Kind};
 use crate::sysroot::SysRoot;
 
-/// The file system type of `path` from mountinfo: the longest mount point that contains it.
-fn fs_type(root: &SysRoot, path: &str) -> Option<String> {
-    let text = std::fs::read_to_string(root.proc("self/mountinfo")).ok()?;
-    let mut best: Option<(usize, String)> = None;
-    for l in text.lines() {
-        let (pre, post) = l.split_once(" - ")?;
-        let mp = crate::device::mounts::unescape_octal(pre.split_whitespace().nth(4)?);
-        let fstype = post.split_whitespace().next()?.to_string();
-        let inside =
-            path == mp || mp == "/" || path.starts_with(&format!("{}/", mp.trim_end_matches('/')));
-        if inside && best.as_ref().is_none_or(|(n, _)| mp.len() >= *n) {
-            best = Some((mp.len(), fstype));
-        }
-    }
-    best.map(|b| b.1)
-}
-
 pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
     let mut out = Vec::new();
     // A loop device without direct I/O: its I/O goes through the page cache of the backing
     // file's file system, so a test measures memory.
     if d.kind == Kind::Loop
-        && let Some(file) = &d.loop_backing_file
-        && d.loop_direct_io == Some(false)
+        && let Some(b) = tree.buffered_loop(root, &d.name)
     {
-        let under = tree
-            .holding(std::path::Path::new(file))
-            .map(|x| x.name.clone());
-        let fstype = fs_type(root, file);
-        let on = match (&under, fstype.as_deref()) {
-            (_, Some("tmpfs")) | (_, Some("ramfs")) => "a tmpfs: RAM".to_string(),
-            (Some(u), _) => u.clone(),
-            (None, Some(t)) => format!("a {t} file system with no block device"),
-            (None, None) => "an unknown file system".to_string(),
-        };
         out.push(
             Finding::new(
                 "backing_cache",
                 Severity::Warning,
                 format!(
-                    "{} is a loop device over {file} (on {on}) without direct I/O: its writes \
-                     land in the page cache of the backing file, so a test measures memory. \
-                     Attach it with `losetup --direct-io=on`, or test {}",
+                    "{} is {}: its writes land in the page cache of the backing file, so a test \
+                     measures memory. Attach it with `losetup --direct-io=on`, or test {}",
                     d.name,
-                    under.as_deref().unwrap_or("the device under it")
+                    b.what(),
+                    b.backing_device.as_deref().unwrap_or("the device under it")
                 ),
             )
             .with(json!({
-                "backing_file": file,
-                "backing_device": under,
-                "backing_fs": fstype,
+                "backing_file": b.backing_file,
+                "backing_device": b.backing_device,
+                "backing_fs": b.backing_fs,
             })),
         );
     }

@@ -6,13 +6,14 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::engine::job::{Job, Mode, Op};
+use crate::engine::target::CacheBelow;
 use crate::stats::iostat::{Counters, compute};
 use crate::units::fmt_size;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
     /// `read_modify_write`, `flushes`, `util_saturation`, `stats_off`, `page_cache`,
-    /// `busy_processes`, `io_worker_wakeups`.
+    /// `busy_processes`, `io_worker_wakeups`, `backing_cache`, `memory_fs`.
     pub kind: &'static str,
     /// The device the figures come from.
     pub device: String,
@@ -329,6 +330,46 @@ pub fn io_worker_wakeups(job: &Job, issue: Issue, device: &str) -> Option<Findin
     })
 }
 
+/// The finding when memory serves the target's I/O in place of a disk: a loop device without
+/// direct I/O under it (`backing_cache`, as the doctor names it), or a file system in RAM
+/// (`memory_fs`). `target` is the target's block device (None for a file).
+pub fn cache_below(target: Option<&str>, cache: &CacheBelow) -> Finding {
+    match cache {
+        CacheBelow::Loop(b) => {
+            let subject = match target {
+                Some(t) if t == b.device => format!("{t} is"),
+                Some(t) => format!("{t} is on {},", b.device),
+                None => format!("the test's file is on {},", b.device),
+            };
+            Finding {
+                kind: "backing_cache",
+                device: b.device.clone(),
+                message: format!(
+                    "{subject} {}, so its reads and writes go through the page cache of that \
+                     file: writes are done once copied into memory, and blocks read before come \
+                     back from it. These figures are memory's more than {}'s. Switch it with \
+                     `losetup --direct-io=on /dev/{}` and run again (fio and dd on it measure the \
+                     same cache)",
+                    b.what(),
+                    b.backing_device.as_deref().unwrap_or("the disk"),
+                    b.device
+                ),
+                numbers: BTreeMap::new(),
+            }
+        }
+        CacheBelow::MemoryFs { fs } => Finding {
+            kind: "memory_fs",
+            device: String::new(),
+            message: format!(
+                "the test's file is on a {fs}, a file system in RAM with no block device under \
+                 it: the figures are memory copies, not a disk's. Name a directory on the disk \
+                 you mean to test"
+            ),
+            numbers: BTreeMap::new(),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -560,5 +601,52 @@ mod tests {
         j.iodepth = 1;
         j.cpus = Some(crate::engine::cpus::CpuList::parse("0").unwrap());
         none(&j, seen, "already kept to CPU 0");
+    }
+
+    #[test]
+    fn memory_under_the_target_names_what_sits_on_what() {
+        let b = crate::device::BufferedLoop {
+            device: "loop0".into(),
+            backing_file: "/srv/a.img".into(),
+            backing_device: Some("vda".into()),
+            backing_fs: Some("ext4".into()),
+        };
+        let c = CacheBelow::Loop(b.clone());
+        for (target, head) in [
+            (
+                Some("loop0"),
+                "loop0 is a loop device over /srv/a.img (on vda) without direct I/O",
+            ),
+            (
+                Some("loop0p1"),
+                "loop0p1 is on loop0, a loop device over /srv/a.img (on vda)",
+            ),
+            (
+                None,
+                "the test's file is on loop0, a loop device over /srv/a.img (on vda)",
+            ),
+        ] {
+            let f = cache_below(target, &c);
+            println!("{target:?}: {}", f.message);
+            assert_eq!(f.kind, "backing_cache");
+            assert_eq!(f.device, "loop0");
+            assert!(f.message.starts_with(head), "{head:?}");
+            assert!(f.message.contains("memory's more than vda's"));
+            assert!(f.message.contains("losetup --direct-io=on /dev/loop0"));
+        }
+        // A backing file in RAM is said as such.
+        let tmp = CacheBelow::Loop(crate::device::BufferedLoop {
+            backing_device: None,
+            backing_fs: Some("tmpfs".into()),
+            ..b
+        });
+        let f = cache_below(Some("loop0"), &tmp);
+        assert!(f.message.contains("(on a tmpfs: RAM)"), "{}", f.message);
+        let f = cache_below(None, &CacheBelow::MemoryFs { fs: "ramfs".into() });
+        assert_eq!(f.kind, "memory_fs");
+        assert!(
+            f.message
+                .starts_with("the test's file is on a ramfs, a file system in RAM")
+        );
     }
 }

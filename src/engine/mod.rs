@@ -494,8 +494,14 @@ pub fn run(
         let file = target.info.kind == "file";
         unwritten::zeros_finding(job, &spec.path, &device, file, plan.total, &zeros)
     });
-    for f in findings::io_worker_wakeups(job, issue, &device)
+    // Memory under the target first: it changes what every other figure means.
+    let cache_below = target.cache_below.as_ref().map(|c| {
+        let block = (target.info.kind == "block").then_some(target.info.device.as_deref());
+        findings::cache_below(block.flatten(), c)
+    });
+    for f in cache_below
         .into_iter()
+        .chain(findings::io_worker_wakeups(job, issue, &device))
         .chain(never_written)
         .chain(zeros_read.flatten())
     {

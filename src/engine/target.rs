@@ -49,6 +49,16 @@ pub struct TargetInfo {
     pub write_safety: WriteSafety,
 }
 
+/// Memory that serves a target's I/O in place of a disk (a trap: the figures are the page
+/// cache's or RAM's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheBelow {
+    /// The target is, or is on, a loop device without direct I/O.
+    Loop(crate::device::BufferedLoop),
+    /// The target is a file on a file system in memory (tmpfs, ramfs): no device under it.
+    MemoryFs { fs: String },
+}
+
 /// An open target. Dropping it closes the device (ending O_EXCL) or removes the test's file.
 pub struct OpenTarget {
     pub file: File,
@@ -61,6 +71,8 @@ pub struct OpenTarget {
     pub below_count: usize,
     /// Where its blocks live, to tell how much of a read test's region was never written.
     pub store: crate::engine::unwritten::Store,
+    /// Memory under the target that a test measures instead of a disk.
+    pub cache_below: Option<CacheBelow>,
     remove_on_drop: Option<ScratchFile>,
 }
 
@@ -90,21 +102,50 @@ fn watch_list(tree: &crate::device::DeviceTree, name: &str) -> (Vec<String>, usi
     (crate::stats::related(tree, name), below)
 }
 
-/// The block device that holds a file, and its watch list (empty for tmpfs, overlay, ...).
-fn watch_for_file(root: &SysRoot, path: &Path) -> (Vec<String>, usize, Option<String>) {
+/// The block device that holds a file, its watch list (empty for tmpfs, overlay, ...), and the
+/// page cache under it, if any.
+struct FileDevice {
+    watch: Vec<String>,
+    below: usize,
+    device: Option<String>,
+    cache_below: Option<CacheBelow>,
+}
+
+fn watch_for_file(root: &SysRoot, path: &Path) -> FileDevice {
+    // The file system type by mount point: the path as the kernel sees it.
+    let memory_fs = || {
+        let real = std::fs::canonicalize(path).ok()?;
+        let fs = crate::device::mounts::fs_type(root, &real.to_string_lossy())?;
+        matches!(fs.as_str(), "tmpfs" | "ramfs").then_some(CacheBelow::MemoryFs { fs })
+    };
     let opts = DiscoverOptions {
         skip_signatures: true,
         ..Default::default()
     };
     let Ok(tree) = discover(root, &opts) else {
-        return (Vec::new(), 0, None);
+        return FileDevice {
+            watch: Vec::new(),
+            below: 0,
+            device: None,
+            cache_below: memory_fs(),
+        };
     };
     match tree.holding(path) {
         Some(d) => {
-            let (w, b) = watch_list(&tree, &d.name);
-            (w, b, Some(d.name.clone()))
+            let (watch, below) = watch_list(&tree, &d.name);
+            FileDevice {
+                watch,
+                below,
+                device: Some(d.name.clone()),
+                cache_below: tree.buffered_loop(root, &d.name).map(CacheBelow::Loop),
+            }
         }
-        None => (Vec::new(), 0, None),
+        None => FileDevice {
+            watch: Vec::new(),
+            below: 0,
+            device: None,
+            cache_below: memory_fs(),
+        },
     }
 }
 
@@ -306,6 +347,7 @@ fn open_block(
         }
     }
     let (watch, below_count) = watch_list(tree, &name);
+    let cache_below = tree.buffered_loop(root, &name).map(CacheBelow::Loop);
     let path = dev.path.clone();
     let file = if writes {
         open_noatime(flags, |f| open_exclusive(&path, true, f)).map_err(|e| open_err(&path, e))?
@@ -331,6 +373,7 @@ fn open_block(
         watch,
         below_count,
         store: crate::engine::unwritten::Store::of_device(root, tree, dev),
+        cache_below,
         remove_on_drop: None,
     })
 }
@@ -479,18 +522,27 @@ fn open_dir_file(
         if size > room {
             // The file is --offset + --size long: where the offset alone is past the room,
             // no --size fits and the offset is what to change.
-            let fix = if job.offset >= room {
+            let fix = if room < 1 << 20 {
+                // Not a MiB to offer: no --size or --offset helps.
+                ", so there is no room for a scratch file here: use a directory with more than 64M \
+                 free"
+                    .to_string()
+            } else if job.offset >= room {
                 format!(
-                    "the file runs to --offset + --size, so use an --offset well below {}",
+                    "; the file runs to --offset + --size, so use an --offset well below {}, or \
+                     another directory",
                     crate::units::fmt_size(room)
                 )
             } else {
                 // Whole MiB, rounded down: a rounded-up figure would be refused in turn.
-                format!("use --size {}M or less", (room - job.offset) >> 20)
+                format!(
+                    "; use --size {}M or less, or another directory",
+                    (room - job.offset) >> 20
+                )
             };
             return Err(RunError::Invalid(vec![format!(
                 "a {} scratch file does not fit in {}: {} free there, and blkscope leaves at \
-                 least 10% (and 64M) of it; {fix}, or another directory",
+                 least 10% (and 64M) of it{fix}",
                 crate::units::fmt_size(size),
                 dir.display(),
                 crate::units::fmt_size(free),
@@ -543,6 +595,7 @@ fn open_dir_file(
         below_count: 0,
         // Laid out with data before a read test: no holes to look for.
         store: Default::default(),
+        cache_below: None,
         remove_on_drop: Some(scratch),
     };
     let facts = TargetFacts {
@@ -583,10 +636,11 @@ fn open_dir_file(
         ));
     }
     guard.file = reopened;
-    let (watch, below, dev) = watch_for_file(root, &path);
-    guard.watch = watch;
-    guard.below_count = below;
-    guard.info.device = dev;
+    let under = watch_for_file(root, &path);
+    guard.watch = under.watch;
+    guard.below_count = under.below;
+    guard.info.device = under.device;
+    guard.cache_below = under.cache_below;
     Ok(guard)
 }
 
@@ -660,13 +714,13 @@ fn open_named_file(
         )]));
     }
     let file = open_for_test(path, writes, flags).map_err(|e| open_err(path, e))?;
-    let (watch, below_count, dev) = watch_for_file(root, path);
+    let under = watch_for_file(root, path);
     Ok(OpenTarget {
         file,
         info: TargetInfo {
             path: spec.path.clone(),
             kind: "file",
-            device: dev,
+            device: under.device,
             size_bytes: len,
             logical_block_size: None,
             physical_block_size: None,
@@ -677,11 +731,12 @@ fn open_named_file(
             write_safety: safety,
         },
         plan,
-        watch,
-        below_count,
+        watch: under.watch,
+        below_count: under.below,
         store: crate::engine::unwritten::Store::File {
             path: path.to_path_buf(),
         },
+        cache_below: under.cache_below,
         remove_on_drop: None,
     })
 }

@@ -28,6 +28,13 @@ pub fn check(r: &SafetyReport) -> String {
         let _ = writeln!(out, "  note: {}", note.detail);
     }
     let advice = match (r.write_safety, &r.device) {
+        (WriteSafety::Clear, _)
+            if r.reasons
+                .iter()
+                .any(|x| x.code == crate::device::ReasonCode::ExistingFile) =>
+        {
+            "A write test may run with --force (it overwrites the file).".to_string()
+        }
         (WriteSafety::Clear, _) => "A write test may run.".to_string(),
         (WriteSafety::Confirm, Some(d)) => {
             format!("A write test destroys what is on it: it needs --confirm {d}.")
