@@ -251,19 +251,8 @@ fn a_directory_with_no_room_at_all_says_so() {
     if !require(true, &["mount"]) {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().to_str().unwrap();
-    sh(
-        "mount",
-        &["-t", "tmpfs", "-o", "size=16m", "blkscope-test", d],
-    );
-    struct Unmount<'a>(&'a std::path::Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            umount(self.0);
-        }
-    }
-    let _u = Unmount(dir.path());
+    let fs = Tmpfs::new("16m");
+    let d = fs.path_str();
     for args in [
         vec!["run", d, "--size", "1M", "--no-save"],
         vec!["run", d, "--offset", "1M", "--size", "1M", "--no-save"],
@@ -272,7 +261,7 @@ fn a_directory_with_no_room_at_all_says_so() {
         println!("{args:?}: {err}");
         assert!(!err.contains("--offset well below"), "{err}");
         assert!(!err.contains("use --size"), "{err}");
-        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        let left: Vec<_> = std::fs::read_dir(fs.dir.path()).unwrap().collect();
         assert!(left.is_empty(), "nothing written: {left:?}");
     }
 }

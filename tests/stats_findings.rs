@@ -638,30 +638,12 @@ fn memory_under_the_target_is_a_finding() {
         "ext4 is not in memory"
     );
     // A file system in RAM: no device under it at all.
-    let t = tempfile::tempdir().unwrap();
-    sh(
-        "mount",
-        &[
-            "-t",
-            "tmpfs",
-            "-o",
-            "size=128m",
-            "blkscope-test",
-            t.path().to_str().unwrap(),
-        ],
-    );
-    struct Unmount<'a>(&'a std::path::Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            umount(self.0);
-        }
-    }
-    let _u = Unmount(t.path());
-    let f = finding_in_read(t.path().to_str().unwrap(), "memory_fs").expect("a tmpfs");
+    let t = Tmpfs::new("128m");
+    let f = finding_in_read(t.path_str(), "memory_fs").expect("a tmpfs");
     let msg = f["message"].as_str().unwrap();
     assert!(msg.contains("on a tmpfs, a file system in RAM"), "{msg}");
     assert!(
-        finding_in_read(t.path().to_str().unwrap(), "backing_cache").is_none(),
+        finding_in_read(t.path_str(), "backing_cache").is_none(),
         "no loop device under a tmpfs"
     );
 }

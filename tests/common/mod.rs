@@ -269,6 +269,40 @@ impl Drop for Mount {
     }
 }
 
+/// A tmpfs of `size` (mount's `size=`, e.g. "16m") in a temporary directory; unmounted on drop.
+pub struct Tmpfs {
+    pub dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    pub fn new(size: &str) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let opts = format!("size={size}");
+        sh(
+            "mount",
+            &[
+                "-t",
+                "tmpfs",
+                "-o",
+                &opts,
+                "blkscope-test",
+                dir.path().to_str().unwrap(),
+            ],
+        );
+        Self { dir }
+    }
+
+    pub fn path_str(&self) -> &str {
+        self.dir.path().to_str().unwrap()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        umount(self.dir.path());
+    }
+}
+
 /// Unmounts, retrying while the kernel still releases what used the mount (a loop device
 /// detaches asynchronously), then lazily as a last resort so nothing stays mounted.
 pub fn umount(path: &Path) {
