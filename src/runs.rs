@@ -136,6 +136,13 @@ pub struct SavedResult {
     pub histogram: Option<String>,
 }
 
+impl SavedResult {
+    /// The throughput it stands for: the median over its repeats, or its one run's.
+    pub fn median_rate(&self) -> f64 {
+        crate::engine::result::median_rate(self.bytes_per_sec, self.spread.as_ref())
+    }
+}
+
 /// Writes a run and returns its path.
 pub fn save(
     kind: &str,
@@ -459,6 +466,9 @@ pub fn render(run: &SavedRun, format: &str) -> Result<String, String> {
                     x.warnings.join(", ")
                 );
             }
+            if let Some(here) = found_here(run) {
+                let _ = writeln!(s, "\n**What this run found:** {here}");
+            }
             // A sweep (or any run whose tests vary one thing): its points and its knee.
             for sw in crate::plot::sweeps(run) {
                 let _ = writeln!(
@@ -508,6 +518,23 @@ pub fn render(run: &SavedRun, format: &str) -> Result<String, String> {
         }
         other => Err(format!("unknown format '{other}': use md, csv or json")),
     }
+}
+
+/// What a saved suite run found, by its suite's contrast (the suite found by name among the
+/// built-in and the user's; None for a single test or a suite without one).
+pub fn found_here(run: &SavedRun) -> Option<String> {
+    if run.kind != "suite" {
+        return None;
+    }
+    let suites = crate::suite::all().unwrap_or_else(|_| crate::suite::builtin());
+    let suite = suites.iter().find(|s| s.name == run.name)?;
+    let target = run.target.as_ref().map_or("-", |t| t.path.as_str());
+    suite.found_here(
+        run.tests
+            .iter()
+            .map(|t| (t.name.as_str(), t.result.median_rate())),
+        target,
+    )
 }
 
 fn csv_field(s: &str) -> String {

@@ -225,6 +225,9 @@ pub struct Suite {
     /// test, whose confirmation covers it, and with the read tests' sizes in bytes.
     #[serde(default)]
     pub prepare: Option<Prepare>,
+    /// Two tests whose throughput tells whether the article's trap is there on this target.
+    #[serde(default)]
+    pub contrast: Option<Contrast>,
     #[serde(rename = "test")]
     pub tests: Vec<SuiteTest>,
     /// `builtin`, or the file it was read from.
@@ -234,6 +237,58 @@ pub struct Suite {
 
 fn three() -> u32 {
     3
+}
+
+/// What a run of the suite found on its target: the median throughput of test `fast` over
+/// that of test `slow`. At `ratio` or more the trap is there (`gap`); within it both match
+/// (`same`). `{ratio}` in either text is the ratio measured, `{target}` the target's device
+/// (or path).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Contrast {
+    pub fast: String,
+    pub slow: String,
+    #[serde(default = "contrast_ratio")]
+    pub ratio: f64,
+    pub gap: String,
+    pub same: String,
+}
+
+fn contrast_ratio() -> f64 {
+    1.3
+}
+
+impl Contrast {
+    /// The sentence for a run whose tests' median bytes a second are `medians` (by test name);
+    /// None when either test did not run or moved nothing.
+    pub fn found(&self, medians: &[(&str, f64)], target: &str) -> Option<String> {
+        let of = |n: &str| {
+            medians
+                .iter()
+                .find(|(m, _)| *m == n)
+                .map(|x| x.1)
+                .filter(|v| *v > 0.0)
+        };
+        let (fast, slow) = (of(&self.fast)?, of(&self.slow)?);
+        let r = fast / slow;
+        let text = if r >= self.ratio {
+            self.gap.clone()
+        } else if r > 1.0 / self.ratio {
+            self.same.clone()
+        } else {
+            format!(
+                "{} ran {:.1}x as fast as {}: the other way round from the trap; run again and \
+                 look at the spread",
+                self.slow,
+                1.0 / r,
+                self.fast
+            )
+        };
+        Some(
+            text.replace("{ratio}", &format!("{r:.1}"))
+                .replace("{target}", target),
+        )
+    }
 }
 
 /// What a suite does before its first test.
@@ -247,6 +302,17 @@ pub enum Prepare {
 pub const FILL_NAME: &str = "prepare: fill";
 
 impl Suite {
+    /// What this run found, by the suite's [`Contrast`], from each test's median throughput
+    /// (bytes a second) by name.
+    pub fn found_here<'a>(
+        &self,
+        medians: impl IntoIterator<Item = (&'a str, f64)>,
+        target: &str,
+    ) -> Option<String> {
+        let medians: Vec<(&str, f64)> = medians.into_iter().collect();
+        self.contrast.as_ref()?.found(&medians, target)
+    }
+
     /// The write that fills what the read tests read (from offset 0 to the farthest end), when
     /// the suite prepares with `fill` and has read tests.
     pub fn fill_job(&self, lbs: u64) -> Option<Job> {
@@ -340,6 +406,21 @@ pub fn parse(text: &str, file: &Path) -> Result<Suite, SuiteError> {
                 "prepare = \"fill\" needs each read test's size in bytes: test '{}' has none \
                  (give size = \"1G\" or a count)",
                 t.name
+            )));
+        }
+    }
+    if let Some(c) = &s.contrast {
+        for n in [&c.fast, &c.slow] {
+            if !s.tests.iter().any(|t| &t.name == n) {
+                return Err(fail(format!(
+                    "contrast names test '{n}', which the suite lacks"
+                )));
+            }
+        }
+        if !(c.ratio > 1.0 && c.ratio.is_finite()) {
+            return Err(fail(format!(
+                "contrast ratio {} must be above 1 (1.3: 30% apart)",
+                c.ratio
             )));
         }
     }
@@ -597,5 +678,65 @@ mod tests {
         let wipe = head.replace("fill", "wipe");
         let e = parse(&format!("{wipe}{read}{write}"), f).unwrap_err();
         assert!(e.reason.contains("wipe") && e.line == Some(4), "{e}");
+    }
+
+    #[test]
+    fn a_contrast_says_gap_same_or_the_other_way_round() {
+        let c = Contrast {
+            fast: "zeros".into(),
+            slow: "random".into(),
+            ratio: 1.3,
+            gap: "gap {ratio}x on {target}".into(),
+            same: "same {ratio}x".into(),
+        };
+        let found = |z: f64, r: f64| c.found(&[("zeros", z), ("random", r)], "/dev/sdx");
+        assert_eq!(found(700.0, 100.0).as_deref(), Some("gap 7.0x on /dev/sdx"));
+        assert_eq!(found(130.0, 100.0).as_deref(), Some("gap 1.3x on /dev/sdx"));
+        assert_eq!(found(110.0, 100.0).as_deref(), Some("same 1.1x"));
+        assert_eq!(found(80.0, 100.0).as_deref(), Some("same 0.8x"));
+        let inverse = found(50.0, 100.0).unwrap();
+        assert!(
+            inverse.starts_with("random ran 2.0x as fast as zeros: the other way round"),
+            "{inverse}"
+        );
+        // A test that did not run or moved nothing: nothing to say.
+        assert_eq!(found(700.0, 0.0), None);
+        assert_eq!(c.found(&[("zeros", 700.0)], "x"), None);
+        // Every built-in contrast names tests its suite has (parse checks it) and reads well.
+        for s in builtin().iter().filter(|s| s.contrast.is_some()) {
+            let c = s.contrast.as_ref().unwrap();
+            let gap = s.found_here([(c.fast.as_str(), 4e9), (c.slow.as_str(), 1e9)], "/dev/x");
+            let gap = gap.unwrap();
+            assert!(
+                gap.contains("4.0x") && gap.contains("/dev/x"),
+                "{}: {gap}",
+                s.name
+            );
+            let same = s.found_here([(c.fast.as_str(), 1e9), (c.slow.as_str(), 1e9)], "/dev/x");
+            assert!(same.unwrap().contains("1.0x"), "{}", s.name);
+        }
+    }
+
+    #[test]
+    fn a_contrast_must_name_the_suites_tests_and_a_ratio_above_one() {
+        let f = Path::new("mine.toml");
+        let head = "name = \"mine\"\ntitle = \"t\"\nabout = \"a\"\n";
+        let tests = "[[test]]\nname = \"a\"\nop = \"write\"\nbs = \"1M\"\n\n\
+                     [[test]]\nname = \"b\"\nop = \"write\"\nbs = \"1M\"\n";
+        let contrast = |fast: &str, ratio: &str| {
+            format!(
+                "[contrast]\nfast = \"{fast}\"\nslow = \"b\"\n{ratio}gap = \"g\"\nsame = \"s\"\n"
+            )
+        };
+        let ok = parse(&format!("{head}{}{tests}", contrast("a", "")), f).unwrap();
+        assert_eq!(ok.contrast.as_ref().map(|c| c.ratio), Some(1.3));
+        let e = parse(&format!("{head}{}{tests}", contrast("c", "")), f).unwrap_err();
+        assert!(e.reason.contains("contrast names test 'c'"), "{e}");
+        let e = parse(
+            &format!("{head}{}{tests}", contrast("a", "ratio = 0.5\n")),
+            f,
+        )
+        .unwrap_err();
+        assert!(e.reason.contains("must be above 1"), "{e}");
     }
 }

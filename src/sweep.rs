@@ -223,6 +223,7 @@ pub fn suite(param: Param, values: &[u64], base: &Job) -> crate::suite::Suite {
         repeat: 1,
         sweep: Some(param.as_str().into()),
         prepare: None,
+        contrast: None,
         tests,
         origin: "command line".into(),
     }

@@ -324,6 +324,13 @@ fn statistics_off_is_said_not_shown_as_idle() {
         .collect();
     assert_eq!(f, ["stats_off"], "{doc}");
     assert_eq!(doc["results"][0]["diskstats"][0]["stats_off"], true);
+    // Nor are its counters the bytes the device moved (a zram device counted 256M of a test
+    // that wrote 20G): the result names none.
+    assert!(
+        doc["results"][0]["device_bytes"].is_null(),
+        "device_bytes: {}",
+        doc["results"][0]["device_bytes"]
+    );
     let out = blkscope(&["stat", &lo.name, "--count", "1", "--interval", "100ms"]);
     assert!(
         stdout_of(&out).contains("statistics off"),

@@ -801,3 +801,102 @@ fn a_sweep_result_shows_its_curve_and_knee() {
     assert_ascii_only("sweep", &s);
     assert!(point(&s, "QD8").contains('#'), "{s}");
 }
+
+/// A suite that can tell whether its trap bit (zeros-trap: zeros against random data) says so
+/// under each of its results: "What this run found".
+#[test]
+fn a_trap_suite_says_what_this_run_found() {
+    let mut a = app("lvm-on-partition");
+    a.on_key(key(KeyCode::Tab));
+    for _ in 0..a.tests.len() + 20 {
+        if a.selected_suite().is_some_and(|s| s.name == "zeros-trap") {
+            break;
+        }
+        a.on_key(key(KeyCode::Down));
+    }
+    assert!(matches!(
+        a.on_key(key(KeyCode::Char('r'))),
+        Action::StartSuite { .. }
+    ));
+    let (info, base) = tiny_run();
+    let tests = [("zeros", 8000e6), ("random data", 1000e6)]
+        .into_iter()
+        .map(|(name, rate)| {
+            let mut r = base.clone();
+            r.bytes_per_sec = rate;
+            r.warnings.clear();
+            blkscope::session::TestOutcome {
+                name: name.into(),
+                about: None,
+                job: Job {
+                    op: engine::Op::Write,
+                    bs: 1 << 20,
+                    ..Job::default()
+                },
+                result: r,
+                setting: None,
+            }
+        })
+        .collect();
+    a.on_suite_saved(
+        Ok(blkscope::session::Outcome {
+            target: Some(info),
+            tests,
+            cancelled: false,
+        }),
+        Some("20261124T000000Z-zeros-trap-1".into()),
+    );
+    assert_eq!(a.screen, Screen::Results);
+    let s = screen(&a, 100, 32, COLOR);
+    println!("{s}");
+    assert!(
+        s.contains("What this run found: Zeros ran 8.0x as fast as"),
+        "{s}"
+    );
+    // Under the other result too: it is the suite's finding.
+    a.on_key(key(KeyCode::Up));
+    let s = screen(&a, 100, 32, COLOR);
+    assert!(s.contains("What this run found: Zeros ran 8.0x"), "{s}");
+}
+
+/// A loop device's properties name its backing file and whether its I/O goes through that
+/// file's page cache (then a test on it measures memory), or not.
+#[test]
+fn a_loop_devices_properties_say_its_file_and_direct_io() {
+    let root = SysRoot::at(format!(
+        "{}/tests/fixtures/lvm-on-partition",
+        env!("CARGO_MANIFEST_DIR")
+    ));
+    let mut tree = discover(&root, &DiscoverOptions::default()).unwrap();
+    let sdb = tree.devices.iter_mut().find(|d| d.name == "sdb").unwrap();
+    sdb.loop_backing_file = Some("/srv/disk.img".into());
+    for (dio, says) in [
+        (Some(false), "/srv/disk.img (no direct I/O: page cache)"),
+        (Some(true), "/srv/disk.img (direct I/O)"),
+    ] {
+        let mut tree = tree.clone();
+        tree.devices
+            .iter_mut()
+            .find(|d| d.name == "sdb")
+            .unwrap()
+            .loop_direct_io = dio;
+        let mut a = App::new(tree, PathBuf::from("/srv/scratch"));
+        let mut s = String::new();
+        for _ in 0..10 {
+            s = screen(&a, 140, 32, COLOR);
+            if s.contains("/dev/sdb disk") {
+                break;
+            }
+            a.on_key(key(KeyCode::Down));
+        }
+        println!("{s}");
+        let line = s
+            .lines()
+            .find(|l| l.contains("backing"))
+            .unwrap_or_else(|| panic!("no backing line: {s}"));
+        assert!(line.contains(says), "{says:?} in {line}");
+        if dio == Some(true) {
+            assert!(!line.contains("page cache"), "{line}");
+        }
+    }
+}

@@ -225,6 +225,22 @@ pub struct Stream {
     pub bytes_per_sec: f64,
 }
 
+impl RunResult {
+    /// [`median_rate`], and 0 for a result that failed or was cut short (it stands for nothing).
+    pub fn median_rate(&self) -> f64 {
+        if self.error.is_some() || self.cancelled {
+            0.0
+        } else {
+            median_rate(self.bytes_per_sec, self.spread.as_ref())
+        }
+    }
+}
+
+/// The throughput a result stands for: the median over its repeats, or its one run's.
+pub fn median_rate(bytes_per_sec: f64, spread: Option<&Spread>) -> f64 {
+    spread.map_or(bytes_per_sec, |s| s.bytes_per_sec.median)
+}
+
 /// Min, median and max over repeats.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Spread {

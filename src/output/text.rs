@@ -402,6 +402,14 @@ pub fn suite_table(
             let _ = writeln!(out, "      [{}] {}", w.kind, w.message);
         }
     }
+    if let Some(here) = suite.found_here(
+        tests
+            .iter()
+            .map(|t| (t.name.as_str(), t.result.median_rate())),
+        target,
+    ) {
+        let _ = writeln!(out, "\nWhat this run found: {here}");
+    }
     if let Some(found) = &suite.found {
         let _ = writeln!(out, "\nWhat the article found: {found}");
     }

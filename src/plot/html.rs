@@ -131,6 +131,13 @@ pub fn report(run: &SavedRun) -> String {
         );
     }
     b.push_str(&figures_table(&figures(run)));
+    if let Some(here) = crate::runs::found_here(run) {
+        let _ = writeln!(
+            b,
+            "<p class=\"found\"><b>What this run found:</b> {}</p>",
+            esc(&here)
+        );
+    }
     for s in sweeps(run) {
         let _ = writeln!(b, "<h2>Sweep: {} by {}</h2>", esc(&s.op), s.param.as_str());
         chart(&mut b, svg::sweep(&s));

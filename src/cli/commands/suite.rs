@@ -258,6 +258,16 @@ pub fn run_suite(
         if let Some(s) = &sweep {
             doc["sweep"] = serde_json::to_value(s).unwrap_or_default();
         }
+        let target = outcome.target.as_ref().map_or(&spec.path, |t| &t.path);
+        if let Some(here) = suite.found_here(
+            outcome
+                .tests
+                .iter()
+                .map(|t| (t.name.as_str(), t.result.median_rate())),
+            target,
+        ) {
+            doc["found_here"] = here.into();
+        }
         if opts.ndjson {
             doc["type"] = "result".into();
             crate::cli::println(out, &doc.to_string())?;

@@ -261,6 +261,13 @@ impl App {
                     .into_iter()
                     .map(std::sync::Arc::new)
                     .collect();
+                let found_here = self.found_here(
+                    run.suite.as_deref(),
+                    done.tests
+                        .iter()
+                        .map(|(n, _, r, _)| (n.as_str(), r.median_rate())),
+                    &path,
+                );
                 let mut seen = Vec::new();
                 for (name, job, res, moved) in done.tests {
                     let sweep = super::results::point_of(&sweeps, job.op, &mut seen);
@@ -281,6 +288,7 @@ impl App {
                         reopened: Some(crate::runs::Figures::of_saved(&test, &res)),
                         series: res.samples.clone(),
                         sweep,
+                        found_here: found_here.clone(),
                     });
                 }
                 if n == 0 {

@@ -238,6 +238,9 @@ pub struct ResultRow {
     /// The sweep this result is a point of (its op's series, with the knee), and which point,
     /// when it is one.
     pub sweep: Option<(std::sync::Arc<crate::sweep::Series>, usize)>,
+    /// What the suite this result is a test of found on its target, where the suite says how
+    /// to tell (its contrast: zeros against random data, ...).
+    pub found_here: Option<std::sync::Arc<str>>,
 }
 
 impl ResultRow {
@@ -255,6 +258,7 @@ impl ResultRow {
             reopened: None,
             series: Vec::new(),
             sweep: None,
+            found_here: None,
         }
     }
 

@@ -45,6 +45,21 @@ impl App {
         });
     }
 
+    /// What suite `suite` found on `target` in these results, by its contrast (None for a
+    /// single test, or a suite that has none).
+    pub(super) fn found_here<'a>(
+        &self,
+        suite: Option<&str>,
+        medians: impl IntoIterator<Item = (&'a str, f64)>,
+        target: &str,
+    ) -> Option<std::sync::Arc<str>> {
+        let s = self
+            .suites
+            .iter()
+            .find(|s| Some(s.name.as_str()) == suite)?;
+        s.found_here(medians, target).map(Into::into)
+    }
+
     /// Adds saved runs (oldest first) to the results as rows.
     pub fn add_reopened(&mut self, runs: Vec<crate::runs::SavedRun>) {
         let mut n = 0;
@@ -60,6 +75,13 @@ impl App {
                 .into_iter()
                 .map(std::sync::Arc::new)
                 .collect();
+            let found_here = self.found_here(
+                (v.kind == "suite").then_some(v.name.as_str()),
+                v.tests
+                    .iter()
+                    .map(|t| (t.name.as_str(), t.result.median_rate())),
+                &target,
+            );
             let mut seen = Vec::new();
             for (t, f) in v.tests.iter().zip(crate::runs::figures(&v)) {
                 let c = explain::commands(&t.job, &target, total);
@@ -83,6 +105,7 @@ impl App {
                     reopened: Some(f),
                     series: t.result.samples.clone(),
                     sweep: point_of(&sweeps, t.job.op, &mut seen),
+                    found_here: found_here.clone(),
                 });
                 n += 1;
             }
@@ -150,6 +173,13 @@ impl App {
                     .into_iter()
                     .map(std::sync::Arc::new)
                     .collect();
+                let found_here = self.found_here(
+                    Some(&suite),
+                    o.tests
+                        .iter()
+                        .map(|t| (t.name.as_str(), t.result.median_rate())),
+                    o.target.as_ref().map_or(&run.target, |t| &t.path),
+                );
                 let mut seen = Vec::new();
                 for t in o.tests {
                     let moved = Some(t.result.bytes);
@@ -166,6 +196,7 @@ impl App {
                         reopened: None,
                         series: Vec::new(),
                         sweep,
+                        found_here: found_here.clone(),
                     });
                 }
             }
@@ -211,6 +242,7 @@ impl App {
             reopened: None,
             series: Vec::new(),
             sweep: None,
+            found_here: None,
         });
         self.selected_result = self.results.len() - 1;
         if !self.quit {

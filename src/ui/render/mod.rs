@@ -563,6 +563,16 @@ pub fn properties_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
                 "write cache",
                 d.write_cache.clone().unwrap_or("-".into()),
             ));
+            // A loop device's file, and whether its I/O goes through that file's page cache:
+            // without direct I/O a test on it measures memory (the run's backing_cache).
+            if let Some(f) = &d.loop_backing_file {
+                let dio = match d.loop_direct_io {
+                    Some(true) => " (direct I/O)",
+                    Some(false) => " (no direct I/O: page cache)",
+                    None => "",
+                };
+                lines.push(kv("backing", format!("{f}{dio}")));
+            }
             if !d.holders.is_empty() {
                 lines.push(kv("holders", d.holders.join(", ")));
             }

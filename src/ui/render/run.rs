@@ -451,6 +451,15 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
             detail.width.saturating_sub(2),
         ));
     }
+    if let Some(f) = &r.found_here {
+        lines.push(Line::from(vec![
+            Span::styled(
+                "What this run found: ",
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(f.to_string()),
+        ]));
+    }
     if let Some(e) = &r.error {
         lines.push(Line::from(Span::styled(
             format!("failed: {e}"),
