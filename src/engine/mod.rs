@@ -580,20 +580,20 @@ pub fn job_warnings(job: &Job, engine: EngineKind) -> Vec<Warning> {
         w.push(Warning::new(
             "page_cache",
             "buffered writes without a sync measure the page cache (RAM), not the device; \
-             use mode fdatasync (dd conv=fdatasync) or direct",
+             use --mode fdatasync (dd conv=fdatasync) or --mode direct",
         ));
     }
     if matches!(job.mode, Mode::Buffered | Mode::Fdatasync) && job.op.reads() {
         w.push(Warning::new(
             "page_cache",
-            "buffered reads may come from the page cache; use mode nocache or direct",
+            "buffered reads may come from the page cache; use --mode nocache or --mode direct",
         ));
     }
     if job.data == Data::Zero && job.op.writes() {
         w.push(Warning::new(
             "zeros",
             "zeros compress: a compressing file system (ZFS, btrfs) or SSD controller will \
-             flatter this result; use data random",
+             flatter this result; use --data random (the default)",
         ));
     }
     if engine == EngineKind::Psync && job.iodepth > 1 {
@@ -611,6 +611,41 @@ pub fn job_warnings(job: &Job, engine: EngineKind) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each job warning's fix is spelt as the command line takes it ("use data random" was not
+    /// an option anyone could type): every `--flag value` in them parses.
+    #[test]
+    fn job_warnings_name_options_the_command_line_takes() {
+        use clap::Parser;
+        let jobs = [
+            Job {
+                op: Op::Write,
+                mode: Mode::Buffered,
+                data: Data::Zero,
+                ..Job::default()
+            },
+            Job {
+                op: Op::Read,
+                mode: Mode::Fdatasync,
+                ..Job::default()
+            },
+        ];
+        let mut flags = 0;
+        for job in jobs {
+            for w in job_warnings(&job, EngineKind::Uring) {
+                println!("{}: {}", w.kind, w.message);
+                assert!(w.message.contains("use --"), "{}", w.message);
+                let words: Vec<&str> = w.message.split([' ', ',', ')']).collect();
+                for pair in words.windows(2).filter(|p| p[0].starts_with("--")) {
+                    let argv = ["blkscope", "run", "/dev/x", pair[0], pair[1]];
+                    crate::cli::Cli::try_parse_from(argv)
+                        .unwrap_or_else(|e| panic!("{argv:?} from {:?}: {e}", w.message));
+                    flags += 1;
+                }
+            }
+        }
+        assert!(flags >= 5, "{flags} options checked");
+    }
 
     #[test]
     fn the_fallback_note_names_why_io_uring_failed() {
