@@ -229,6 +229,48 @@ pub fn suite(param: Param, values: &[u64], base: &Job) -> crate::suite::Suite {
     }
 }
 
+/// What a sweep varies, from `--qd` and `--bs` as given: the one with a list is swept, and a
+/// single value of the other is the fixed block size or depth (`--qd 1,4,16 --bs 4k`, as `run`
+/// and fio spell the block size), else `block` and `depth` (`--block`, `--depth`). Returns the
+/// parameter, its values, the block size and the depth.
+pub fn resolve(
+    qd: Option<&str>,
+    bs: Option<&str>,
+    block: u64,
+    depth: u32,
+) -> Result<(Param, Vec<u64>, u64, u32), String> {
+    let count = |s: &str| s.split(',').filter(|x| !x.trim().is_empty()).count();
+    let one_depth = |s: &str| {
+        s.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|d| *d > 0)
+            .ok_or_else(|| format!("--qd {s}: give a queue depth such as 8"))
+    };
+    match (qd, bs) {
+        (Some(q), Some(b)) if count(q) > 1 && count(b) > 1 => Err(format!(
+            "a sweep varies one thing: --qd {q} at one block size (add --bs 4k), or --bs {b} at \
+             one depth (add --qd 8)"
+        )),
+        (Some(q), Some(b)) if count(q) > 1 => Ok((
+            Param::Iodepth,
+            parse_list(Param::Iodepth, q)?,
+            crate::engine::job::parse_size(b.trim())?,
+            depth,
+        )),
+        (Some(q), Some(b)) if count(b) > 1 => {
+            Ok((Param::Bs, parse_list(Param::Bs, b)?, block, one_depth(q)?))
+        }
+        (Some(q), Some(b)) => Err(format!(
+            "--qd {q} --bs {b} is one point, not a sweep: give a list to one of them (--qd 1,4,16), \
+             or use blkscope run --iodepth {q} --bs {b}"
+        )),
+        (Some(q), None) => Ok((Param::Iodepth, parse_list(Param::Iodepth, q)?, block, depth)),
+        (None, Some(b)) => Ok((Param::Bs, parse_list(Param::Bs, b)?, block, depth)),
+        (None, None) => Err("a sweep needs --qd LIST or --bs LIST".into()),
+    }
+}
+
 /// Parses a list of queue depths (`1,2,4,8`) or block sizes (`4k,64k,1M`).
 pub fn parse_list(param: Param, s: &str) -> Result<Vec<u64>, String> {
     let v: Result<Vec<u64>, String> = s
@@ -265,6 +307,38 @@ pub fn parse_list(param: Param, s: &str) -> Result<Vec<u64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sweep_varies_the_option_given_a_list() {
+        let r = |q: Option<&str>, b: Option<&str>| resolve(q, b, 4096, 1);
+        assert_eq!(
+            r(Some("1,4,16"), None),
+            Ok((Param::Iodepth, vec![1, 4, 16], 4096, 1))
+        );
+        assert_eq!(
+            r(Some("1,4"), Some("8k")),
+            Ok((Param::Iodepth, vec![1, 4], 8192, 1))
+        );
+        assert_eq!(
+            r(Some("8"), Some("4k,1M")),
+            Ok((Param::Bs, vec![4096, 1 << 20], 4096, 8))
+        );
+        assert_eq!(
+            r(None, Some("4k,64k")),
+            Ok((Param::Bs, vec![4096, 65536], 4096, 1))
+        );
+        for (q, b, says) in [
+            (Some("1,4"), Some("4k,8k"), "varies one thing"),
+            (Some("4"), Some("4k"), "one point, not a sweep"),
+            (Some("x"), Some("4k,8k"), "--qd x: give a queue depth"),
+            (Some("0"), Some("4k,8k"), "--qd 0: give a queue depth"),
+            (Some("1,4"), Some("4q"), "4q"),
+            (None, None, "needs --qd LIST or --bs LIST"),
+        ] {
+            let e = r(q, b).unwrap_err();
+            assert!(e.contains(says), "{q:?} {b:?}: {e}");
+        }
+    }
 
     fn p(value: u64, iops: f64, lat_us: f64) -> Point {
         Point {

@@ -157,3 +157,45 @@ fn a_bad_point_is_refused_before_any_point_runs() {
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// `--qd 1,2 --bs 8k` sweeps depths at 8K (as `run` and fio spell the block size; it was
+/// refused: "--qd cannot be used with --bs"), and `--bs 4k,8k --qd 2` sizes at QD2. Both
+/// lists, or no list, are one line and exit 2.
+#[test]
+fn a_single_value_of_the_other_option_is_what_stays_fixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let common = ["--runtime", "200ms", "--size", "16M", "--no-save", "--json"];
+    for (lists, key, want) in [
+        (["--qd", "1,2", "--bs", "8k"], "bs", 8192),
+        (["--bs", "4k,8k", "--qd", "2"], "iodepth", 2),
+    ] {
+        let mut args = vec!["sweep", d];
+        args.extend(lists);
+        args.extend(common);
+        let (doc, code) = blkscope_json(&args);
+        assert_eq!(code, 0, "{args:?}: {doc}");
+        let got: Vec<u64> = doc["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["job"][key].as_u64().unwrap())
+            .collect();
+        println!("{lists:?}: {key} = {got:?}");
+        assert_eq!(got, [want, want], "{doc}");
+    }
+    for (args, needle) in [
+        (
+            &["sweep", d, "--qd", "1,2", "--bs", "4k,8k"][..],
+            "a sweep varies one thing",
+        ),
+        (&["sweep", d, "--qd", "2", "--bs", "4k"], "is one point"),
+    ] {
+        let out = blkscope(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        println!("{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle) && err.lines().count() == 1, "{err}");
+        assert!(out.stdout.is_empty());
+    }
+}

@@ -240,25 +240,22 @@ pub enum Command {
     Sweep {
         /// A block device, a directory (scratch file) or a file.
         target: String,
-        /// Queue depths to sweep, e.g. 1,2,4,8,16,32.
-        #[arg(
-            long,
-            value_name = "LIST",
-            conflicts_with = "bs",
-            required_unless_present = "bs"
-        )]
+        /// Queue depths to sweep, e.g. 1,2,4,8,16,32 (one depth with a --bs list: the depth of
+        /// that sweep).
+        #[arg(long, value_name = "LIST", required_unless_present = "bs")]
         qd: Option<String>,
-        /// Block sizes to sweep, e.g. 4k,16k,64k,256k,1M.
+        /// Block sizes to sweep, e.g. 4k,16k,64k,256k,1M (one size with a --qd list: the block
+        /// size of that sweep).
         #[arg(long, value_name = "LIST")]
         bs: Option<String>,
         /// The test (default: randread for --qd, read for --bs).
         #[arg(long, value_parser = parse_op)]
         op: Option<Op>,
-        /// The block size of a --qd sweep.
-        #[arg(long, default_value = "4k", value_parser = parse_size)]
+        /// The block size of a --qd sweep (or give --bs 4k).
+        #[arg(long, default_value = "4k", value_parser = parse_size, conflicts_with = "bs")]
         block: u64,
-        /// The queue depth of a --bs sweep.
-        #[arg(long, default_value_t = 1)]
+        /// The queue depth of a --bs sweep (or give --qd 8).
+        #[arg(long, default_value_t = 1, conflicts_with = "qd")]
         depth: u32,
         /// How long each point runs.
         #[arg(long, default_value = "2s", value_parser = parse_duration)]

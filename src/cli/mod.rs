@@ -140,17 +140,10 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             no_save,
             cpus,
         }) => {
-            use crate::sweep::{Param, parse_list};
-            let (param, list) = match (&qd, &bs) {
-                (Some(l), _) => (Param::Iodepth, l),
-                (None, Some(l)) => (Param::Bs, l),
-                (None, None) => {
-                    return Err(crate::Error::Usage(
-                        "a sweep needs --qd LIST or --bs LIST".into(),
-                    ));
-                }
-            };
-            let values = parse_list(param, list).map_err(crate::Error::Usage)?;
+            use crate::sweep::Param;
+            let (param, values, block, depth) =
+                crate::sweep::resolve(qd.as_deref(), bs.as_deref(), block, depth)
+                    .map_err(crate::Error::Usage)?;
             let base = crate::engine::Job {
                 op: op.unwrap_or(match param {
                     Param::Iodepth => crate::engine::Op::Randread,
