@@ -243,8 +243,8 @@ pub fn analyze(job: &Job, moved: Moved, act: &Activity, page_size: u64) -> Vec<F
                 device: target.clone(),
                 message: format!(
                     "only {} of the {} written reached {target} while the test ran: the rest waited \
-                     in the page cache, so the result measured memory, not the device. Use mode \
-                     fdatasync (dd conv=fdatasync) or direct.",
+                     in the page cache, so the result measured memory, not the device. Use \
+                     --mode fdatasync (dd conv=fdatasync) or --mode direct.",
                     mib(reached),
                     mib(written)
                 ),
@@ -527,7 +527,17 @@ mod tests {
             &act(d, 1.0),
             4096,
         );
-        assert!(f.iter().any(|f| f.kind == "page_cache"));
+        let pc = f
+            .iter()
+            .find(|f| f.kind == "page_cache")
+            .expect("page_cache");
+        // The fix is options the command line takes.
+        assert!(
+            pc.message
+                .contains("Use --mode fdatasync (dd conv=fdatasync) or --mode direct."),
+            "{}",
+            pc.message
+        );
         let f = analyze(
             &job(Op::Write, 1 << 20, Mode::Fdatasync),
             moved,
