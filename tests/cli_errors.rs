@@ -295,3 +295,33 @@ fn a_scratch_file_too_large_for_its_directory_names_the_fix() {
         }
     }
 }
+
+/// Options that only mean something with another are refused without it, as a user who gave
+/// them meant something the run would not have done: `--rwmixread` outside `--op randrw` (fio
+/// ignores it there) and `--max-errors` without `--verify`.
+#[test]
+fn options_that_do_nothing_without_another_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let err = one_line_error(
+        &[
+            "run",
+            d,
+            "--op",
+            "randread",
+            "--rwmixread",
+            "70",
+            "--no-save",
+        ],
+        2,
+        "--rwmixread 70 sets the share of reads in --op randrw; --op randread does not mix",
+    );
+    println!("{err}");
+    let out = blkscope(&["run", d, "--op", "read", "--max-errors", "3", "--no-save"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    println!("{err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--verify"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "nothing written: {left:?}");
+}

@@ -366,9 +366,9 @@ pub struct RunArgs {
     /// uring (io_uring), psync (pread/pwrite), or null (no I/O: the harness's own ceiling).
     #[arg(long, default_value = "uring", value_parser = parse_engine)]
     pub engine: EngineKind,
-    /// For randrw: percent of I/Os that read.
-    #[arg(long, default_value_t = 50)]
-    pub rwmixread: u8,
+    /// For randrw: percent of I/Os that read (default 50).
+    #[arg(long)]
+    pub rwmixread: Option<u8>,
     /// Use io_uring SQPOLL (a kernel thread polls the queue; costs a core).
     #[arg(long)]
     pub sqpoll: bool,
@@ -406,7 +406,7 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "no_save")]
     pub verify_later: bool,
     /// With --verify: stop reading back after this many I/O errors.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, requires = "verify")]
     pub max_errors: u64,
     /// Run the job threads, and the kernel worker threads io_uring hands their I/O to, only on
     /// these CPUs: 0, 0,2 or 0-3 (fio's --cpus_allowed, taskset -c).
@@ -471,7 +471,7 @@ impl RunArgs {
             mode: self.mode,
             data: self.data,
             engine: self.engine,
-            rwmixread: self.rwmixread,
+            rwmixread: self.rwmixread.unwrap_or(50),
             sqpoll: self.sqpoll,
             interval: Some(self.interval),
             drop_cache_first: false,

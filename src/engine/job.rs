@@ -467,7 +467,21 @@ impl Job {
         let bs = self.bs.max(1);
         let region = (total / jobs) / bs * bs;
         if ranges_ok && total > 0 && region == 0 {
-            if bs > total {
+            let align = if self.mode == Mode::Direct {
+                t.direct_align.max(1)
+            } else {
+                1
+            };
+            if bs > total && total < align {
+                // Not one block that direct I/O allows fits: only a larger region helps.
+                bad(format!(
+                    "the {} the test covers is less than one {} block, the least direct I/O \
+                     moves here (the logical block size): use --size {} or more",
+                    said(total),
+                    said(align),
+                    exact_size(align)
+                ));
+            } else if bs > total {
                 // Not one block fits: the block size is the mistake, whatever the job count.
                 let fit = floor_pow2(total);
                 let larger = if self.size.is_some() && avail > total {
@@ -571,7 +585,9 @@ impl Job {
         }
         if self.mode == Mode::Nocache && self.op.writes() {
             bad(
-                "mode nocache is for reads; for writes use direct, dsync, sync or fdatasync".into(),
+                "--mode nocache is for reads; for writes use --mode direct, dsync, sync or \
+                 fdatasync"
+                    .into(),
             );
         }
         if self.mode == Mode::Direct && self.bs > 0 && direct_align > 1 {
@@ -870,6 +886,24 @@ mod tests {
             e[0].0,
             "bs 512M is larger than the 256M the test covers: use --bs 256M or less (or a \
              larger --size)",
+            "{e:?}"
+        );
+        // A region smaller than one logical block, with direct I/O: no block size fits, so the
+        // fix is the size ("use --bs 2k or less" would be refused in turn).
+        let j = Job {
+            bs: 4096,
+            size: Some(SizeSpec::Bytes(3 << 10)),
+            ..Job::default()
+        };
+        let f4k = TargetFacts {
+            direct_align: 4096,
+            ..f.clone()
+        };
+        let e = j.validate(&f4k).unwrap_err();
+        assert_eq!(
+            e[0].0,
+            "the 3k the test covers is less than one 4k block, the least direct I/O moves here \
+             (the logical block size): use --size 4k or more",
             "{e:?}"
         );
         // 100000 jobs: the range, not a memory figure with a fix that still has 100000 jobs.

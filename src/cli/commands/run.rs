@@ -75,6 +75,16 @@ impl<W: Write> Observer for Progress<'_, W> {
 }
 
 pub fn run(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, crate::Error> {
+    if let Some(m) = args.rwmixread
+        && args.op != crate::engine::Op::Randrw
+    {
+        // fio ignores it there; a user who gave it meant a mix.
+        return Err(crate::Error::Usage(format!(
+            "--rwmixread {m} sets the share of reads in --op randrw; --op {} does not mix: use \
+             --op randrw, or leave --rwmixread out",
+            args.op.as_str()
+        )));
+    }
     let job = args.job();
     let spec = TargetSpec {
         path: args.target.clone(),
