@@ -718,26 +718,46 @@ fn a_long_doctor_pane_scrolls() {
     assert_eq!(a.overlay_scroll, 0);
 }
 
+/// Selects suite `name` in the tests pane and starts it (the TUI asks the engine to run it).
+fn start_suite(a: &mut App, name: &str) {
+    a.on_key(key(KeyCode::Tab));
+    for _ in 0..a.tests.len() + 20 {
+        if a.selected_suite().is_some_and(|s| s.name == name) {
+            break;
+        }
+        a.on_key(key(KeyCode::Down));
+    }
+    assert_eq!(a.selected_suite().map(|s| s.name.as_str()), Some(name));
+    assert!(matches!(
+        a.on_key(key(KeyCode::Char('r'))),
+        Action::StartSuite { .. }
+    ));
+}
+
+/// The started suite finished with `tests` and was saved as `id`: the results are shown.
+fn suite_saved(
+    a: &mut App,
+    info: blkscope::engine::TargetInfo,
+    tests: Vec<blkscope::session::TestOutcome>,
+    id: &str,
+) {
+    a.on_suite_saved(
+        Ok(blkscope::session::Outcome {
+            target: Some(info),
+            tests,
+            cancelled: false,
+        }),
+        Some(id.into()),
+    );
+    assert_eq!(a.screen, Screen::Results);
+}
+
 /// A sweep's results show the sweep: a bar a point, this result's point marked, the knee named
 /// (the TUI's form of `blkscope sweep`'s table), on an 80x24 screen and in ASCII.
 #[test]
 fn a_sweep_result_shows_its_curve_and_knee() {
     let mut a = app("lvm-on-partition");
-    a.on_key(key(KeyCode::Tab));
-    for _ in 0..a.tests.len() + 20 {
-        if a.selected_suite().is_some_and(|s| s.name == "qd-sweep") {
-            break;
-        }
-        a.on_key(key(KeyCode::Down));
-    }
-    assert_eq!(
-        a.selected_suite().map(|s| s.name.as_str()),
-        Some("qd-sweep")
-    );
-    assert!(matches!(
-        a.on_key(key(KeyCode::Char('r'))),
-        Action::StartSuite { .. }
-    ));
+    start_suite(&mut a, "qd-sweep");
     let (info, base) = tiny_run();
     // IOPS doubles up to QD4 at the same latency, then saturates while latency doubles.
     let tests = [
@@ -768,15 +788,7 @@ fn a_sweep_result_shows_its_curve_and_knee() {
         }
     })
     .collect();
-    a.on_suite_saved(
-        Ok(blkscope::session::Outcome {
-            target: Some(info),
-            tests,
-            cancelled: false,
-        }),
-        Some("20261124T000000Z-qd-sweep-1".into()),
-    );
-    assert_eq!(a.screen, Screen::Results);
+    suite_saved(&mut a, info, tests, "20261124T000000Z-qd-sweep-1");
     let s = screen(&a, 80, 24, COLOR);
     println!("{s}");
     assert!(s.contains("sweep: randread by iodepth"), "{s}");
@@ -807,17 +819,7 @@ fn a_sweep_result_shows_its_curve_and_knee() {
 #[test]
 fn a_trap_suite_says_what_this_run_found() {
     let mut a = app("lvm-on-partition");
-    a.on_key(key(KeyCode::Tab));
-    for _ in 0..a.tests.len() + 20 {
-        if a.selected_suite().is_some_and(|s| s.name == "zeros-trap") {
-            break;
-        }
-        a.on_key(key(KeyCode::Down));
-    }
-    assert!(matches!(
-        a.on_key(key(KeyCode::Char('r'))),
-        Action::StartSuite { .. }
-    ));
+    start_suite(&mut a, "zeros-trap");
     let (info, base) = tiny_run();
     let tests = [("zeros", 8000e6), ("random data", 1000e6)]
         .into_iter()
@@ -838,15 +840,7 @@ fn a_trap_suite_says_what_this_run_found() {
             }
         })
         .collect();
-    a.on_suite_saved(
-        Ok(blkscope::session::Outcome {
-            target: Some(info),
-            tests,
-            cancelled: false,
-        }),
-        Some("20261124T000000Z-zeros-trap-1".into()),
-    );
-    assert_eq!(a.screen, Screen::Results);
+    suite_saved(&mut a, info, tests, "20261124T000000Z-zeros-trap-1");
     let s = screen(&a, 100, 32, COLOR);
     println!("{s}");
     assert!(
