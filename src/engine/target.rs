@@ -118,17 +118,19 @@ fn watch_for_file(root: &SysRoot, path: &Path) -> FileDevice {
         let fs = crate::device::mounts::fs_type(root, &real.to_string_lossy())?;
         matches!(fs.as_str(), "tmpfs" | "ramfs").then_some(CacheBelow::MemoryFs { fs })
     };
+    // No block device under it (tmpfs, overlay, ...), or none blkscope could find.
+    let none = || FileDevice {
+        watch: Vec::new(),
+        below: 0,
+        device: None,
+        cache_below: memory_fs(),
+    };
     let opts = DiscoverOptions {
         skip_signatures: true,
         ..Default::default()
     };
     let Ok(tree) = discover(root, &opts) else {
-        return FileDevice {
-            watch: Vec::new(),
-            below: 0,
-            device: None,
-            cache_below: memory_fs(),
-        };
+        return none();
     };
     match tree.holding(path) {
         Some(d) => {
@@ -140,12 +142,7 @@ fn watch_for_file(root: &SysRoot, path: &Path) -> FileDevice {
                 cache_below: tree.buffered_loop(root, &d.name).map(CacheBelow::Loop),
             }
         }
-        None => FileDevice {
-            watch: Vec::new(),
-            below: 0,
-            device: None,
-            cache_below: memory_fs(),
-        },
+        None => none(),
     }
 }
 
