@@ -333,7 +333,11 @@ pub fn run_args(job: &Job, target: &str, confirm: Option<&str>) -> Vec<String> {
         .into(),
     );
     kv("engine", job.engine.as_str().into());
-    kv("rwmixread", job.rwmixread.to_string());
+    // Only where they mean something: the host refuses --rwmixread outside randrw and
+    // --max-errors without --verify.
+    if job.op == crate::engine::Op::Randrw {
+        kv("rwmixread", job.rwmixread.to_string());
+    }
     if let Some(s) = job.size {
         kv(
             "size",
@@ -355,7 +359,9 @@ pub fn run_args(job: &Job, target: &str, confirm: Option<&str>) -> Vec<String> {
     if let Some(i) = job.interval {
         kv("interval", ms(i));
     }
-    if let Some(m) = job.max_errors {
+    if let Some(m) = job.max_errors
+        && job.verify
+    {
         kv("max-errors", m.to_string());
     }
     if let Some(c) = &job.cpus {
@@ -422,7 +428,7 @@ mod tests {
                 sqpoll: true,
                 interval: Some(std::time::Duration::from_millis(250)),
                 drop_cache_first: false,
-                verify: false,
+                verify: true,
                 hipri: true,
                 max_errors: Some(7),
                 cpus: Some(crate::engine::cpus::CpuList::parse("0,2-3").unwrap()),
@@ -435,9 +441,22 @@ mod tests {
                 max_errors: Some(1000),
                 ..Job::default()
             },
+            // A read: no --rwmixread and no --max-errors, which the host would refuse there.
+            Job {
+                op: Op::Randread,
+                interval: Some(std::time::Duration::from_millis(100)),
+                max_errors: Some(1000),
+                ..Job::default()
+            },
         ];
         for job in jobs {
             let args = run_args(&job, "/dev/sdb", Some("sdb"));
+            if job.op != Op::Randrw {
+                assert!(!args.contains(&"--rwmixread".into()), "{args:?}");
+            }
+            if !job.verify {
+                assert!(!args.contains(&"--max-errors".into()), "{args:?}");
+            }
             let cli = parsed(&args);
             let Some(crate::cli::Command::Run(r)) = cli.command else {
                 panic!("{args:?} is not a run");
