@@ -69,6 +69,15 @@ fn every_suite_explains_itself() {
         assert!(t.contains("dd:"), "{s}");
         assert!(t.contains("trap:"), "{s}");
     }
+    // A suite that says after the run whether its trap bit says what it will compare.
+    let t = explained("cache-trap", "/dev/sdX");
+    assert!(
+        t.contains(
+            "What blkscope tells you after the run: whether \"buffered, no sync\" ran 1.3x as \
+             fast as \"buffered + fdatasync\" or more"
+        ),
+        "{t}"
+    );
     // A single test, and the built-in tests.
     let t = explained("rmw-sweep/bs=512", "/dev/sdX");
     assert!(t.contains("read-modify-write"), "{t}");

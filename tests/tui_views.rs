@@ -818,6 +818,18 @@ fn a_sweep_result_shows_its_curve_and_knee() {
 /// under each of its results: "What this run found".
 #[test]
 fn a_trap_suite_says_what_this_run_found() {
+    // Before the run, its explanation says what will be compared.
+    let mut x = app("lvm-on-partition");
+    x.on_key(key(KeyCode::Tab));
+    for _ in 0..x.tests.len() + 20 {
+        if x.selected_suite().is_some_and(|s| s.name == "zeros-trap") {
+            break;
+        }
+        x.on_key(key(KeyCode::Down));
+    }
+    x.on_key(key(KeyCode::Char('x')));
+    let s = screen(&x, 100, 32, COLOR);
+    assert!(s.contains("After the run blkscope says whether"), "{s}");
     let mut a = app("lvm-on-partition");
     start_suite(&mut a, "zeros-trap");
     let (info, base) = tiny_run();

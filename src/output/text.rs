@@ -460,6 +460,14 @@ pub fn explanation(e: &crate::suite::Explanation, target: &str) -> String {
         if let Some(f) = &s.found {
             let _ = writeln!(out, "What the article found: {f}");
         }
+        if let Some(c) = &s.contrast {
+            let _ = writeln!(
+                out,
+                "What blkscope tells you after the run: whether \"{}\" ran {}x as fast as \"{}\" \
+                 or more (median throughput), that is whether the trap is there on your target.",
+                c.fast, c.ratio, c.slow
+            );
+        }
         let _ = writeln!(
             out,
             "Each test runs {}.\n",

@@ -662,6 +662,13 @@ impl App {
             if let Some(f) = &s.found {
                 lines.push(format!("What the article found: {f}"));
             }
+            if let Some(c) = &s.contrast {
+                lines.push(format!(
+                    "After the run blkscope says whether \"{}\" ran {}x as fast as \"{}\" or \
+                     more: whether the trap is there on this target.",
+                    c.fast, c.ratio, c.slow
+                ));
+            }
             lines.push(format!("{} runs of each test:", s.repeat));
             for t in &s.tests {
                 lines.push(format!(
