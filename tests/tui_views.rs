@@ -718,8 +718,8 @@ fn a_long_doctor_pane_scrolls() {
     assert_eq!(a.overlay_scroll, 0);
 }
 
-/// Selects suite `name` in the tests pane and starts it (the TUI asks the engine to run it).
-fn start_suite(a: &mut App, name: &str) {
+/// Selects suite `name` in the tests pane.
+fn select_suite(a: &mut App, name: &str) {
     a.on_key(key(KeyCode::Tab));
     for _ in 0..a.tests.len() + 20 {
         if a.selected_suite().is_some_and(|s| s.name == name) {
@@ -728,6 +728,11 @@ fn start_suite(a: &mut App, name: &str) {
         a.on_key(key(KeyCode::Down));
     }
     assert_eq!(a.selected_suite().map(|s| s.name.as_str()), Some(name));
+}
+
+/// Selects suite `name` and starts it (the TUI asks the engine to run it).
+fn start_suite(a: &mut App, name: &str) {
+    select_suite(a, name);
     assert!(matches!(
         a.on_key(key(KeyCode::Char('r'))),
         Action::StartSuite { .. }
@@ -820,13 +825,7 @@ fn a_sweep_result_shows_its_curve_and_knee() {
 fn a_trap_suite_says_what_this_run_found() {
     // Before the run, its explanation says what will be compared.
     let mut x = app("lvm-on-partition");
-    x.on_key(key(KeyCode::Tab));
-    for _ in 0..x.tests.len() + 20 {
-        if x.selected_suite().is_some_and(|s| s.name == "zeros-trap") {
-            break;
-        }
-        x.on_key(key(KeyCode::Down));
-    }
+    select_suite(&mut x, "zeros-trap");
     x.on_key(key(KeyCode::Char('x')));
     let s = screen(&x, 100, 32, COLOR);
     assert!(s.contains("After the run blkscope says whether"), "{s}");
