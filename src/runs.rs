@@ -360,10 +360,7 @@ impl Figures {
         let spread = r.spread.as_ref();
         Figures {
             name: name.to_string(),
-            mb_s: spread
-                .map(|s| s.bytes_per_sec.median)
-                .unwrap_or(r.bytes_per_sec)
-                / 1e6,
+            mb_s: r.median_rate() / 1e6,
             iops: spread.map(|s| s.iops.median).unwrap_or(r.iops),
             p50_us: r.latency_ns.p50 as f64 / 1e3,
             p99_us: r.latency_ns.p99 as f64 / 1e3,

@@ -10,21 +10,22 @@ use procfs_core::process::MountInfos;
 
 use crate::sysroot::SysRoot;
 
-/// The file system type of `path` from mountinfo: the longest mount point that contains it.
+/// The file system type of `path` from mountinfo: the longest mount point that contains it
+/// (the last of equals, as the later mount hides the earlier).
 pub fn fs_type(root: &SysRoot, path: &str) -> Option<String> {
-    let text = std::fs::read_to_string(root.proc("self/mountinfo")).ok()?;
-    let mut best: Option<(usize, String)> = None;
-    for l in text.lines() {
-        let (pre, post) = l.split_once(" - ")?;
-        let mp = unescape_octal(pre.split_whitespace().nth(4)?);
-        let fstype = post.split_whitespace().next()?.to_string();
-        let inside =
-            path == mp || mp == "/" || path.starts_with(&format!("{}/", mp.trim_end_matches('/')));
-        if inside && best.as_ref().is_none_or(|(n, _)| mp.len() >= *n) {
-            best = Some((mp.len(), fstype));
-        }
-    }
-    best.map(|b| b.1)
+    let file = fs::File::open(root.proc("self/mountinfo")).ok()?;
+    let infos = MountInfos::from_buf_read(BufReader::new(file)).ok()?;
+    infos
+        .into_iter()
+        .filter_map(|mi| {
+            let mp = unescape_octal(&mi.mount_point.to_string_lossy());
+            let inside = path == mp
+                || mp == "/"
+                || path.starts_with(&format!("{}/", mp.trim_end_matches('/')));
+            inside.then_some((mp.len(), mi.fs_type))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, fs)| fs)
 }
 
 /// Mount points by `major:minor`, in mountinfo order, without repeats.

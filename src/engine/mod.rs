@@ -495,10 +495,15 @@ pub fn run(
         unwritten::zeros_finding(job, &spec.path, &device, file, plan.total, &zeros)
     });
     // Memory under the target first: it changes what every other figure means.
-    let cache_below = target.cache_below.as_ref().map(|c| {
-        let block = (target.info.kind == "block").then_some(target.info.device.as_deref());
-        findings::cache_below(block.flatten(), c)
-    });
+    let block = target
+        .info
+        .device
+        .as_deref()
+        .filter(|_| target.info.kind == "block");
+    let cache_below = target
+        .cache_below
+        .as_ref()
+        .map(|c| findings::cache_below(block, c));
     for f in cache_below
         .into_iter()
         .chain(findings::io_worker_wakeups(job, issue, &device))

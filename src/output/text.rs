@@ -357,11 +357,8 @@ pub fn suite_table(
             ),
             None => (r.bytes_per_sec / 1e6, r.bytes_per_sec / 1e6, "-".into()),
         };
-        let med = r
-            .spread
-            .as_ref()
-            .map(|s| s.bytes_per_sec.median)
-            .unwrap_or(r.bytes_per_sec);
+        // The row's figure whatever became of the run (a failed one says so beneath).
+        let med = crate::engine::result::median_rate(r.bytes_per_sec, r.spread.as_ref());
         let _ = writeln!(
             out,
             "  {:<28} {:>10.1} {:>19} {:>9.0} {:>9} {:>7}",
