@@ -520,10 +520,21 @@ pub fn render(run: &SavedRun, format: &str) -> Result<String, String> {
 /// What a saved suite run found, by its suite's contrast (the suite found by name among the
 /// built-in and the user's; None for a single test or a suite without one).
 pub fn found_here(run: &SavedRun) -> Option<String> {
+    // A single test reads no suite files.
     if run.kind != "suite" {
         return None;
     }
-    let suites = crate::suite::all().unwrap_or_else(|_| crate::suite::builtin());
+    found_here_in(
+        run,
+        &crate::suite::all().unwrap_or_else(|_| crate::suite::builtin()),
+    )
+}
+
+/// [`found_here`] with the suites already at hand (the TUI's).
+pub fn found_here_in(run: &SavedRun, suites: &[crate::suite::Suite]) -> Option<String> {
+    if run.kind != "suite" {
+        return None;
+    }
     let suite = suites.iter().find(|s| s.name == run.name)?;
     let target = run.target.as_ref().map_or("-", |t| t.path.as_str());
     suite.found_here(

@@ -259,6 +259,17 @@ fn contrast_ratio() -> f64 {
 }
 
 impl Contrast {
+    /// What a run will tell, for an explanation before it: "whether "zeros" ran 1.3x as fast as
+    /// "random data" or more (median throughput), that is whether the trap is there on your
+    /// target".
+    pub fn promise(&self) -> String {
+        format!(
+            "whether \"{}\" ran {}x as fast as \"{}\" or more (median throughput), that is whether \
+             the trap is there on your target",
+            self.fast, self.ratio, self.slow
+        )
+    }
+
     /// The sentence for a run whose tests' median bytes a second are `medians` (by test name);
     /// None when either test did not run or moved nothing.
     pub fn found(&self, medians: &[(&str, f64)], target: &str) -> Option<String> {

@@ -460,9 +460,8 @@ pub fn explanation(e: &crate::suite::Explanation, target: &str) -> String {
         if let Some(c) = &s.contrast {
             let _ = writeln!(
                 out,
-                "What blkscope tells you after the run: whether \"{}\" ran {}x as fast as \"{}\" \
-                 or more (median throughput), that is whether the trap is there on your target.",
-                c.fast, c.ratio, c.slow
+                "What blkscope tells you after the run: {}.",
+                c.promise()
             );
         }
         let _ = writeln!(

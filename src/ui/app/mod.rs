@@ -663,11 +663,7 @@ impl App {
                 lines.push(format!("What the article found: {f}"));
             }
             if let Some(c) = &s.contrast {
-                lines.push(format!(
-                    "After the run blkscope says whether \"{}\" ran {}x as fast as \"{}\" or \
-                     more: whether the trap is there on this target.",
-                    c.fast, c.ratio, c.slow
-                ));
+                lines.push(format!("After the run blkscope says {}.", c.promise()));
             }
             lines.push(format!("{} runs of each test:", s.repeat));
             for t in &s.tests {

@@ -46,7 +46,7 @@ impl App {
     }
 
     /// What suite `suite` found on `target` in these results, by its contrast (None for a
-    /// single test, or a suite that has none).
+    /// single test, or a suite that has none). Saved runs: [`crate::runs::found_here_in`].
     pub(super) fn found_here<'a>(
         &self,
         suite: Option<&str>,
@@ -75,13 +75,8 @@ impl App {
                 .into_iter()
                 .map(std::sync::Arc::new)
                 .collect();
-            let found_here = self.found_here(
-                (v.kind == "suite").then_some(v.name.as_str()),
-                v.tests
-                    .iter()
-                    .map(|t| (t.name.as_str(), t.result.median_rate())),
-                &target,
-            );
+            let found_here: Option<std::sync::Arc<str>> =
+                crate::runs::found_here_in(&v, &self.suites).map(Into::into);
             let mut seen = Vec::new();
             for (t, f) in v.tests.iter().zip(crate::runs::figures(&v)) {
                 let c = explain::commands(&t.job, &target, total);
