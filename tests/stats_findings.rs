@@ -324,8 +324,8 @@ fn statistics_off_is_said_not_shown_as_idle() {
         .collect();
     assert_eq!(f, ["stats_off"], "{doc}");
     assert_eq!(doc["results"][0]["diskstats"][0]["stats_off"], true);
-    // Nor are its counters the bytes the device moved (a zram device counted 256M of a test
-    // that wrote 20G): the result names none.
+    // Nor are its counters the bytes the device moved (this loop device counted 0B of the 8M
+    // written): the result names none.
     assert!(
         doc["results"][0]["device_bytes"].is_null(),
         "device_bytes: {}",

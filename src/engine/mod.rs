@@ -541,9 +541,10 @@ fn explain(
             if x.stats_off {
                 stats_off.push(name.clone());
             }
-            // A device that keeps no statistics (zram by default) counts only some of its I/O
-            // (a zram device with iostats 0 said "wrote 256M" of a test that wrote 20G): its
-            // bytes are not the device's, so the next device under the test says them.
+            // A device with queue/iostats 0 may count its I/O or not (a loop device counted
+            // nothing of an 8M write test, "read 0B and wrote 0B"; zram, a bio driver, still
+            // counted its writes here), and nothing tells which: its bytes are not said, and the
+            // next device under the test says them.
             if result.device_bytes.is_none() && !x.stats_off {
                 result.device_bytes = Some(result::DeviceBytes {
                     device: name.clone(),
