@@ -339,6 +339,70 @@ fn statistics_off_is_said_not_shown_as_idle() {
     );
 }
 
+/// zram is created with queue/iostats 0 and counts its I/O all the same (the kernel's other
+/// devices honour the switch: the test above), so its figures are shown, not "off".
+#[test]
+fn zram_counts_its_io_with_iostats_0() {
+    if !require(true, &[]) {
+        return;
+    }
+    let Some(z) = Zram::new(64 * MIB) else {
+        return;
+    };
+    let knob = format!("/sys/block/{}/queue/iostats", z.name);
+    println!("{knob} as created: {:?}", std::fs::read_to_string(&knob));
+    // The device is the test's own and removed at the end: no need to restore the switch.
+    std::fs::write(&knob, "0").unwrap();
+    let (doc, code) = blkscope_json(&[
+        "run",
+        z.dev(),
+        "--op",
+        "write",
+        "--bs",
+        "1M",
+        "--size",
+        "8M",
+        "--confirm",
+        &z.name,
+        "--no-save",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{doc}");
+    let r = &doc["results"][0];
+    assert!(!findings(&doc).contains(&"stats_off".into()), "{doc}");
+    assert_eq!(r["diskstats"][0]["disk_device"], z.name.as_str(), "{doc}");
+    assert!(
+        r["diskstats"][0]["stats_off"].is_null(),
+        "{}",
+        r["diskstats"][0]
+    );
+    // Nothing else writes to a zram device of the test's own: exact.
+    assert_eq!(
+        r["device_bytes"]["device"],
+        z.name.as_str(),
+        "{}",
+        r["device_bytes"]
+    );
+    assert_eq!(
+        r["device_bytes"]["written"],
+        8 * MIB,
+        "{}",
+        r["device_bytes"]
+    );
+    let out = blkscope(&["stat", &z.name, "--count", "1", "--interval", "100ms"]);
+    let t = stdout_of(&out);
+    println!("{t}");
+    assert!(
+        t.lines().any(|l| l.starts_with(&z.name)) && !t.contains("statistics off"),
+        "{t}"
+    );
+    let (d, _) = blkscope_json(&["doctor", &z.name, "--json"]);
+    assert!(
+        !finding_kinds(&d["devices"][0]).contains(&"stats_off".into()),
+        "{d}"
+    );
+}
+
 #[test]
 fn stat_table_and_errors() {
     if !require(true, &["losetup"]) {

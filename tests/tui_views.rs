@@ -352,8 +352,9 @@ fn properties_and_iostat_panes_scroll() {
     assert!(f.contains(&"←→/hl"), "{f:?}");
 }
 
-/// A device whose kernel keeps no figures (queue/iostats 0, as zram's) says so at the top of
-/// the iostat panel, where an 80x24 screen still shows it, instead of a column of bare "off".
+/// A device whose kernel keeps no figures (queue/iostats 0 on a loop or SCSI disk) says so at
+/// the top of the iostat panel, where an 80x24 screen still shows it, instead of a column of
+/// bare "off".
 #[test]
 fn the_iostat_panel_says_why_a_device_has_no_figures() {
     let mut a = app("lvm-on-partition");

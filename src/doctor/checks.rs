@@ -115,7 +115,7 @@ pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
             .with(json!({ "nr_requests": n })),
         );
     }
-    if d.iostats == Some(false) {
+    if d.keeps_no_io_figures() {
         out.push(Finding::new(
             "stats_off",
             Severity::Warning,

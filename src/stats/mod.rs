@@ -8,6 +8,7 @@ pub mod procs;
 use std::collections::HashMap;
 use std::fs;
 use std::io::BufReader;
+use std::path::Path;
 use std::time::Instant;
 
 use procfs_core::{DiskStat, DiskStats, FromBufRead};
@@ -128,17 +129,23 @@ impl Sampler {
     }
 }
 
-/// Reads `queue/iostats` of a device, or of the disk a partition belongs to.
+/// Whether the kernel keeps no I/O figures for a device (or a partition's disk): its
+/// `queue/iostats` is 0 and its driver honours that (zram does not:
+/// [`crate::device::counts_io_regardless_of_iostats`]).
 pub fn iostats_disabled(root: &SysRoot, name: &str) -> bool {
-    let direct = root.sys("block").join(name).join("queue/iostats");
-    if let Some(v) = read_u64(&direct) {
-        return v == 0;
+    let off = |disk: &str, dir: &Path| {
+        read_u64(&dir.join("queue/iostats")) == Some(0)
+            && !crate::device::counts_io_regardless_of_iostats(disk)
+    };
+    let direct = root.sys("block").join(name);
+    if direct.join("queue/iostats").is_file() {
+        return off(name, &direct);
     }
     // A partition: find its disk.
     if let Ok(disks) = fs::read_dir(root.sys("block")) {
         for d in disks.flatten() {
             if d.path().join(name).join("partition").is_file() {
-                return read_u64(&d.path().join("queue/iostats")) == Some(0);
+                return off(&d.file_name().to_string_lossy(), &d.path());
             }
         }
     }
@@ -292,5 +299,10 @@ mod tests {
         assert!(iostats_disabled(&root, "sdx1"));
         assert!(!iostats_disabled(&root, "sdy"));
         assert!(!iostats_disabled(&root, "nosuch"));
+        // zram is created with iostats 0 and counts its I/O all the same.
+        let z = dir.path().join("sys/block/zram1/queue");
+        fs::create_dir_all(&z).unwrap();
+        fs::write(z.join("iostats"), "0\n").unwrap();
+        assert!(!iostats_disabled(&root, "zram1"));
     }
 }
