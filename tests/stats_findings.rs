@@ -401,6 +401,28 @@ fn zram_counts_its_io_with_iostats_0() {
         !finding_kinds(&d["devices"][0]).contains(&"stats_off".into()),
         "{d}"
     );
+    // Its write cache setting means no flush, not durability: it is RAM.
+    let wc = finding_of(&d["devices"][0], "write_cache").expect("doctor's write_cache");
+    assert!(wc["message"].as_str().unwrap().contains("in RAM"), "{wc}");
+    let (doc, code) = blkscope_json(&[
+        "run",
+        z.dev(),
+        "--op",
+        "write",
+        "--mode",
+        "dsync",
+        "--bs",
+        "4k",
+        "--size",
+        "1M",
+        "--confirm",
+        &z.name,
+        "--no-save",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{doc}");
+    let wc = finding(&doc, "write_cache");
+    assert!(wc["message"].as_str().unwrap().contains("in RAM"), "{wc}");
 }
 
 #[test]

@@ -520,6 +520,12 @@ pub fn counts_io_regardless_of_iostats(name: &str) -> bool {
     classify(name, false, false, None) == Kind::Zram
 }
 
+/// Whether device `name` (a disk or one of its partitions) keeps its data in RAM: zram, or a
+/// RAM disk (brd). A write there is never durable, whatever its `write_cache` says.
+pub fn in_ram(name: &str) -> bool {
+    matches!(classify(name, false, false, None), Kind::Zram | Kind::Ram)
+}
+
 fn classify(name: &str, is_part: bool, is_dm: bool, scsi_type: Option<u64>) -> Kind {
     if is_part {
         Kind::Part

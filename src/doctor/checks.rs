@@ -40,7 +40,17 @@ pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
     }
     // The write cache.
     if let Some(wc) = &d.write_cache {
-        let (sev, msg) = if wc == "write back" {
+        let (sev, msg) = if crate::device::in_ram(&d.name) {
+            (
+                Severity::Info,
+                format!(
+                    "{} keeps its data in RAM: \"{wc}\" means no flush is needed, not that a \
+                     write is durable; nothing on it survives a reboot or a power loss, and its \
+                     sync-write latency says nothing about a disk's",
+                    d.name
+                ),
+            )
+        } else if wc == "write back" {
             (
                 Severity::Info,
                 "volatile write cache (write back): writes are acknowledged from the drive's \

@@ -35,6 +35,8 @@ pub struct Activity {
     pub logical_block_size: u64,
     /// `write back` or `write through`, where known.
     pub write_cache: Option<String>,
+    /// Whether the target's device keeps its data in RAM (zram, a RAM disk).
+    pub in_ram: bool,
     /// How many of `devices` (from the start) are the target and what it is built on.
     pub below_count: usize,
 }
@@ -171,7 +173,12 @@ pub fn analyze(job: &Job, moved: Moved, act: &Activity, page_size: u64) -> Vec<F
         && matches!(job.mode, Mode::Dsync | Mode::Sync)
         && let Some(cache) = act.write_cache.as_deref()
     {
-        let why = if cache == "write back" {
+        let why = if act.in_ram {
+            "it keeps its data in RAM, so a sync write has no cache to flush and no media to \
+             wait for: its latency is a memory copy (and, for zram, compression), far below what \
+             a sync write costs on any disk, and nothing written survives a reboot or a power \
+             loss. Measure sync latency on the disk that is to hold the data."
+        } else if cache == "write back" {
             "the drive has a volatile write cache (write back): each sync write waits for a \
              cache flush. Turning the cache off (hdparm -W0) makes every write go to the media \
              and can cost 30x to 100x in latency (article 000: 0.36 ms vs 11.2 ms per 512-byte \
@@ -189,6 +196,7 @@ pub fn analyze(job: &Job, moved: Moved, act: &Activity, page_size: u64) -> Vec<F
             message: format!("write cache \"{cache}\" on {target}: {why}"),
             numbers: BTreeMap::from([
                 ("write_back", if cache == "write back" { 1.0 } else { 0.0 }),
+                ("in_ram", if act.in_ram { 1.0 } else { 0.0 }),
                 ("w_await", x.w_await),
             ]),
         });
@@ -381,6 +389,7 @@ mod tests {
             stats_off: vec![],
             logical_block_size: 4096,
             write_cache: Some("write back".into()),
+            in_ram: false,
             below_count: 1,
         }
     }
@@ -508,6 +517,39 @@ mod tests {
             .expect("util");
         assert!(u.message.contains("not capacity"), "{}", u.message);
         assert_eq!(u.numbers["util"], 99.5);
+    }
+
+    /// A sync write on zram or a RAM disk: the cache setting means no flush, not durability.
+    #[test]
+    fn sync_writes_to_ram_are_not_durable() {
+        let d = Counters {
+            writes: 512,
+            sectors_written: 4096,
+            io_ticks: 10,
+            ..Default::default()
+        };
+        let moved = Moved {
+            read_bytes: 0,
+            write_bytes: 2_097_152,
+        };
+        let mut a = act(d, 1.0);
+        a.write_cache = Some("write through".into());
+        a.in_ram = true;
+        let f = analyze(&job(Op::Write, 4096, Mode::Dsync), moved, &a, 4096);
+        let wc = f
+            .iter()
+            .find(|f| f.kind == "write_cache")
+            .expect("write_cache");
+        println!("{}", wc.message);
+        assert!(
+            wc.message.contains("in RAM") && wc.message.contains("power loss"),
+            "{}",
+            wc.message
+        );
+        assert!(!wc.message.contains("reach the media"), "{}", wc.message);
+        assert_eq!(wc.numbers["in_ram"], 1.0);
+        assert!(crate::device::in_ram("zram1") && crate::device::in_ram("ram0"));
+        assert!(!crate::device::in_ram("sda") && !crate::device::in_ram("loop0"));
     }
 
     #[test]

@@ -562,6 +562,11 @@ fn explain(
         stats_off,
         logical_block_size: target.info.logical_block_size.unwrap_or(512),
         write_cache: target.info.write_cache.clone(),
+        in_ram: target
+            .info
+            .device
+            .as_deref()
+            .is_some_and(crate::device::in_ram),
         below_count: target.below_count,
     };
     let moved = Moved {
