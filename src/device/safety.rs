@@ -473,6 +473,10 @@ pub fn check_tree(
                 report
                     .reasons
                     .retain(|r| !matches!(r.code, OpenFailed | Blank | Data | Unchecked));
+                // Not even a read opens it: "reads are allowed" would promise what fails.
+                if reason.code == OpenFailed {
+                    report.read_notes.clear();
+                }
                 report.reasons.push(reason);
                 sort_reasons(&mut report.reasons);
                 report.write_safety = verdict(&report.reasons);

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::{fmt_duration, fmt_rate};
-use crate::device::{SafetyReport, WriteSafety};
+use crate::device::{ReasonCode, SafetyReport, WriteSafety};
 use crate::engine::{Job, RunResult, TargetInfo, explain};
 use crate::units::fmt_size;
 
@@ -28,11 +28,7 @@ pub fn check(r: &SafetyReport) -> String {
         let _ = writeln!(out, "  note: {}", note.detail);
     }
     let advice = match (r.write_safety, &r.device) {
-        (WriteSafety::Clear, _)
-            if r.reasons
-                .iter()
-                .any(|x| x.code == crate::device::ReasonCode::ExistingFile) =>
-        {
+        (WriteSafety::Clear, _) if r.reasons.iter().any(|x| x.code == ReasonCode::ExistingFile) => {
             "A write test may run with --force (it overwrites the file).".to_string()
         }
         (WriteSafety::Clear, _) => "A write test may run.".to_string(),
@@ -40,6 +36,14 @@ pub fn check(r: &SafetyReport) -> String {
             format!("A write test destroys what is on it: it needs --confirm {d}.")
         }
         (WriteSafety::Confirm, None) => "A write test needs confirmation.".to_string(),
+        // A device of size 0, or one that cannot be opened, cannot be read either: `run`
+        // refuses the read too.
+        (WriteSafety::Blocked, _) if r.reasons.iter().any(|x| x.code == ReasonCode::Empty) => {
+            "Nothing can be tested: write and read tests alike need a size above 0.".to_string()
+        }
+        (WriteSafety::Blocked, _) if r.reasons.iter().any(|x| x.code == ReasonCode::OpenFailed) => {
+            "Write tests are refused, and a read test cannot open it either.".to_string()
+        }
         (WriteSafety::Blocked, _) => "Write tests are refused; read tests are allowed.".to_string(),
     };
     let _ = writeln!(out, "{advice}");
@@ -588,8 +592,43 @@ pub fn sweep(series: &[crate::sweep::Series]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::device::{Reason, ReasonCode, SafetyReport, WriteSafety};
     use crate::engine::result::{Warning, fixed_result};
     use crate::session::TestOutcome;
+
+    /// A blocked device's last line says whether a read may run: not on a device of size 0
+    /// (`run` says "the device has nothing to test") nor on one that cannot be opened.
+    #[test]
+    fn a_blocked_verdict_says_whether_a_read_can_run() {
+        let report = |codes: &[ReasonCode]| SafetyReport {
+            target: "/dev/x".into(),
+            target_kind: "block",
+            device: Some("x".into()),
+            write_safety: WriteSafety::Blocked,
+            reasons: codes
+                .iter()
+                .map(|&code| Reason {
+                    code,
+                    detail: "why".into(),
+                })
+                .collect(),
+            read_notes: Vec::new(),
+        };
+        let last = |codes: &[ReasonCode]| {
+            let t = super::check(&report(codes));
+            println!("{t}");
+            t.lines().last().unwrap().to_string()
+        };
+        assert_eq!(
+            last(&[ReasonCode::Mounted]),
+            "Write tests are refused; read tests are allowed."
+        );
+        assert!(last(&[ReasonCode::Empty]).starts_with("Nothing can be tested"));
+        assert!(
+            last(&[ReasonCode::Mounted, ReasonCode::OpenFailed])
+                .contains("a read test cannot open it either")
+        );
+    }
 
     /// A finding every test has word for word is said once, under the table; one that differs
     /// stays under its own row.
