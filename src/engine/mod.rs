@@ -603,8 +603,8 @@ pub fn job_warnings(job: &Job, engine: EngineKind) -> Vec<Warning> {
     if job.data == Data::Zero && job.op.writes() {
         w.push(Warning::new(
             "zeros",
-            "zeros compress: a compressing file system (ZFS, btrfs) or SSD controller will \
-             flatter this result; use --data random (the default)",
+            "zeros compress: a compressing file system (ZFS, btrfs), zram or an SSD controller \
+             will flatter this result; use --data random (the default)",
         ));
     }
     if engine == EngineKind::Psync && job.iodepth > 1 {
