@@ -209,13 +209,13 @@ pub fn resolve(run: &str) -> Result<PathBuf, String> {
         });
     }
     let dir = runs_dir().ok_or("neither XDG_DATA_HOME nor HOME is set")?;
-    let mut all: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|_| format!("no saved runs in {}: run a test first", dir.display()))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    all.sort();
+    if std::fs::read_dir(&dir).is_err() {
+        return Err(format!(
+            "no saved runs in {}: run a test first",
+            dir.display()
+        ));
+    }
+    let mut all = in_order(&dir);
     if run == "last" {
         return all
             .pop()
@@ -231,7 +231,7 @@ pub fn resolve(run: &str) -> Result<PathBuf, String> {
     match matches.as_slice() {
         [one] => Ok((*one).clone()),
         [] => Err(format!(
-            "no saved run '{run}' in {}; `blkscope report last` shows the newest",
+            "no saved run '{run}' in {}; `blkscope runs` lists them, `last` is the newest",
             dir.display()
         )),
         _ => Err(format!(
@@ -241,22 +241,47 @@ pub fn resolve(run: &str) -> Result<PathBuf, String> {
     }
 }
 
+/// The saved runs' files in `dir`, oldest first. An id starts with the second it was saved
+/// in (`20261124T110856Z-...`); runs saved in the same second are ordered by the file's
+/// modification time (their ids' ends, the test's name, would order them by name).
+fn in_order(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<(String, Option<std::time::SystemTime>, PathBuf)> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| {
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let second = stem.split('-').next().unwrap_or_default().to_string();
+            let mtime = std::fs::metadata(&p).and_then(|m| m.modified()).ok();
+            (second, mtime, p)
+        })
+        .collect();
+    paths.sort();
+    paths.into_iter().map(|(_, _, p)| p).collect()
+}
+
+/// The files of the newest `n` saved runs in `dir`, oldest first.
+pub fn newest_paths(dir: &Path, n: usize) -> Vec<PathBuf> {
+    let mut paths = in_order(dir);
+    let skip = paths.len().saturating_sub(n);
+    paths.split_off(skip)
+}
+
 /// The newest `n` saved runs that load, oldest first.
 pub fn newest(n: usize) -> Vec<SavedRun> {
     let Some(dir) = runs_dir() else {
         return Vec::new();
     };
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut paths: Vec<PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    paths.sort();
-    let skip = paths.len().saturating_sub(n);
-    paths[skip..].iter().filter_map(|p| load(p).ok()).collect()
+    newest_paths(&dir, n)
+        .iter()
+        .filter_map(|p| load(p).ok())
+        .collect()
 }
 
 /// Reads a saved run and checks its schema. Errors name the file, and the field when one is

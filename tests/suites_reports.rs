@@ -766,3 +766,80 @@ fn zeros_trap_on_zram_says_it_compresses() {
         "{html}"
     );
 }
+
+/// `runs` lists the saved runs newest last, with each test's throughput, names a file it
+/// cannot read, and `report` points at it when an id is not found.
+#[test]
+fn saved_runs_are_listed_newest_last() {
+    let scratch = tempfile::tempdir().unwrap();
+    let d = scratch.path().to_str().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| blkscope_with("XDG_DATA_HOME", data.path(), args);
+    let none = run(&["runs"]);
+    assert!(none.status.success());
+    assert!(
+        stdout_of(&none).starts_with("no saved runs in"),
+        "{}",
+        stdout_of(&none)
+    );
+    for bs in ["64k", "128k"] {
+        let o = run(&["run", d, "--op", "write", "--size", "1M", "--bs", bs]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    // Both may be saved in the same second, where the ids' ends (the tests' names) would put
+    // 128K first: the older is the 64K run.
+    let mut ids = saved_ids(data.path());
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    ids.sort_by_key(|i| !i.contains("64K"));
+    let (v, _) = json_of(&run(&["report", "last", "--format", "json"]), &["report"]);
+    assert_eq!(v["id"], ids[1].as_str(), "last is the newest");
+    // A file that is not a saved run, newest by its name.
+    let runs_dir = data.path().join("blkscope/runs");
+    std::fs::write(runs_dir.join("20991231T000000Z-broken.json"), "{").unwrap();
+    let text = stdout_of(&run(&["runs"]));
+    println!("{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("ID") && lines[0].contains("TESTS (MB/s)"),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with(&ids[0]) && lines[2].starts_with(&ids[1]),
+        "oldest first: {text}"
+    );
+    assert!(lines[1].contains(&format!("run    {d}")), "{}", lines[1]);
+    assert!(
+        lines[3].starts_with("not read:") && lines[3].contains("broken"),
+        "{text}"
+    );
+    assert!(lines[4].starts_with("2 runs in"), "{text}");
+    // The figure shown is the run's own.
+    let (v, _) = json_of(&run(&["report", &ids[1], "--format", "json"]), &["report"]);
+    let mbs = v["tests"][0]["result"]["bytes_per_sec"].as_f64().unwrap() / 1e6;
+    assert!(
+        lines[2].ends_with(&format!("{mbs:.1}")),
+        "{} against {mbs:.1}",
+        lines[2]
+    );
+    // --last counts files: the newest two are the second run and the broken file.
+    let (j, code) = json_of(&run(&["runs", "--last", "2", "--json"]), &["runs"]);
+    assert_eq!(code, 0, "{j}");
+    let listed: Vec<&str> = j["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, [ids[1].as_str()], "{j}");
+    assert_eq!(
+        j["runs"][0]["tests"][0]["name"], v["tests"][0]["name"],
+        "{j}"
+    );
+    assert_eq!(j["unreadable"].as_array().unwrap().len(), 1, "{j}");
+    // An id that is not there points at the listing.
+    let o = run(&["report", "nosuch"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("`blkscope runs` lists them"), "{e}");
+    assert_eq!(run(&["runs", "--last", "0"]).status.code(), Some(2));
+}

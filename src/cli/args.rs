@@ -188,6 +188,16 @@ pub enum Command {
         #[arg(long, default_value_t = 512)]
         logical_block_size: u64,
     },
+    /// List the saved runs, newest last: each id (which starts with its time), what ran and on
+    /// what, and each test's throughput. An id, or a unique start of one, names the run to
+    /// report or compare.
+    Runs {
+        /// How many of the newest to list.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        last: u64,
+        #[arg(long)]
+        json: bool,
+    },
     /// Export a saved run (a path, an id, or `last`) as Markdown, CSV or JSON.
     Report {
         run: String,

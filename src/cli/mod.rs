@@ -84,6 +84,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             target,
             logical_block_size,
         }) => commands::explain::run(&name, &target, logical_block_size, &mut out),
+        Some(Command::Runs { last, json }) => commands::runs::run(last as usize, json, &mut out),
         Some(Command::Report {
             run,
             format,

@@ -20,6 +20,7 @@ pub fn run(cli: &Cli, out: &mut impl Write) -> Result<i32, crate::Error> {
             | Command::Explain { .. }
             | Command::Sweep { .. }
             | Command::Report { .. }
+            | Command::Runs { .. }
             | Command::Verify { .. },
         ) => {}
         // The terminal UI over the hosts.
@@ -27,7 +28,7 @@ pub fn run(cli: &Cli, out: &mut impl Write) -> Result<i32, crate::Error> {
         Some(_) => {
             return Err(crate::Error::Usage(
                 "this command runs here only: --host takes list, check, stat, run, suite, \
-                 suites, doctor, explain, sweep, report and verify"
+                 suites, doctor, explain, sweep, report, runs and verify"
                     .into(),
             ));
         }

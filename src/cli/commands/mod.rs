@@ -10,6 +10,7 @@ pub mod list;
 pub mod man;
 pub mod report;
 pub mod run;
+pub mod runs;
 pub mod stat;
 pub mod suite;
 pub mod tui;
