@@ -344,6 +344,18 @@ fn compare_across_hosts_and_a_fleet_table() {
         text.contains("127.0.0.2") && text.contains("spread"),
         "{text}"
     );
+    // runs lists each host's saved runs (here both hosts share one data directory).
+    let out = hosts_cmd(&s, &["runs", "--json"]).output().unwrap();
+    let v = json_ok(&out);
+    for h in v["hosts"].as_array().unwrap() {
+        let listed: Vec<&str> = h["runs"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{h}"))
+            .iter()
+            .map(|r| r["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(listed, [ids[0].as_str(), ids[1].as_str()], "{v}");
+    }
 }
 
 /// Moves the selection down one row and waits until the screen shows it (a capture taken
