@@ -352,6 +352,7 @@ fn suites_are_offered_in_the_test_picker() {
 #[test]
 fn results_compare_and_reopen() {
     let mut a = app("md-raid1");
+    let job = serde_json::to_value(&a.tests[0].job).unwrap();
     let saved = |id: &str, mbs: f64| {
         let lat = serde_json::json!({"min": 500, "mean": 1100.0, "p50": 1000, "p90": 1500,
             "p99": 2000, "p99_9": 2500, "p99_99": 3000, "max": 4000});
@@ -362,7 +363,7 @@ fn results_compare_and_reopen() {
             "device": null,
             "tests": [{
                 "name": "Seq write",
-                "job": serde_json::to_value(&a.tests[0].job).unwrap(),
+                "job": job.clone(),
                 "result": {"bytes_per_sec": mbs * 1e6, "iops": mbs, "latency_ns": lat, "warnings": []}
             }]
         });
@@ -372,9 +373,10 @@ fn results_compare_and_reopen() {
         saved("20261122T000000Z-a", 400.0),
         saved("20261122T000100Z-b", 500.0),
     ];
-    a.add_reopened(runs);
+    a.add_reopened(runs.clone());
     assert_eq!(a.screen, Screen::Results);
     assert_eq!(a.results.len(), 2);
+    assert_eq!(a.status.as_deref(), Some("reopened 2 saved results"));
     assert_eq!(a.results[1].saved_id.as_deref(), Some("20261122T000100Z-b"));
     assert!(
         a.results[1]
@@ -390,6 +392,19 @@ fn results_compare_and_reopen() {
     assert_eq!(a.on_key(ch('o')), Action::Reopen);
     let f = footer_keys(&a);
     assert!(f.contains(&"c") && f.contains(&"o"), "{f:?}");
+    // Reopened again, with one saved since: only that one is added.
+    let mut more = runs.clone();
+    more.push(saved("20261122T000200Z-c", 450.0));
+    a.add_reopened(more);
+    assert_eq!(a.results.len(), 3, "{:?}", a.status);
+    assert_eq!(a.status.as_deref(), Some("reopened 1 saved result"));
+    a.add_reopened(runs);
+    assert_eq!(a.results.len(), 3, "nothing twice: {:?}", a.status);
+    println!("{:?}", a.status);
+    assert_eq!(
+        a.status.as_deref(),
+        Some("nothing to add: the 2 newest saved runs are all already shown")
+    );
 }
 
 #[test]

@@ -63,7 +63,18 @@ impl App {
     /// Adds saved runs (oldest first) to the results as rows.
     pub fn add_reopened(&mut self, runs: Vec<crate::runs::SavedRun>) {
         let mut n = 0;
+        // A run already among the results (reopened before, or run and saved here) is not
+        // added twice: `o` pressed again adds only what was saved since.
+        let shown: std::collections::HashSet<String> = self
+            .results
+            .iter()
+            .filter_map(|r| r.saved_id.clone())
+            .collect();
+        let offered = runs.len();
         for v in runs {
+            if shown.contains(&v.id) {
+                continue;
+            }
             let id = v.id.clone();
             let target = v
                 .target
@@ -107,8 +118,14 @@ impl App {
         }
         self.status = Some(if n == 0 && self.results.is_empty() {
             "no results yet, and no saved runs: press r to run a test".into()
+        } else if n == 0 && offered > 0 {
+            format!(
+                "nothing to add: the {} {} already shown",
+                crate::output::count(offered, "newest saved run"),
+                if offered == 1 { "is" } else { "are all" }
+            )
         } else {
-            format!("reopened {n} saved result(s)")
+            format!("reopened {}", crate::output::count(n, "saved result"))
         });
         if !self.results.is_empty() {
             self.selected_result = self.results.len() - 1;
