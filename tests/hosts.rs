@@ -489,6 +489,13 @@ fn the_tui_shows_each_host_streams_its_iostat_and_runs_a_test_there() {
             .contains(&format!("/dev/{}", lo.name))),
         "{saved:?}"
     );
+    // o fetches the hosts' saved runs, not this machine's. Both hosts share one data
+    // directory here, so 127.0.0.1 offers the run just made as its own (new); 127.0.0.2's
+    // is the result already shown, and is not added twice.
+    t.keys(&["o"]);
+    let screen = t.wait_for(&["reopened 1 saved result"], 30);
+    println!("{screen}");
+    assert!(screen.contains("saved as 127.0.0.1:"), "{screen}");
 
     // The host nothing listens on is a node too, saying so.
     t.keys(&["Escape"]);

@@ -375,6 +375,59 @@ impl Link {
         }
     }
 
+    /// The host's newest `n` saved runs, oldest first, each with its id as `HOST:ID`
+    /// (`runs --json` there, then `report ID --format json` for each), and a line for each
+    /// that could not be read.
+    pub fn saved_runs(&self, n: usize) -> (Vec<crate::runs::SavedRun>, Vec<String>) {
+        let label = &self.host.label;
+        let never = AtomicBool::new(false);
+        let o = self.run(
+            &[
+                "runs".into(),
+                "--json".into(),
+                "--last".into(),
+                n.to_string(),
+            ],
+            &never,
+        );
+        if let Some(e) = o.error() {
+            return (Vec::new(), vec![e]);
+        }
+        let ids: Vec<String> = match serde_json::from_str::<serde_json::Value>(&o.stdout) {
+            Ok(v) => v["runs"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|r| r["id"].as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            Err(e) => return (Vec::new(), vec![format!("{label}: runs --json: {e}")]),
+        };
+        let (mut runs, mut errors) = (Vec::new(), Vec::new());
+        for id in ids {
+            let args = [
+                "report".into(),
+                id.clone(),
+                "--format".into(),
+                "json".into(),
+            ];
+            let o = self.run(&args, &never);
+            let from = format!("{label}:{id}");
+            match o
+                .error()
+                .map_or_else(|| crate::runs::parse(&o.stdout, &from), Err)
+            {
+                Ok(mut r) => {
+                    r.id = from;
+                    runs.push(r);
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        (runs, errors)
+    }
+
     /// The host's devices (`list --json` there).
     pub fn list(&self) -> Result<crate::device::DeviceTree, String> {
         let o = self.run(&["list".into(), "--json".into()], &AtomicBool::new(false));

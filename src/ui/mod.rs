@@ -79,7 +79,12 @@ enum EngineMsg {
     /// A test or suite on a host ended: what its blkscope printed, and whether it was
     /// cancelled.
     RemoteFinished(Box<crate::remote::HostOutcome>, bool),
+    /// The hosts' newest saved runs (ids as HOST:ID), and what could not be read.
+    Reopened(Vec<crate::runs::SavedRun>, Vec<String>),
 }
+
+/// Saved runs `o` fetches from each host: one ssh call each, after one to list them.
+const REOPEN_PER_HOST: usize = 10;
 
 /// Set while an engine thread runs; the panic hook waits on it.
 static ENGINE_RUNNING: AtomicBool = AtomicBool::new(false);
@@ -335,6 +340,24 @@ async fn event_loop(
                                     app.status = Some(format!("cannot start the doctor: {e}"));
                                 }
                             }
+                            // Over hosts, their saved runs (an ssh call a run, so fewer).
+                            Action::Reopen if app.remote() => {
+                                let links: Vec<crate::remote::Link> = hosts.links.values().cloned().collect();
+                                let tx = tx.clone();
+                                app.status = Some(format!("fetching the newest saved runs of {}...", crate::output::count(links.len(), "host")));
+                                let spawned = std::thread::Builder::new().name("blkscope-reopen".into()).spawn(move || {
+                                    let (mut runs, mut errors) = (Vec::new(), Vec::new());
+                                    for link in links {
+                                        let (r, e) = link.saved_runs(REOPEN_PER_HOST);
+                                        runs.extend(r);
+                                        errors.extend(e);
+                                    }
+                                    let _ = tx.send(EngineMsg::Reopened(runs, errors));
+                                });
+                                if let Err(e) = spawned {
+                                    app.status = Some(format!("cannot fetch the hosts' runs: {e}"));
+                                }
+                            }
                             Action::Reopen => {
                                 app.add_reopened(crate::runs::newest(20));
                             }
@@ -402,6 +425,14 @@ async fn event_loop(
                         }
                         if let Some(w) = worker.take() { let _ = w.join(); }
                         cancel = None;
+                    }
+                    EngineMsg::Reopened(runs, errors) => {
+                        app.add_reopened(runs);
+                        if let Some(e) = errors.first() {
+                            let more = errors.len() - 1;
+                            let tail = if more > 0 { format!(" (and {more} more)") } else { String::new() };
+                            app.status = Some(format!("{}; not read: {e}{tail}", app.status.clone().unwrap_or_default()));
+                        }
                     }
                     EngineMsg::Finished(r, saved) => {
                         app.on_finished(*r);
