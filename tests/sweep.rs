@@ -138,7 +138,7 @@ fn a_bad_point_is_refused_before_any_point_runs() {
                 "--no-save",
             ],
             "needs 1G of the device and sda1 has 512M: run the suite on a device of at least \
-             1024M (`blkscope lab --size 1024M`",
+             1G (`blkscope lab --size 1G`",
         ),
     ] {
         let out = blkscope(args);

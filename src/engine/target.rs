@@ -456,10 +456,11 @@ pub fn precheck(
     }
     let mut errs: Vec<String> = Vec::new();
     if let (Some((need, name)), Some(d)) = (too_large, &device) {
-        let mib = need.div_ceil(1 << 20);
+        // Whole MiB, as the command line takes it back (`1G`, not `1024M`).
+        let at_least = crate::units::exact_size(need.div_ceil(1 << 20) << 20);
         errs.push(format!(
             "{name} needs {} of the device and {} has {}: run the suite on a device of at least \
-             {mib}M (`blkscope lab --size {mib}M` makes lab devices that large)",
+             {at_least} (`blkscope lab --size {at_least}` makes lab devices that large)",
             crate::units::fmt_size(need),
             d.name,
             crate::units::fmt_size(d.size_bytes),
