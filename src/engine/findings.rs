@@ -547,7 +547,8 @@ mod tests {
             .expect("util");
         println!("{}", u.message);
         assert!(
-            u.message.contains("kept 8 I/Os in flight, yet the device had 1.0")
+            u.message
+                .contains("kept 8 I/Os in flight, yet the device had 1.0")
                 && u.message.contains("--jobs N")
                 && !u.message.contains("--iodepth 32"),
             "{}",
