@@ -579,3 +579,44 @@ fn the_form_sets_the_cpus() {
     type_in(&mut a, "all");
     assert_eq!(a.test().job.cpus, None);
 }
+
+/// Typed lines take a shell's editing keys: Ctrl-U clears, Ctrl-W drops the last word, and no
+/// Ctrl or Alt key types its letter (Ctrl-U typed a 'u' into the form's value).
+#[test]
+fn typed_lines_take_ctrl_u_and_ctrl_w() {
+    let ctrl = |c: char| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+    let mut a = app("lvm-on-partition");
+    a.on_key(ch('e'));
+    assert_eq!(a.field_value(0), "1M");
+    a.on_key(k(KeyCode::Enter));
+    a.on_key(ctrl('u'));
+    for c in "64k".chars() {
+        a.on_key(ch(c));
+    }
+    a.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::ALT));
+    a.on_key(k(KeyCode::Enter));
+    let err = match &a.overlay {
+        Overlay::Form(f) => f.error.clone(),
+        o => panic!("{o:?}"),
+    };
+    assert_eq!(err, None, "the field held: {:?}", a.field_value(0));
+    assert_eq!(a.test().job.bs, 64 * 1024, "{}", a.field_value(0));
+    a.on_key(k(KeyCode::Esc));
+    // The name a write asks for.
+    a.overlay = Overlay::Confirm {
+        device: "sdb".into(),
+        typed: String::new(),
+        error: None,
+    };
+    for c in "sdb oops".chars() {
+        a.on_key(ch(c));
+    }
+    a.on_key(ctrl('w'));
+    let typed = |a: &App| match &a.overlay {
+        Overlay::Confirm { typed, .. } => typed.clone(),
+        o => panic!("{o:?}"),
+    };
+    assert_eq!(typed(&a), "sdb ");
+    a.on_key(ctrl('u'));
+    assert_eq!(typed(&a), "");
+}

@@ -13,10 +13,6 @@ impl App {
                 KeyCode::Esc => {
                     form.error = None;
                 }
-                KeyCode::Backspace => {
-                    text.pop();
-                    form.editing = Some(text);
-                }
                 KeyCode::Enter => match self.apply_text(form.field, &text) {
                     Ok(()) => form.error = None,
                     Err(e) => {
@@ -24,11 +20,10 @@ impl App {
                         form.editing = Some(text);
                     }
                 },
-                KeyCode::Char(c) => {
-                    text.push(c);
+                _ => {
+                    super::keys::edit_line(&mut text, &key);
                     form.editing = Some(text);
                 }
-                _ => form.editing = Some(text),
             }
             self.overlay = Overlay::Form(form);
             return Action::None;

@@ -121,15 +121,6 @@ impl App {
                     self.status = Some("write test not started".into());
                     Action::None
                 }
-                KeyCode::Backspace => {
-                    typed.pop();
-                    self.overlay = Overlay::Confirm {
-                        device,
-                        typed,
-                        error: None,
-                    };
-                    Action::None
-                }
                 KeyCode::Enter => {
                     if typed.trim() == device {
                         self.overlay = Overlay::None;
@@ -146,16 +137,16 @@ impl App {
                         Action::None
                     }
                 }
-                KeyCode::Char(c) => {
-                    typed.push(c);
-                    self.overlay = Overlay::Confirm {
-                        device,
-                        typed,
-                        error: None,
-                    };
+                _ => {
+                    if edit_line(&mut typed, &key) {
+                        self.overlay = Overlay::Confirm {
+                            device,
+                            typed,
+                            error: None,
+                        };
+                    }
                     Action::None
                 }
-                _ => Action::None,
             },
             Overlay::Form(form) => self.on_form_key(form, key),
             // Every screen quits on q and opens the help on ?.
@@ -397,4 +388,26 @@ impl App {
         }
         Action::None
     }
+}
+
+/// A key typed into a line of text (the form's value, the device name a write asks for), as a
+/// shell's line editor takes it: Backspace deletes a character, Ctrl-U the whole line, Ctrl-W
+/// the last word; other keys with Ctrl or Alt insert nothing (Ctrl-U typed a 'u' before).
+/// Returns whether the key was one of these.
+pub(super) fn edit_line(text: &mut String, key: &KeyEvent) -> bool {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    match key.code {
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Char('u') if ctrl => text.clear(),
+        KeyCode::Char('w') if ctrl => {
+            let kept = text.trim_end().rfind(' ').map_or(0, |i| i + 1);
+            text.truncate(kept);
+        }
+        KeyCode::Char(_) if ctrl || key.modifiers.contains(KeyModifiers::ALT) => return false,
+        KeyCode::Char(c) => text.push(c),
+        _ => return false,
+    }
+    true
 }
