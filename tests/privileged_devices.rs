@@ -135,6 +135,50 @@ fn mounted_partition_blocks_disk_and_itself_but_not_its_sibling() {
 }
 
 #[test]
+fn a_mounted_btrfs_is_seen_as_mounted_and_holds_its_files() {
+    if !require(true, &["losetup", "mkfs.btrfs", "mount"]) {
+        return;
+    }
+    // btrfs gives its mounts (and files) an anonymous device number, not the device's: the
+    // mount is found by the source mountinfo names.
+    let lo = Loop::new(256 * MIB, None, false);
+    sh("mkfs.btrfs", &["-q", "-f", lo.dev()]);
+    let m = Mount::new(lo.dev());
+    let dir = m.dir.path().to_str().unwrap();
+    let (r, code) = blkscope_json(&["check", lo.dev(), "--json"]);
+    println!("check: {r}");
+    assert_eq!(r["write_safety"], "blocked", "{r}");
+    assert_eq!(code, 4);
+    let mounted = r["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["code"] == "mounted")
+        .unwrap_or_else(|| panic!("no mounted reason: {r}"));
+    assert!(
+        mounted["detail"].as_str().unwrap().contains(dir),
+        "{mounted}"
+    );
+    let (list, _) = blkscope_json(&["list", "--json"]);
+    let d = device(&list, &lo.name);
+    println!("list: {d}");
+    assert_eq!(d["mountpoints"][0], dir, "{d}");
+    assert_eq!(d["write_safety"], "blocked", "{d}");
+    // A test in the file system watches the device under it.
+    let (doc, code) = blkscope_json(&["run", dir, "--op", "write", "--size", "4M", "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    println!("target: {}", doc["target"]);
+    assert_eq!(
+        doc["target"]["device"],
+        lo.name.as_str(),
+        "{}",
+        doc["target"]
+    );
+    let ds = &doc["results"][0]["diskstats"][0];
+    assert_eq!(ds["disk_device"], lo.name.as_str(), "{ds}");
+}
+
+#[test]
 fn active_swap_is_blocked() {
     if !require(true, &["losetup", "mkswap", "swapon"]) {
         return;

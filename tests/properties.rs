@@ -84,7 +84,10 @@ proptest! {
             "36 35 {major}:{minor} / /mnt/{escaped} rw,noatime master:1 - ext4 /dev/x rw\n"
         );
         let t = MountTable::parse(&text).unwrap();
-        prop_assert_eq!(t.mountpoints(&format!("{major}:{minor}")), [format!("/mnt/{dir}")]);
+        prop_assert_eq!(
+            t.mountpoints(&format!("{major}:{minor}"), "y", None, false),
+            [format!("/mnt/{dir}")]
+        );
     }
 
     #[test]

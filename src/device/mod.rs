@@ -221,7 +221,25 @@ impl DeviceTree {
     pub fn holding(&self, path: &Path) -> Option<&Device> {
         use std::os::unix::fs::MetadataExt;
         let dev = std::fs::metadata(path).ok()?.dev();
-        self.by_maj_min(&format!("{}:{}", libc::major(dev), libc::minor(dev)))
+        if let Some(d) = self.by_maj_min(&format!("{}:{}", libc::major(dev), libc::minor(dev))) {
+            return Some(d);
+        }
+        // btrfs gives its files an anonymous device number (major 0), that of their subvolume:
+        // the device with a mount point that holds the path and carries the same number (a
+        // tmpfs at /tmp does not make a file there vda1's). A subvolume that is not mounted
+        // itself has a number of its own and is not found.
+        if libc::major(dev) != 0 {
+            return None;
+        }
+        let real = std::fs::canonicalize(path).ok()?;
+        self.devices
+            .iter()
+            .flat_map(|d| d.mountpoints.iter().map(move |m| (m, d)))
+            .filter(|(m, _)| {
+                real.starts_with(m) && std::fs::metadata(m).is_ok_and(|x| x.dev() == dev)
+            })
+            .max_by_key(|(m, _)| m.len())
+            .map(|(_, d)| d)
     }
 
     /// The first loop device without direct I/O among `name` and what it is built on.
@@ -442,7 +460,7 @@ fn read_device(
 
     let (scheduler, schedulers_available) = parse_scheduler(q("scheduler").as_deref());
     let removable = n("removable").unwrap_or(0) == 1 || whole.is_some_and(|w| w.removable);
-    let mountpoints = mounts.mountpoints(&maj_min).to_vec();
+    let mountpoints = mounts.mountpoints(&maj_min, name, dm_name.as_deref(), root.is_live());
     let swap = swaps.contains_device(name, dm_name.as_deref(), root.is_live());
     let device_attr = |rel: &str| {
         whole

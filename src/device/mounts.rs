@@ -28,10 +28,13 @@ pub fn fs_type(root: &SysRoot, path: &str) -> Option<String> {
         .map(|(_, fs)| fs)
 }
 
-/// Mount points by `major:minor`, in mountinfo order, without repeats.
+/// Mount points by `major:minor`, in mountinfo order, without repeats; and those of file
+/// systems that give their mounts an anonymous device number (major 0: btrfs, whose files all
+/// carry one per subvolume), by the device path mountinfo names as their source.
 #[derive(Debug, Default, Clone)]
 pub struct MountTable {
     by_devno: HashMap<String, Vec<String>>,
+    by_source: Vec<(String, String)>,
 }
 
 impl MountTable {
@@ -61,19 +64,71 @@ impl MountTable {
 
     fn from_infos(infos: MountInfos) -> Self {
         let mut by_devno: HashMap<String, Vec<String>> = HashMap::new();
+        let mut by_source = Vec::new();
         for mi in infos {
             let target = unescape_octal(&mi.mount_point.to_string_lossy());
+            if mi.majmin.starts_with("0:") {
+                if let Some(src) = mi
+                    .mount_source
+                    .as_deref()
+                    .filter(|s| s.starts_with("/dev/"))
+                {
+                    let pair = (unescape_octal(src), target.clone());
+                    if !by_source.contains(&pair) {
+                        by_source.push(pair);
+                    }
+                }
+            }
             let list = by_devno.entry(mi.majmin.clone()).or_default();
             if !list.contains(&target) {
                 list.push(target);
             }
         }
-        Self { by_devno }
+        Self {
+            by_devno,
+            by_source,
+        }
     }
 
-    pub fn mountpoints(&self, maj_min: &str) -> &[String] {
-        self.by_devno.get(maj_min).map(Vec::as_slice).unwrap_or(&[])
+    /// The mount points of the device `maj_min`, kernel name `name` (and /dev/mapper name
+    /// `dm_name`): by device number, then those of anonymous-numbered mounts whose source names
+    /// it (a btrfs on it). `live`: resolve symlinked sources (/dev/disk/by-uuid/...).
+    pub fn mountpoints(
+        &self,
+        maj_min: &str,
+        name: &str,
+        dm_name: Option<&str>,
+        live: bool,
+    ) -> Vec<String> {
+        let mut out = self.by_devno.get(maj_min).cloned().unwrap_or_default();
+        for (src, target) in &self.by_source {
+            if names_device(src, name, dm_name, live) && !out.contains(target) {
+                out.push(target.clone());
+            }
+        }
+        out
     }
+}
+
+/// Whether the path `p` (from /proc/swaps or a mount's source) names the device `name` (kernel
+/// name, e.g. `dm-1`), or the one known by `dm_name` under /dev/mapper. On the live system a
+/// path that is a symlink (such as /dev/disk/by-uuid/...) is resolved too.
+fn names_device(p: &str, name: &str, dm_name: Option<&str>, live: bool) -> bool {
+    let base = p.rsplit('/').next().unwrap_or(p);
+    if p.starts_with("/dev/") && base == name {
+        return true;
+    }
+    if let Some(dm) = dm_name {
+        if p == format!("/dev/mapper/{dm}") {
+            return true;
+        }
+    }
+    if live && p.starts_with("/dev/") {
+        if let Ok(real) = fs::canonicalize(p) {
+            return real.file_name().is_some_and(|f| f == name);
+        }
+    }
+    false
 }
 
 /// Undoes the kernel's octal escapes in mountinfo paths (`\040` is a space).
@@ -130,23 +185,9 @@ impl SwapTable {
     /// /dev/mapper, is an active swap area. On the live system a path that is a symlink (such
     /// as /dev/disk/by-uuid/...) is resolved too.
     pub fn contains_device(&self, name: &str, dm_name: Option<&str>, live: bool) -> bool {
-        self.paths.iter().any(|p| {
-            let base = p.rsplit('/').next().unwrap_or(p);
-            if p.starts_with("/dev/") && base == name {
-                return true;
-            }
-            if let Some(dm) = dm_name {
-                if p == &format!("/dev/mapper/{dm}") {
-                    return true;
-                }
-            }
-            if live && p.starts_with("/dev/") {
-                if let Ok(real) = fs::canonicalize(p) {
-                    return real.file_name().is_some_and(|f| f == name);
-                }
-            }
-            false
-        })
+        self.paths
+            .iter()
+            .any(|p| names_device(p, name, dm_name, live))
     }
 }
 
@@ -160,6 +201,26 @@ mod tests {
         assert_eq!(unescape_octal(r"/a\134b"), r"/a\b");
         assert_eq!(unescape_octal(r"/plain"), "/plain");
         assert_eq!(unescape_octal(r"/trail\04"), r"/trail\04");
+    }
+
+    #[test]
+    fn btrfs_mounts_by_their_source() {
+        // btrfs gives its mounts an anonymous device number (0:39), not the device's (7:0).
+        let t = MountTable::parse(
+            "29 1 253:1 / / rw - ext4 /dev/vda1 rw\n\
+             43 29 0:39 / /mnt/b rw,relatime - btrfs /dev/loop0 rw,subvolid=5,subvol=/\n\
+             44 29 0:40 /home /home rw,relatime - btrfs /dev/mapper/vg-home rw,subvol=/home\n\
+             45 29 0:41 / /run/x rw - tmpfs tmpfs rw\n",
+        )
+        .unwrap();
+        assert_eq!(t.mountpoints("7:0", "loop0", None, false), ["/mnt/b"]);
+        assert!(t.mountpoints("7:1", "loop1", None, false).is_empty());
+        assert!(t.mountpoints("7:10", "loop00", None, false).is_empty());
+        assert_eq!(
+            t.mountpoints("253:2", "dm-2", Some("vg-home"), false),
+            ["/home"]
+        );
+        assert_eq!(t.mountpoints("253:1", "vda1", None, false), ["/"]);
     }
 
     #[test]
