@@ -740,3 +740,72 @@ fn memory_under_the_target_is_a_finding() {
         "no loop device under a tmpfs"
     );
 }
+
+/// A random write test's JSON on a scratch file in `dir`.
+fn randwrite_in(dir: &str, bs: &str) -> serde_json::Value {
+    let args = [
+        "run",
+        dir,
+        "--op",
+        "randwrite",
+        "--bs",
+        bs,
+        "--iodepth",
+        "16",
+        "--size",
+        "16M",
+        "--json",
+    ];
+    let (doc, code) = blkscope_json(&args);
+    assert_eq!(code, 0, "{args:?}: {doc}");
+    doc
+}
+
+#[test]
+fn direct_writes_of_part_of_a_file_system_block_are_a_finding() {
+    if !require(true, &["losetup", "mkfs.ext4", "mkfs.xfs", "mount"]) {
+        return;
+    }
+    // 512-byte sectors, so that 2K direct writes are allowed; 4K file system blocks.
+    for (fs, mkfs) in [
+        ("ext4", vec!["-q", "-F", "-b", "4096"]),
+        ("xfs", vec!["-q", "-f", "-b", "size=4096"]),
+    ] {
+        let lo = Loop::new(320 * MIB, Some(512), false);
+        let mut args = mkfs.clone();
+        args.push(lo.dev());
+        sh(&format!("mkfs.{fs}"), &args);
+        let m = Mount::new(lo.dev());
+        let dir = m.dir.path().to_str().unwrap();
+        let doc = randwrite_in(dir, "2k");
+        let r = &doc["results"][0];
+        println!(
+            "{fs} 2k: {} IOPS, findings {:?}, diskstats {}",
+            r["iops"],
+            findings(&doc),
+            r["diskstats"]
+        );
+        let f = finding(&doc, "partial_fs_block");
+        let msg = f["message"].as_str().unwrap();
+        let head = format!("bs 2K is not a multiple of the 4K blocks of {fs} under the file");
+        assert!(msg.starts_with(&head), "{head:?} starts {msg}");
+        assert!(msg.contains("Use --bs 4k to measure"), "{msg}");
+        assert_eq!(f["device"], lo.name.as_str(), "{f}");
+        assert_eq!(f["numbers"]["fs_block"], 4096.0, "{f}");
+        assert_eq!(f["numbers"]["in_flight_asked"], 16.0, "{f}");
+        // A multiple of the block: no finding.
+        let doc = randwrite_in(dir, "4k");
+        let r = &doc["results"][0];
+        println!(
+            "{fs} 4k: {} IOPS, findings {:?}, diskstats {}",
+            r["iops"],
+            findings(&doc),
+            r["diskstats"]
+        );
+        assert!(
+            !findings(&doc).iter().any(|k| k == "partial_fs_block"),
+            "{fs} 4k: {:?}",
+            findings(&doc)
+        );
+    }
+}

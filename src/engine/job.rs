@@ -432,7 +432,7 @@ impl Job {
                     .into(),
             )]);
         }
-        let mut errs = self.check_params(t.direct_align);
+        let mut errs = self.check_params(t.direct_align, t.is_block);
         // A block size or job count out of range says so; how much fits follows from it.
         let ranges_ok = errs.is_empty();
         let mut bad = |s: String| errs.push(Invalid(s));
@@ -517,9 +517,10 @@ impl Job {
     }
 
     /// What is wrong with the job's own parameters, whatever the target: ranges, combinations,
-    /// and, when `direct_align` is above 1, the alignment O_DIRECT needs. A suite or sweep
+    /// and, when `direct_align` is above 1, the alignment O_DIRECT needs (a block device's logical
+    /// block size, or with `is_block` false a file system's). A suite or sweep
     /// checks every test with it before the first one runs.
-    pub fn check_params(&self, direct_align: u64) -> Vec<Invalid> {
+    pub fn check_params(&self, direct_align: u64, is_block: bool) -> Vec<Invalid> {
         let mut errs = Vec::new();
         let mut bad = |s: String| errs.push(Invalid(s));
         if self.bs == 0 {
@@ -594,9 +595,16 @@ impl Job {
             let a = direct_align;
             if self.bs % a != 0 {
                 let up = self.bs.div_ceil(a) * a;
+                // A file's alignment is its file system's (statx STATX_DIOALIGN): btrfs asks
+                // for its 4K sector on a 512-byte device.
+                let unit = if is_block {
+                    "the logical block size"
+                } else {
+                    "the file system's direct I/O alignment"
+                };
                 bad(format!(
-                    "with direct I/O, bs must be a multiple of the logical block size {}: {} is \
-                     not; use --bs {} (or a buffered mode)",
+                    "with direct I/O, bs must be a multiple of {unit} {}: {} is not; use --bs {} \
+                     (or a buffered mode)",
                     said(a),
                     said(self.bs),
                     exact_size(up)
@@ -749,6 +757,18 @@ mod tests {
             e[0]
         );
         assert!(e[0].0.contains("512 bytes is not; use --bs 4k"));
+        // A file's alignment is its file system's (btrfs: 4K on a 512-byte device).
+        let file = TargetFacts {
+            is_block: false,
+            ..facts(1 << 30, 4096)
+        };
+        let e = j.validate(&file).unwrap_err();
+        assert!(
+            e[0].0
+                .contains("multiple of the file system's direct I/O alignment 4k: 512 bytes"),
+            "{}",
+            e[0]
+        );
         // Buffered may use it.
         let j = Job {
             bs: 512,

@@ -504,8 +504,20 @@ pub fn run(
         .cache_below
         .as_ref()
         .map(|c| findings::cache_below(block, c));
+    // The device holding a file: how many requests it had in flight (none when its statistics
+    // are off).
+    let aqu_sz = result
+        .diskstats
+        .iter()
+        .find(|x| x.disk_device == device && !x.stats_off)
+        .map(|x| x.aqu_sz);
+    let partial_block = target
+        .fs_block
+        .as_ref()
+        .and_then(|fs| findings::partial_fs_block(job, fs, &device, aqu_sz));
     for f in cache_below
         .into_iter()
+        .chain(partial_block)
         .chain(findings::io_worker_wakeups(job, issue, &device))
         .chain(never_written)
         .chain(zeros_read.flatten())

@@ -59,6 +59,32 @@ pub enum CacheBelow {
     MemoryFs { fs: String },
 }
 
+/// The file system under a file target: its block size, for writes that cover part of a block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FsBlock {
+    /// Its type as /proc/self/mounts names it (ext4, xfs, ...), if found.
+    pub fs: Option<String>,
+    /// Its fundamental block size (statvfs f_frsize).
+    pub size: u64,
+    /// The test writes into blocks the file has not written yet: blkscope's scratch file for a
+    /// write test is preallocated (unwritten extents), as fio's is.
+    pub unwritten: bool,
+}
+
+impl FsBlock {
+    fn of(root: &SysRoot, file: &File, path: &Path, unwritten: bool) -> Option<Self> {
+        let size = sys::fs_block_size(file)?;
+        let fs = std::fs::canonicalize(path)
+            .ok()
+            .and_then(|real| crate::device::mounts::fs_type(root, &real.to_string_lossy()));
+        Some(Self {
+            fs,
+            size,
+            unwritten,
+        })
+    }
+}
+
 /// An open target. Dropping it closes the device (ending O_EXCL) or removes the test's file.
 pub struct OpenTarget {
     pub file: File,
@@ -73,6 +99,8 @@ pub struct OpenTarget {
     pub store: crate::engine::unwritten::Store,
     /// Memory under the target that a test measures instead of a disk.
     pub cache_below: Option<CacheBelow>,
+    /// For a file: the file system's block size.
+    pub fs_block: Option<FsBlock>,
     remove_on_drop: Option<ScratchFile>,
 }
 
@@ -371,6 +399,7 @@ fn open_block(
         below_count,
         store: crate::engine::unwritten::Store::of_device(root, tree, dev),
         cache_below,
+        fs_block: None,
         remove_on_drop: None,
     })
 }
@@ -445,7 +474,7 @@ pub fn precheck(
                     e.extend(job.validate(&block_facts(d)).err().unwrap_or_default());
                 }
             }
-            None => e.extend(job.check_params(1)),
+            None => e.extend(job.check_params(1, false)),
         }
         for x in e {
             match problems.iter_mut().find(|(p, _)| *p == x.0) {
@@ -594,6 +623,7 @@ fn open_dir_file(
         // Laid out with data before a read test: no holes to look for.
         store: Default::default(),
         cache_below: None,
+        fs_block: None,
         remove_on_drop: Some(scratch),
     };
     let facts = TargetFacts {
@@ -639,6 +669,9 @@ fn open_dir_file(
     guard.below_count = under.below;
     guard.info.device = under.device;
     guard.cache_below = under.cache_below;
+    // A write test's file is preallocated and not laid out: every write lands in a block not
+    // written yet.
+    guard.fs_block = FsBlock::of(root, &guard.file, &path, writes);
     Ok(guard)
 }
 
@@ -713,6 +746,7 @@ fn open_named_file(
     }
     let file = open_for_test(path, writes, flags).map_err(|e| open_err(path, e))?;
     let under = watch_for_file(root, path);
+    let fs_block = FsBlock::of(root, &file, path, false);
     Ok(OpenTarget {
         file,
         info: TargetInfo {
@@ -735,6 +769,7 @@ fn open_named_file(
             path: path.to_path_buf(),
         },
         cache_below: under.cache_below,
+        fs_block,
         remove_on_drop: None,
     })
 }

@@ -117,6 +117,27 @@ pub fn fs_available(path: &Path) -> io::Result<u64> {
     Ok(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
+/// The fundamental block size of the file system holding `file` (fstatvfs: f_frsize, or
+/// f_bsize where that is 0): the unit it allocates and zeroes in.
+pub fn fs_block_size(file: &std::fs::File) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
+    // SAFETY: the descriptor is open for the call's duration; st is writable memory of the
+    // right size.
+    let rc = unsafe { libc::fstatvfs(file.as_raw_fd(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: fstatvfs succeeded and filled the struct.
+    let st = unsafe { st.assume_init() };
+    let size = if st.f_frsize > 0 {
+        st.f_frsize
+    } else {
+        st.f_bsize
+    };
+    (size > 0).then_some(size)
+}
+
 /// The O_DIRECT alignment the kernel reports for a file (statx STATX_DIOALIGN, Linux 6.1+):
 /// (memory alignment, offset alignment). `None` when the kernel or file system does not say.
 pub fn dio_alignment(path: &Path) -> Option<(u32, u32)> {
