@@ -342,3 +342,72 @@ fn a_test_names_other_processes_doing_io() {
     assert!(m.contains(&format!("(pid {pid})")), "{m}");
     assert!(f["numbers"]["share"].as_f64().unwrap() > 0.01, "{f}");
 }
+
+#[test]
+fn a_directory_or_file_stands_for_the_device_that_holds_it() {
+    if !require(true, &["losetup", "mkfs.ext4", "mount"]) {
+        return;
+    }
+    let lo = Loop::new(32 * MIB, None, false);
+    sh("mkfs.ext4", &["-q", "-F", lo.dev()]);
+    let m = Mount::new(lo.dev());
+    let dir = m.dir.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let file = dir.join("f");
+    std::fs::write(&file, b"x").unwrap();
+    let smartctl = ("BLKSCOPE_SMARTCTL", "/nonexistent/smartctl");
+    for path in [dir.to_str().unwrap(), file.to_str().unwrap()] {
+        let (v, code) = doctor(&[smartctl], &["doctor", path, "--json"]);
+        println!("doctor {path}: {code} {v}");
+        let d = &v["devices"][0];
+        assert_eq!(d["name"], lo.name.as_str(), "{d}");
+        assert_eq!(d["holds"], path, "{d}");
+        // stat takes it too.
+        let (s, code) = blkscope_json(&[
+            "stat",
+            path,
+            "--count",
+            "1",
+            "--interval",
+            "100ms",
+            "--json",
+        ]);
+        println!("stat {path}: {code} {s}");
+        assert_eq!(code, 0, "{s}");
+        assert!(s.to_string().contains(&format!("\"{}\"", lo.name)), "{s}");
+    }
+    // Its holes are said, but no write is offered for a mounted device.
+    let (v, _) = doctor(&[smartctl], &["doctor", lo.dev(), "--json"]);
+    let f = finding_of(&v["devices"][0], "never_written").unwrap_or_else(|| panic!("{v}"));
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.contains("it is in use, so no write test may fill it"),
+        "{msg}"
+    );
+    assert!(!msg.contains("--op write"), "{msg}");
+    let out = bin()
+        .env(smartctl.0, smartctl.1)
+        .args(["doctor", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    let head = format!("{} ({}, which holds {}):", lo.name, lo.dev(), dir.display());
+    assert!(text.starts_with(&head), "{head:?} starts {text}");
+    // A file system with no device under it: one line, exit 2.
+    let t = Tmpfs::new("4m");
+    for cmd in ["doctor", "stat"] {
+        let out = bin()
+            .env(smartctl.0, smartctl.1)
+            .args([cmd, t.path_str()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        println!("{cmd} on a tmpfs: {:?} {err}", out.status.code());
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("it is on tmpfs, a file system with no block device under it"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

@@ -125,7 +125,8 @@ pub enum Command {
     },
     /// Show /proc/diskstats in `iostat -x` terms, every interval (like `iostat -x -d -y`).
     Stat {
-        /// Devices by name (sda) or path (/dev/sda); none means every whole device.
+        /// Devices by name (sda) or path (/dev/sda), or a file or directory for the device
+        /// that holds it (/var/lib/mysql); none means every whole device.
         devices: Vec<String>,
         /// Time between reports (e.g. 1s, 500ms).
         #[arg(long, default_value = "1s", value_parser = parse_interval)]
@@ -292,7 +293,8 @@ pub enum Command {
     ///
     /// Exit status: 0 no finding is a problem, 5 one is.
     Doctor {
-        /// Devices by name (sda) or path; none means every disk.
+        /// Devices by name (sda) or path, or a file or directory for the device that holds
+        /// it (/var/lib/mysql); none means every disk.
         devices: Vec<String>,
         /// Print {"devices": [{"name", "path", "findings": [...]}]} as JSON.
         #[arg(long)]

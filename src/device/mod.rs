@@ -242,6 +242,47 @@ impl DeviceTree {
             .map(|(_, d)| d)
     }
 
+    /// The device a command-line argument names: a kernel name or /dev path; on the live
+    /// system also a symlink to one (/dev/disk/by-id/...), or a file or directory, for the
+    /// device whose file system holds it (then the second value is true). Err: why none,
+    /// worded for the user.
+    pub fn named(&self, root: &SysRoot, arg: &str) -> Result<(String, bool), String> {
+        let name = arg.strip_prefix("/dev/").unwrap_or(arg);
+        if self.get(name).is_some() {
+            return Ok((name.to_string(), false));
+        }
+        if !root.is_live() || !arg.contains('/') {
+            return Err("`blkscope list` shows the devices".into());
+        }
+        let path = Path::new(arg);
+        let Ok(meta) = std::fs::metadata(path) else {
+            return Err(
+                "no such device, file or directory; `blkscope list` shows the devices".into(),
+            );
+        };
+        use std::os::unix::fs::FileTypeExt;
+        if meta.file_type().is_block_device() {
+            let real = std::fs::canonicalize(path).ok();
+            let base = real.as_deref().and_then(Path::file_name);
+            return match base.map(|b| b.to_string_lossy().into_owned()) {
+                Some(b) if self.get(&b).is_some() => Ok((b, false)),
+                _ => Err("`blkscope list` shows the devices".into()),
+            };
+        }
+        match self.holding(path) {
+            Some(d) => Ok((d.name.clone(), true)),
+            None => {
+                let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+                let fs = mounts::fs_type(root, &real.to_string_lossy())
+                    .unwrap_or_else(|| "a file system".into());
+                Err(format!(
+                    "it is on {fs}, a file system with no block device under it; \
+                     `blkscope list` shows the devices"
+                ))
+            }
+        }
+    }
+
     /// The first loop device without direct I/O among `name` and what it is built on.
     pub fn buffered_loop(&self, root: &SysRoot, name: &str) -> Option<BufferedLoop> {
         let d = std::iter::once(self.get(name)?)

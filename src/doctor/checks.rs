@@ -237,6 +237,18 @@ fn never_written(root: &SysRoot, tree: &DeviceTree, d: &Device, out: &mut Vec<Fi
         Store::BackingFile { file, .. } => format!("holes in its backing file {}", file.display()),
         _ => return,
     };
+    // A device in use (a file system mounted on it) refuses the write that would fill it.
+    let in_use = !d.holders.is_empty()
+        || std::iter::once(d)
+            .chain(tree.above(&d.name))
+            .any(|x| !x.mountpoints.is_empty() || x.swap);
+    let fill = if in_use {
+        "; it is in use, so no write test may fill it: read what its user has written, or test \
+         a device that holds data"
+            .to_string()
+    } else {
+        format!(" (blkscope run {} --op write --bs 1M)", d.path.display())
+    };
     out.push(
         Finding::new(
             "never_written",
@@ -244,12 +256,11 @@ fn never_written(root: &SysRoot, tree: &DeviceTree, d: &Device, out: &mut Vec<Fi
             format!(
                 "{:.0}% of {} ({} of {}) was never written ({how}): reads there come back as \
                  zeros without touching the store or the disk below, so a read test measures \
-                 nothing real until it is filled (blkscope run {} --op write --bs 1M)",
+                 nothing real until it is filled{fill}",
                 u.unwritten_bytes as f64 * 100.0 / u.region_bytes as f64,
                 d.name,
                 crate::units::fmt_size(u.unwritten_bytes),
                 crate::units::fmt_size(u.region_bytes),
-                d.path.display()
             ),
         )
         .with(json!({

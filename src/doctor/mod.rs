@@ -70,6 +70,9 @@ impl Finding {
 pub struct DeviceReport {
     pub name: String,
     pub path: String,
+    /// The file or directory named for it: the device holds its file system.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holds: Option<String>,
     pub findings: Vec<Finding>,
 }
 
@@ -96,29 +99,30 @@ impl Default for Options {
     }
 }
 
-/// The devices named (kernel names or /dev paths), or every whole disk when none is.
-fn chosen(tree: &DeviceTree, names: &[String]) -> Result<Vec<String>, crate::Error> {
+/// The devices named (kernel names, /dev paths, or a file or directory for the device
+/// holding it: then with the path), or every whole disk when none is.
+fn chosen(
+    root: &SysRoot,
+    tree: &DeviceTree,
+    names: &[String],
+) -> Result<Vec<(String, Option<String>)>, crate::Error> {
     if names.is_empty() {
         return Ok(tree
             .listed(false)
             .devices
             .iter()
             .filter(|d| d.depth == 0 && d.size_bytes > 0)
-            .map(|d| d.name.clone())
+            .map(|d| (d.name.clone(), None))
             .collect());
     }
     names
         .iter()
-        .map(|n| {
-            let name = n.strip_prefix("/dev/").unwrap_or(n).to_string();
-            if tree.get(&name).is_some() {
-                Ok(name)
-            } else {
-                Err(crate::Error::UnknownDevice {
-                    path: std::path::PathBuf::from(n),
-                    detail: "`blkscope list` shows the devices".into(),
-                })
-            }
+        .map(|n| match tree.named(root, n) {
+            Ok((name, held)) => Ok((name, held.then(|| n.clone()))),
+            Err(detail) => Err(crate::Error::UnknownDevice {
+                path: std::path::PathBuf::from(n),
+                detail,
+            }),
         })
         .collect()
 }
@@ -138,7 +142,7 @@ pub fn examine(
             ..Default::default()
         },
     )?;
-    let wanted = chosen(&tree, names)?;
+    let wanted = chosen(root, &tree, names)?;
     // Who is doing I/O: one sample over `opts.sample`, shared by all devices.
     let a = crate::stats::procs::ProcSnapshot::read(root);
     std::thread::sleep(opts.sample);
@@ -152,7 +156,7 @@ pub fn examine(
     crate::stats::procs::tie_to_devices(root, &mut busy, &devnos);
 
     let mut out = Vec::new();
-    for name in wanted {
+    for (name, holds) in wanted {
         let d = tree.get(&name).expect("chosen from the tree");
         let mut findings = smart::examine(root, &tree, d, &opts.smartctl);
         findings.extend(checks::examine(root, &tree, d));
@@ -192,6 +196,7 @@ pub fn examine(
         out.push(DeviceReport {
             name: d.name.clone(),
             path: d.path.display().to_string(),
+            holds,
             findings,
         });
     }

@@ -530,7 +530,12 @@ pub fn doctor(reports: &[crate::doctor::DeviceReport]) -> String {
     let mut out = String::new();
     for r in reports {
         let worst = r.worst().map(|w| w.as_str()).unwrap_or("nothing found");
-        let _ = writeln!(out, "{} ({}): {worst}", r.name, r.path);
+        let holds = r
+            .holds
+            .as_deref()
+            .map(|p| format!(", which holds {p}"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "{} ({}{holds}): {worst}", r.name, r.path);
         for f in &r.findings {
             let _ = writeln!(out, "  [{}] {}: {}", f.severity.as_str(), f.kind, f.message);
         }

@@ -182,6 +182,8 @@ pub fn resolve_devices(root: &SysRoot, names: &[String]) -> Result<Vec<String>, 
             .map(|d| d.name.clone())
             .collect());
     }
+    // A file or directory stands for the device that holds it (discovered once, if needed).
+    let mut tree = None;
     names
         .iter()
         .map(|n| {
@@ -191,8 +193,40 @@ pub fn resolve_devices(root: &SysRoot, names: &[String]) -> Result<Vec<String>, 
                 .filter(|_| root.is_live() && n.starts_with('/'))
                 .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| name.to_string());
+            let mut held = || {
+                if !root.is_live()
+                    || !std::path::Path::new(n).is_dir() && !std::path::Path::new(n).is_file()
+                {
+                    return None;
+                }
+                let t = tree.get_or_insert_with(|| {
+                    crate::device::discover(
+                        root,
+                        &crate::device::DiscoverOptions {
+                            skip_signatures: true,
+                            ..Default::default()
+                        },
+                    )
+                    .ok()
+                });
+                Some(t.as_ref().map(|t| t.named(root, n)))
+            };
             if snap.devices.contains_key(&name) {
                 Ok(name)
+            } else if let Some(found) = held() {
+                match found {
+                    Some(Ok((d, _))) if snap.devices.contains_key(&d) => Ok(d),
+                    Some(Err(detail)) => Err(crate::Error::UnknownDevice {
+                        path: std::path::PathBuf::from(n),
+                        detail,
+                    }),
+                    _ => Err(crate::Error::UnknownDevice {
+                        path: std::path::PathBuf::from(n),
+                        detail: "the device that holds it has no statistics; `blkscope list` \
+                                 shows the devices"
+                            .into(),
+                    }),
+                }
             } else if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
                 // `iostat -x 1 3` habits: a bare number is an interval or a count.
                 Err(crate::Error::UnknownDevice {
