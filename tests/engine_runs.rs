@@ -533,6 +533,7 @@ fn device_is_held_exclusively_during_a_write_run() {
         return;
     }
     let lo = Loop::new(64 * MIB, None, false);
+    let (_, w0) = diskstats_sectors(&lo.name);
     let child = bin()
         .args([
             "run",
@@ -548,22 +549,19 @@ fn device_is_held_exclusively_during_a_write_run() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = None;
-    wait_until(
-        10,
-        "blkscope to hold the device with O_EXCL",
-        || match std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_EXCL)
-            .open(&lo.path)
-        {
-            Ok(_) => false,
-            Err(e) => {
-                err = e.raw_os_error();
-                true
-            }
-        },
-    );
+    // Probing with O_EXCL before blkscope's own exclusive open could take the claim at that
+    // instant and make blkscope refuse the device (EBUSY): wait until its writes reach the
+    // device, which they do only once it holds it, and probe then.
+    wait_until(10, "blkscope's writes to reach the device", || {
+        diskstats_sectors(&lo.name).1 > w0
+    });
+    let err = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(&lo.path)
+        .err()
+        .and_then(|e| e.raw_os_error());
+    println!("O_EXCL open while blkscope writes: errno {err:?}");
     assert_eq!(
         err,
         Some(libc::EBUSY),
