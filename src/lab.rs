@@ -127,7 +127,10 @@ impl Lab {
             let f = std::fs::File::create(&backing).map_err(|e| Error::io(&backing, e))?;
             f.set_len(opts.size).map_err(|e| Error::io(&backing, e))?;
             drop(f);
-            let mut args = vec!["--find", "--show", "-b"];
+            // With direct I/O, so that a test measures the disk under the file rather than
+            // its page cache (the backing_cache finding otherwise marks every result); where
+            // the file system refuses it, losetup warns and attaches without.
+            let mut args = vec!["--find", "--show", "--direct-io=on", "-b"];
             let s = sector.to_string();
             args.push(&s);
             if opts.partitioned {

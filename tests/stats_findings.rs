@@ -730,6 +730,38 @@ fn memory_under_the_target_is_a_finding() {
         finding_in_read(m.dir.path().to_str().unwrap(), "memory_fs").is_none(),
         "ext4 is not in memory"
     );
+    // A loop device over a file in RAM: direct I/O on or not, it is memory.
+    let ram = Tmpfs::new("48m");
+    let dir = tempfile::tempdir_in(ram.path_str()).unwrap();
+    let path = dir.path().join("ram.img");
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(32 * MIB)
+        .unwrap();
+    let lo = Loop::over(Image { dir, path }, None, false);
+    sh("losetup", &["--direct-io=on", lo.dev()]);
+    let dio = std::fs::read_to_string(format!("/sys/block/{}/loop/dio", lo.name)).unwrap();
+    println!("{} over a tmpfs file: loop/dio = {}", lo.name, dio.trim());
+    let f = finding_in_read(lo.dev(), "backing_cache").expect("a loop device over a tmpfs file");
+    let msg = f["message"].as_str().unwrap();
+    let head = format!(
+        "{} is a loop device over {} (on a tmpfs: RAM) {} direct I/O: its blocks are in memory",
+        lo.name,
+        lo.image.path_str(),
+        if dio.trim() == "1" { "with" } else { "without" }
+    );
+    assert!(msg.starts_with(&head), "{head:?} starts {msg}");
+    let (v, _) = blkscope_json(&["doctor", lo.dev(), "--json"]);
+    let d = finding_of(&v["devices"][0], "backing_cache").unwrap_or_else(|| panic!("{v}"));
+    println!("doctor: {d}");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("with direct I/O or without"),
+        "{d}"
+    );
+    drop(lo);
     // A file system in RAM: no device under it at all.
     let t = Tmpfs::new("128m");
     let f = finding_in_read(t.path_str(), "memory_fs").expect("a tmpfs");

@@ -172,21 +172,29 @@ pub struct BufferedLoop {
     pub backing_device: Option<String>,
     /// The type of that file system.
     pub backing_fs: Option<String>,
+    /// The loop device has direct I/O on (then it is here because its file is in RAM).
+    pub direct_io: bool,
 }
 
 impl BufferedLoop {
     /// What it is, in words: "a loop device over /tmp/a.img (on vda) without direct I/O".
     pub fn what(&self) -> String {
         let on = match (&self.backing_device, self.backing_fs.as_deref()) {
-            (_, Some("tmpfs")) | (_, Some("ramfs")) => "a tmpfs: RAM".to_string(),
+            (_, Some(fs @ ("tmpfs" | "ramfs"))) => format!("a {fs}: RAM"),
             (Some(u), _) => u.clone(),
             (None, Some(t)) => format!("a {t} file system with no block device"),
             (None, None) => "an unknown file system".to_string(),
         };
         format!(
-            "a loop device over {} (on {on}) without direct I/O",
-            self.backing_file
+            "a loop device over {} (on {on}) {} direct I/O",
+            self.backing_file,
+            if self.direct_io { "with" } else { "without" }
         )
+    }
+
+    /// Its backing file is in RAM (tmpfs, ramfs): direct I/O would not help.
+    pub fn in_ram(&self) -> bool {
+        matches!(self.backing_fs.as_deref(), Some("tmpfs" | "ramfs"))
     }
 }
 
@@ -283,18 +291,26 @@ impl DeviceTree {
         }
     }
 
-    /// The first loop device without direct I/O among `name` and what it is built on.
+    /// The first loop device among `name` and what it is built on whose I/O memory serves:
+    /// one without direct I/O (the backing file's page cache), or one over a file in RAM
+    /// (tmpfs, ramfs), where direct I/O changes nothing.
     pub fn buffered_loop(&self, root: &SysRoot, name: &str) -> Option<BufferedLoop> {
-        let d = std::iter::once(self.get(name)?)
+        std::iter::once(self.get(name)?)
             .chain(self.below(name))
-            .find(|d| d.kind == Kind::Loop && d.loop_direct_io == Some(false))?;
-        let file = d.loop_backing_file.clone()?;
-        Some(BufferedLoop {
-            device: d.name.clone(),
-            backing_device: self.holding(Path::new(&file)).map(|x| x.name.clone()),
-            backing_fs: mounts::fs_type(root, &file),
-            backing_file: file,
-        })
+            .filter(|d| d.kind == Kind::Loop)
+            .find_map(|d| {
+                let file = d.loop_backing_file.clone()?;
+                let backing_fs = mounts::fs_type(root, &file);
+                let in_ram = matches!(backing_fs.as_deref(), Some("tmpfs" | "ramfs"));
+                let direct_io = d.loop_direct_io == Some(true);
+                (!direct_io && d.loop_direct_io.is_some() || in_ram).then(|| BufferedLoop {
+                    device: d.name.clone(),
+                    backing_device: self.holding(Path::new(&file)).map(|x| x.name.clone()),
+                    backing_fs,
+                    backing_file: file,
+                    direct_io,
+                })
+            })
     }
 
     /// Everything built on top of `name`: its partitions and holders, recursively.

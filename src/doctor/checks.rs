@@ -8,8 +8,8 @@ use crate::sysroot::SysRoot;
 
 pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
     let mut out = Vec::new();
-    // A loop device without direct I/O: its I/O goes through the page cache of the backing
-    // file's file system, so a test measures memory.
+    // A loop device without direct I/O, or over a file in RAM: its I/O goes through the page
+    // cache of the backing file's file system, or to RAM, so a test measures memory.
     if d.kind == Kind::Loop
         && let Some(b) = tree.buffered_loop(root, &d.name)
     {
@@ -17,18 +17,29 @@ pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
             Finding::new(
                 "backing_cache",
                 Severity::Warning,
-                format!(
-                    "{} is {}: its writes land in the page cache of the backing file, so a test \
-                     measures memory. Attach it with `losetup --direct-io=on`, or test {}",
-                    d.name,
-                    b.what(),
-                    b.backing_device.as_deref().unwrap_or("the device under it")
-                ),
+                if b.in_ram() {
+                    format!(
+                        "{} is {}: its blocks are in memory, so a test measures memory, with \
+                         direct I/O or without. Put the backing file on the disk you mean to \
+                         test",
+                        d.name,
+                        b.what(),
+                    )
+                } else {
+                    format!(
+                        "{} is {}: its writes land in the page cache of the backing file, so a \
+                         test measures memory. Attach it with `losetup --direct-io=on`, or test {}",
+                        d.name,
+                        b.what(),
+                        b.backing_device.as_deref().unwrap_or("the device under it")
+                    )
+                },
             )
             .with(json!({
                 "backing_file": b.backing_file,
                 "backing_device": b.backing_device,
                 "backing_fs": b.backing_fs,
+                "direct_io": b.direct_io,
             })),
         );
     }

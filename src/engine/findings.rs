@@ -458,10 +458,15 @@ pub fn cache_below(target: Option<&str>, cache: &CacheBelow) -> Finding {
                 Some(t) => format!("{t} is on {},", b.device),
                 None => format!("the test's file is on {},", b.device),
             };
-            Finding {
-                kind: "backing_cache",
-                device: b.device.clone(),
-                message: format!(
+            let message = if b.in_ram() {
+                format!(
+                    "{subject} {}: its blocks are in memory, so these figures are memory copies, \
+                     not a disk's, with direct I/O or without (fio and dd on it measure the same). \
+                     Put the backing file on the disk you mean to test, or test that disk",
+                    b.what(),
+                )
+            } else {
+                format!(
                     "{subject} {}, so its reads and writes go through the page cache of that \
                      file: writes are done once copied into memory, and blocks read before come \
                      back from it. These figures are memory's more than {}'s. Switch it with \
@@ -470,7 +475,12 @@ pub fn cache_below(target: Option<&str>, cache: &CacheBelow) -> Finding {
                     b.what(),
                     b.backing_device.as_deref().unwrap_or("the disk"),
                     b.device
-                ),
+                )
+            };
+            Finding {
+                kind: "backing_cache",
+                device: b.device.clone(),
+                message,
                 numbers: BTreeMap::new(),
             }
         }
@@ -852,6 +862,7 @@ mod tests {
             backing_file: "/srv/a.img".into(),
             backing_device: Some("vda".into()),
             backing_fs: Some("ext4".into()),
+            direct_io: false,
         };
         let c = CacheBelow::Loop(b.clone());
         for (target, head) in [
@@ -880,10 +891,37 @@ mod tests {
         let tmp = CacheBelow::Loop(crate::device::BufferedLoop {
             backing_device: None,
             backing_fs: Some("tmpfs".into()),
-            ..b
+            ..b.clone()
         });
         let f = cache_below(Some("loop0"), &tmp);
         assert!(f.message.contains("(on a tmpfs: RAM)"), "{}", f.message);
+        // There direct I/O is no way out, and not offered; with it on, the same.
+        assert!(
+            !f.message.contains("losetup --direct-io=on"),
+            "{}",
+            f.message
+        );
+        assert!(
+            f.message.contains("Put the backing file on the disk"),
+            "{}",
+            f.message
+        );
+        let dio = CacheBelow::Loop(crate::device::BufferedLoop {
+            backing_device: None,
+            backing_fs: Some("tmpfs".into()),
+            direct_io: true,
+            ..b
+        });
+        let f = cache_below(Some("loop0"), &dio);
+        println!("{}", f.message);
+        assert!(
+            f.message.starts_with(
+                "loop0 is a loop device over /srv/a.img (on a tmpfs: RAM) with direct I/O: its \
+                 blocks are in memory"
+            ),
+            "{}",
+            f.message
+        );
         let f = cache_below(None, &CacheBelow::MemoryFs { fs: "ramfs".into() });
         assert_eq!(f.kind, "memory_fs");
         assert!(
