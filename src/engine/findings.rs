@@ -40,6 +40,9 @@ pub struct Activity {
     pub in_ram: bool,
     /// How many of `devices` (from the start) are the target and what it is built on.
     pub below_count: usize,
+    /// For a file target: its file system's block, the unit buffered writes read in when it is
+    /// smaller than a page (a block device's page cache reads whole pages).
+    pub fs_block: Option<FsBlock>,
 }
 
 /// Bytes a test moved, as the engine counted them.
@@ -89,18 +92,32 @@ pub fn analyze(job: &Job, moved: Moved, act: &Activity, page_size: u64) -> Vec<F
         {
             let read = d.sectors_read as f64 * 512.0;
             let buffered = job.mode != Mode::Direct;
-            let partial_page = job.bs % page_size != 0;
-            let message = if buffered && partial_page {
+            // A file system with blocks smaller than a page (ext4 makes 1K blocks on a small
+            // device) reads only the blocks a write covers in part: 1K writes there read
+            // nothing, 512-byte ones do.
+            let (unit, block) = match &act.fs_block {
+                Some(f) if f.size < page_size => (
+                    f.size,
+                    format!(
+                        "{}-byte block of {}",
+                        f.size,
+                        f.fs.as_deref().unwrap_or("the file system")
+                    ),
+                ),
+                _ => (page_size, format!("{page_size}-byte page-cache block")),
+            };
+            let partial_block = job.bs % unit != 0;
+            let message = if buffered && partial_block {
                 format!(
                     "read-modify-write: {} was read from {dev} while the test wrote {}. Buffered \
-                     writes of {} bytes cover only part of a {page_size}-byte page-cache block, so \
-                     the kernel reads the block first, whatever the sector size. Use a block size \
-                     that is a multiple of {page_size} (--bs {}), or direct I/O with a multiple of \
-                     the logical block size ({}).",
+                     writes of {} bytes cover only part of a {block}, so the kernel reads the \
+                     block first, whatever the sector size. Use a block size that is a multiple \
+                     of {unit} (--bs {}), or direct I/O with a multiple of the logical block size \
+                     ({}).",
                     mib(read),
                     mib(written),
                     job.bs,
-                    fmt_size(page_size),
+                    fmt_size(unit),
                     act.logical_block_size
                 )
             } else {
@@ -510,6 +527,7 @@ mod tests {
             write_cache: Some("write back".into()),
             in_ram: false,
             below_count: 1,
+            fs_block: None,
         }
     }
 
@@ -548,6 +566,23 @@ mod tests {
             .expect("rmw");
         assert_eq!(rmw.numbers["device_read_bytes"], 102_400_000.0);
         assert!(rmw.message.contains("--bs 4K"), "{}", rmw.message);
+        assert!(rmw.message.contains("part of a 4096-byte page-cache block"));
+        // In a file on a file system with 1K blocks, the block it reads is the file system's.
+        let mut a = act(d, 2.0);
+        a.fs_block = Some(FsBlock {
+            fs: Some("ext4".into()),
+            size: 1024,
+            unwritten: false,
+        });
+        let f = analyze(&job(Op::Write, 512, Mode::Fdatasync), moved, &a, 4096);
+        let rmw = f.iter().find(|f| f.kind == "read_modify_write").unwrap();
+        println!("{}", rmw.message);
+        assert!(
+            rmw.message.contains("part of a 1024-byte block of ext4")
+                && rmw.message.contains("multiple of 1024 (--bs 1K)"),
+            "{}",
+            rmw.message
+        );
         // No reads at 4 KiB: no finding.
         let d = Counters {
             writes: 1000,

@@ -580,6 +580,7 @@ fn explain(
             .as_deref()
             .is_some_and(crate::device::in_ram),
         below_count: target.below_count,
+        fs_block: target.fs_block.clone(),
     };
     let moved = Moved {
         read_bytes: result.read_bytes,

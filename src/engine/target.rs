@@ -634,9 +634,12 @@ fn open_dir_file(
     guard.plan = job.validate(&facts).map_err(invalid)?;
     debug_pause_after_create(cancel);
     sys::preallocate(&guard.file, size).map_err(|e| open_err(&path, e))?;
-    if !writes {
-        // A read test needs data that is really on disk: lay the file out (untimed), as fio
-        // does, then drop it from the cache.
+    // A read test needs data that is really on disk: lay the file out (untimed), as fio does,
+    // then drop it from the cache. So does a write test on a cold cache (a suite's `cold`, as
+    // rmw-sweep's): its writes of part of a page then read the blocks they change, as on a
+    // device, instead of finding them unwritten (zeros, no read).
+    let laid_out = !writes || job.drop_cache_first;
+    if laid_out {
         lay_out(&guard.file, size, job.data, cancel).map_err(|e| open_err(&path, e))?;
         guard.file.sync_all().map_err(|e| open_err(&path, e))?;
         let _ = sys::drop_cache(&guard.file);
@@ -669,9 +672,9 @@ fn open_dir_file(
     guard.below_count = under.below;
     guard.info.device = under.device;
     guard.cache_below = under.cache_below;
-    // A write test's file is preallocated and not laid out: every write lands in a block not
-    // written yet.
-    guard.fs_block = FsBlock::of(root, &guard.file, &path, writes);
+    // A write test's file that was not laid out is preallocated: every write lands in a block
+    // not written yet.
+    guard.fs_block = FsBlock::of(root, &guard.file, &path, !laid_out);
     Ok(guard)
 }
 
