@@ -411,3 +411,70 @@ fn a_directory_or_file_stands_for_the_device_that_holds_it() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+#[test]
+fn reads_by_another_process_during_a_write_test_are_not_taken_for_its_own() {
+    if !require(true, &["losetup", "dd"]) {
+        return;
+    }
+    let lo = Loop::new(256 * MIB, None, false);
+    sh("losetup", &["--direct-io=on", lo.dev()]);
+    // Another process reads the device the test writes (without O_EXCL, so the test may run).
+    let mut reader = Command::new("sh")
+        .args([
+            "-c",
+            &format!(
+                "while :; do dd if={} of=/dev/null bs=1M count=64 iflag=direct 2>/dev/null; done",
+                lo.dev()
+            ),
+        ])
+        .spawn()
+        .unwrap();
+    let (r0, _) = diskstats_sectors(&lo.name);
+    wait_until(10, "the reader to read", || {
+        diskstats_sectors(&lo.name).0 > r0 + 4096
+    });
+    let (doc, code) = blkscope_json(&[
+        "run",
+        lo.dev(),
+        "--op",
+        "write",
+        "--bs",
+        "1M",
+        "--size",
+        "64M",
+        "--runtime",
+        "1s",
+        "--no-save",
+        "--json",
+    ]);
+    let _ = Command::new("pkill")
+        .args(["-P", &reader.id().to_string()])
+        .status();
+    let _ = reader.kill();
+    let _ = reader.wait();
+    assert_eq!(code, 0, "{doc}");
+    let r = &doc["results"][0];
+    println!(
+        "findings {:?}, device_bytes {}",
+        finding_kinds(r),
+        r["device_bytes"]
+    );
+    let f = finding_of(r, "read_modify_write").unwrap_or_else(|| panic!("{}", r["findings"]));
+    let m = f["message"].as_str().unwrap();
+    assert!(
+        m.contains("so some or all of these reads may be theirs"),
+        "{m}"
+    );
+    assert!(
+        f["numbers"]["other_read_bytes"].as_f64().unwrap() > 0.0,
+        "{f}"
+    );
+    let w = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "read_modify_write")
+        .unwrap();
+    assert_eq!(w["message"], m, "the warning says the same");
+}

@@ -106,6 +106,8 @@ fn other_io(
 ) {
     let busy = crate::stats::procs::busy(root, a, b, &[std::process::id()]);
     let other: u64 = busy.iter().map(|p| p.bytes).sum();
+    let seconds = b.at.saturating_duration_since(a.at).as_secs_f64();
+    let other_read: f64 = busy.iter().map(|p| p.read_bytes_per_sec).sum::<f64>() * seconds;
     let ours = result.read_bytes + result.write_bytes;
     if busy.is_empty() || (other as f64) <= 0.01 * ours as f64 || other < (1 << 20) {
         return;
@@ -136,6 +138,7 @@ fn other_io(
         message: message.clone(),
         numbers: [
             ("other_bytes", other as f64),
+            ("other_read_bytes", other_read),
             ("processes", busy.len() as f64),
             ("share", other as f64 / ours.max(1) as f64),
         ]
@@ -144,6 +147,32 @@ fn other_io(
     result
         .warnings
         .push(Warning::new("busy_processes", message));
+    // Reads during a write test are taken for read-modify-write; when other processes read at
+    // least half as much meanwhile, they may be theirs (a build reading vda at 374M/s made an
+    // 8M write test on a file there "read 22.7M").
+    if let Some(rmw) = result
+        .findings
+        .iter_mut()
+        .find(|f| f.kind == "read_modify_write")
+    {
+        let read = rmw.numbers.get("device_read_bytes").copied().unwrap_or(0.0);
+        if other_read >= 0.5 * read {
+            rmw.message.push_str(&format!(
+                " Other processes read {} while the test ran (busy_processes), so some or all \
+                 of these reads may be theirs: run it again when they are done.",
+                crate::units::fmt_size(other_read as u64)
+            ));
+            rmw.numbers.insert("other_read_bytes", other_read);
+            let message = rmw.message.clone();
+            for w in result
+                .warnings
+                .iter_mut()
+                .filter(|w| w.kind == "read_modify_write")
+            {
+                w.message = message.clone();
+            }
+        }
+    }
 }
 
 /// Runs `job` on the target once.
