@@ -384,11 +384,15 @@ pub fn io_worker_wakeups(job: &Job, issue: Issue, device: &str) -> Option<Findin
 /// runs them in parallel (115K at 3k, 112K at 4k on a written file), so for a file the user
 /// named, whose blocks may be written, it takes the device's queue as the evidence: `aqu_sz`
 /// of the device holding the file.
+/// `written`: what the device holding the file wrote while the test ran, and what the test
+/// wrote, when known: the zeroing shows as more written than the test wrote (1K random writes
+/// at QD16 into a new file here: vda wrote 84.6M for the test's 24.6M).
 pub fn partial_fs_block(
     job: &Job,
     fs: &FsBlock,
     device: &str,
     aqu_sz: Option<f64>,
+    written: Option<(u64, u64)>,
 ) -> Option<Finding> {
     let blk = fs.size;
     if job.mode != Mode::Direct || !job.op.writes() || blk <= 1 {
@@ -431,6 +435,21 @@ pub fn partial_fs_block(
         ),
         None => String::new(),
     };
+    let amplified = written.filter(|&(dev, ours)| ours > 0 && dev as f64 >= 1.5 * ours as f64);
+    let zeroed = match amplified {
+        Some((dev, ours)) => format!(
+            " {on} wrote {} for the test's {}: the zeroed rest of each block (and anything else \
+             written to it meanwhile).",
+            fmt_size(dev),
+            fmt_size(ours),
+            on = if device.is_empty() {
+                "the device"
+            } else {
+                device
+            }
+        ),
+        None => String::new(),
+    };
     let mut fix = Vec::new();
     if bs_off {
         fix.push(format!("--bs {}", exact_size(job.bs.div_ceil(blk) * blk)));
@@ -447,6 +466,9 @@ pub fn partial_fs_block(
     if let Some(a) = aqu_sz {
         numbers.insert("aqu-sz", a);
     }
+    if let Some((dev, _)) = amplified {
+        numbers.insert("device_write_bytes", dev as f64);
+    }
     Some(Finding {
         kind: "partial_fs_block",
         device: device.to_string(),
@@ -454,7 +476,8 @@ pub fn partial_fs_block(
             "{what} not a multiple of the {} blocks of {fs_name} under the file. A direct write \
              that covers part of a block {whose} makes the file system zero the rest of it, so \
              ext4 and XFS run such writes one at a time, each waiting for every other in \
-             flight, and io_uring hands them to a kernel worker.{queue} Use {} to measure the \
+             flight, and io_uring hands them to a kernel worker.{queue}{zeroed} Use {} to \
+             measure the \
              device rather than this (fio and dd with this block size on a new file meet the \
              same).",
             fmt_size(blk),
@@ -838,7 +861,7 @@ mod tests {
         let mut j = job(Op::Randwrite, 3072, Mode::Direct);
         j.iodepth = 32;
         // A scratch file: raised whatever the queue showed, with the device's queue beside it.
-        let f = partial_fs_block(&j, &scratch, "vda", Some(0.9)).expect("3K into 4K blocks");
+        let f = partial_fs_block(&j, &scratch, "vda", Some(0.9), None).expect("3K into 4K blocks");
         println!("{}", f.message);
         assert_eq!(f.kind, "partial_fs_block");
         assert!(
@@ -846,13 +869,27 @@ mod tests {
                 .starts_with("bs 3K is not a multiple of the 4K blocks of ext4")
         );
         assert!(f.message.contains("kept 32 writes in flight; vda had 0.9"));
+        assert!(!f.message.contains("for the test's"), "{}", f.message);
+        // More written by the device than by the test: the zeroing, said with both figures.
+        let f =
+            partial_fs_block(&j, &scratch, "vda", Some(0.9), Some((84 << 20, 24 << 20))).unwrap();
+        assert!(
+            f.message
+                .contains("vda wrote 84M for the test's 24M: the zeroed rest"),
+            "{}",
+            f.message
+        );
+        assert_eq!(f.numbers["device_write_bytes"], (84u64 << 20) as f64);
+        let f =
+            partial_fs_block(&j, &scratch, "vda", Some(0.9), Some((25 << 20, 24 << 20))).unwrap();
+        assert!(!f.message.contains("for the test's"), "{}", f.message);
         assert!(
             f.message.contains("Use --bs 4k to measure"),
             "{}",
             f.message
         );
         assert_eq!(f.numbers["fs_block"], 4096.0);
-        assert!(partial_fs_block(&j, &scratch, "vda", None).is_some());
+        assert!(partial_fs_block(&j, &scratch, "vda", None, None).is_some());
         // A multiple of the block, a read, a buffered write: nothing.
         for (op, bs, mode) in [
             (Op::Randwrite, 8192, Mode::Direct),
@@ -862,13 +899,13 @@ mod tests {
         ] {
             let mut k = job(op, bs, mode);
             k.iodepth = 32;
-            let f = partial_fs_block(&k, &scratch, "vda", Some(0.9));
+            let f = partial_fs_block(&k, &scratch, "vda", Some(0.9), None);
             assert!(f.is_none(), "{op:?} {bs} {mode:?}: {f:?}");
         }
         // An offset off the block: the offset is named, and the fix rounds it down.
         let mut k = job(Op::Write, 4096, Mode::Direct);
         k.offset = 1024;
-        let f = partial_fs_block(&k, &scratch, "", None).expect("offset 1K");
+        let f = partial_fs_block(&k, &scratch, "", None, None).expect("offset 1K");
         println!("{}", f.message);
         assert!(f.message.starts_with("offset 1K is not"), "{}", f.message);
         assert!(f.message.contains("Use --offset 0 to"), "{}", f.message);
@@ -877,9 +914,9 @@ mod tests {
             unwritten: false,
             ..scratch.clone()
         };
-        assert!(partial_fs_block(&j, &named, "vda", Some(22.4)).is_none());
-        assert!(partial_fs_block(&j, &named, "vda", None).is_none());
-        let f = partial_fs_block(&j, &named, "vda", Some(1.0)).expect("held back");
+        assert!(partial_fs_block(&j, &named, "vda", Some(22.4), None).is_none());
+        assert!(partial_fs_block(&j, &named, "vda", None, None).is_none());
+        let f = partial_fs_block(&j, &named, "vda", Some(1.0), None).expect("held back");
         assert!(
             f.message.contains("(holes or preallocated space)"),
             "{}",
@@ -887,7 +924,7 @@ mod tests {
         );
         let mut qd1 = j.clone();
         qd1.iodepth = 1;
-        assert!(partial_fs_block(&qd1, &named, "vda", Some(0.3)).is_none());
+        assert!(partial_fs_block(&qd1, &named, "vda", Some(0.3), None).is_none());
     }
 
     #[test]

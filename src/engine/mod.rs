@@ -540,10 +540,14 @@ pub fn run(
         .iter()
         .find(|x| x.disk_device == device && !x.stats_off)
         .map(|x| x.aqu_sz);
-    let partial_block = target
-        .fs_block
-        .as_ref()
-        .and_then(|fs| findings::partial_fs_block(job, fs, &device, aqu_sz));
+    let partial_block = target.fs_block.as_ref().and_then(|fs| {
+        let written = result
+            .device_bytes
+            .as_ref()
+            .filter(|b| b.device == device)
+            .map(|b| (b.written, result.write_bytes));
+        findings::partial_fs_block(job, fs, &device, aqu_sz, written)
+    });
     for f in cache_below
         .into_iter()
         .chain(partial_block)
