@@ -203,9 +203,9 @@ pub fn resolve(run: &str) -> Result<PathBuf, String> {
     // say it is not one.
     if run.contains('/') {
         return Err(if p.exists() {
-            format!("{run} is not a file: give a saved run's .json file, an id, or `last`")
+            format!("{run} is not a file: give a saved run's .json file, an id, `last` or `last~N`")
         } else {
-            format!("no such file {run}: give a saved run's .json file, an id, or `last`")
+            format!("no such file {run}: give a saved run's .json file, an id, `last` or `last~N`")
         });
     }
     let dir = runs_dir().ok_or("neither XDG_DATA_HOME nor HOME is set")?;
@@ -221,6 +221,22 @@ pub fn resolve(run: &str) -> Result<PathBuf, String> {
             .pop()
             .ok_or_else(|| format!("no saved runs in {}", dir.display()));
     }
+    // `last~N`: the Nth run before the newest, as git's HEAD~N (`last~1 last`: the newest two).
+    if let Some(n) = run.strip_prefix("last~") {
+        let n: usize = n
+            .parse()
+            .map_err(|_| format!("'{run}': after `last~` give a number, as in last~1"))?;
+        return match all.len().checked_sub(n + 1) {
+            Some(i) => Ok(all.swap_remove(i)),
+            None => Err(format!(
+                "'{run}' is {n} before the newest, but {} holds {} saved run{}; `blkscope runs` \
+                 lists them",
+                dir.display(),
+                all.len(),
+                if all.len() == 1 { "" } else { "s" }
+            )),
+        };
+    }
     let matches: Vec<&PathBuf> = all
         .iter()
         .filter(|p| {
@@ -231,7 +247,8 @@ pub fn resolve(run: &str) -> Result<PathBuf, String> {
     match matches.as_slice() {
         [one] => Ok((*one).clone()),
         [] => Err(format!(
-            "no saved run '{run}' in {}; `blkscope runs` lists them, `last` is the newest",
+            "no saved run '{run}' in {}; `blkscope runs` lists them, `last` is the newest and \
+             `last~1` the one before",
             dir.display()
         )),
         _ => Err(format!(

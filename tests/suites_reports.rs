@@ -822,6 +822,31 @@ fn saved_runs_are_listed_newest_last() {
     ids.sort_by_key(|i| !i.contains("64K"));
     let (v, _) = json_of(&run(&["report", "last", "--format", "json"]), &["report"]);
     assert_eq!(v["id"], ids[1].as_str(), "last is the newest");
+    // last~N counts back from it, as git's HEAD~N.
+    let (v, _) = json_of(&run(&["report", "last~1", "--format", "json"]), &["report"]);
+    assert_eq!(v["id"], ids[0].as_str(), "last~1 is the one before");
+    let o = run(&["report", "last~2"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    println!("last~2: {e}");
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("holds 2 saved runs"), "{e}");
+    let o = run(&["compare", "last~1", "last"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        stdout_of(&o).contains(&format!("A: {}", ids[0])),
+        "{}",
+        stdout_of(&o)
+    );
+    // The same run twice compares nothing: one line, exit 2.
+    let o = run(&["compare", "last", &ids[1]]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    println!("same run: {e}");
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("are the same run") && e.contains("last~1 last"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
     // A file that is not a saved run, newest by its name.
     let runs_dir = data.path().join("blkscope/runs");
     std::fs::write(runs_dir.join("20991231T000000Z-broken.json"), "{").unwrap();

@@ -199,7 +199,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Export a saved run (a path, an id, or `last`) as Markdown, CSV or JSON.
+    /// Export a saved run (a path, an id, `last`, or `last~N` for the Nth before it) as Markdown,
+    /// CSV or JSON.
     Report {
         run: String,
         /// md, csv, json, html (one self-contained page with every chart) or svg (one chart).
@@ -235,7 +236,8 @@ pub enum Command {
         cleanup: bool,
     },
     /// Compare two saved runs test by test: throughput, IOPS and latency, with the ratio. A run
-    /// is a path, an id, `last`, or HOST:RUN for a run saved on another host (through ssh).
+    /// is a path, an id, `last`, `last~N` (the Nth before the newest), or HOST:RUN for a run
+    /// saved on another host (through ssh).
     Compare {
         a: String,
         b: String,

@@ -25,6 +25,19 @@ pub fn run(
             .map_err(crate::Error::Usage)
     };
     let (ra, rb) = (load(a)?, load(b)?);
+    // The same run twice (`compare last last`) compares nothing.
+    let host = |r: &str| {
+        (!std::path::Path::new(r).exists())
+            .then(|| r.split_once(':').map(|(h, _)| h.to_string()))
+            .flatten()
+    };
+    if ra.id == rb.id && host(a) == host(b) {
+        return Err(crate::Error::Usage(format!(
+            "{a} and {b} are the same run ({}): `blkscope compare last~1 last` compares the \
+             newest two, and `blkscope runs` lists them",
+            ra.id
+        )));
+    }
     let diffs = crate::runs::compare(&ra, &rb);
     if diffs.is_empty() {
         let names = |r: &crate::runs::SavedRun| {

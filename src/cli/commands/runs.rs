@@ -108,8 +108,8 @@ pub fn table(dir: &std::path::Path, runs: &[SavedRun], unreadable: &[String]) ->
     }
     let _ = writeln!(
         s,
-        "{} in {}; name one by its id, or a unique start of it: blkscope report ID, blkscope \
-         compare ID ID",
+        "{} in {}; name one by its id, or a unique start of it, or as last (the newest) or \
+         last~N (the Nth before it): blkscope report ID, blkscope compare last~1 last",
         crate::output::count(runs.len(), "run"),
         dir.display()
     );
