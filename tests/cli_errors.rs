@@ -82,6 +82,19 @@ fn usage_errors_keep_clap_status_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(err.contains("0 reports nothing"), "{err}");
     assert!(out.stdout.is_empty());
+    // A negative size is said as one (clap's own tip would be to pass it after `--`, which
+    // makes it the target).
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for (opt, v) in [("--size", "-5"), ("--offset", "-1M"), ("--bs", "-4k")] {
+        let out = blkscope(&["run", d, opt, v]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        println!("{opt} {v}: {:?} {err}", out.status.code());
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("'{v}' is not a size")), "{err}");
+        assert!(!err.contains("tip:"), "{err}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
 }
 
 #[test]

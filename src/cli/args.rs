@@ -222,7 +222,7 @@ pub enum Command {
     /// with them; everything is removed on exit (or at the next start, after a crash).
     Lab {
         /// Size of each lab device.
-        #[arg(long, default_value = "256M", value_parser = parse_size)]
+        #[arg(long, allow_hyphen_values = true, default_value = "256M", value_parser = parse_size)]
         size: u64,
         /// Give each device a GPT with two partitions.
         #[arg(long)]
@@ -265,7 +265,7 @@ pub enum Command {
         #[arg(long, value_parser = parse_op)]
         op: Option<Op>,
         /// The block size of a --qd sweep (or give --bs 4k).
-        #[arg(long, default_value = "4k", value_parser = parse_size, conflicts_with = "bs")]
+        #[arg(long, allow_hyphen_values = true, default_value = "4k", value_parser = parse_size, conflicts_with = "bs")]
         block: u64,
         /// The queue depth of a --bs sweep (or give --qd 8).
         #[arg(long, default_value_t = 1, conflicts_with = "qd")]
@@ -275,7 +275,7 @@ pub enum Command {
         runtime: std::time::Duration,
         /// The region the I/Os cover (bytes or a percentage; for a directory, the scratch
         /// file's size).
-        #[arg(long, value_parser = parse_size_or_percent)]
+        #[arg(long, allow_hyphen_values = true, value_parser = parse_size_or_percent)]
         size: Option<crate::engine::job::Sized>,
         #[arg(long, default_value = "direct", value_parser = parse_mode)]
         mode: Mode,
@@ -348,11 +348,11 @@ pub struct RunArgs {
     #[arg(long, visible_alias = "rw", default_value = "write", value_parser = parse_op)]
     pub op: Op,
     /// Block size: 512, 4k, 1M, 1G (K/M/G powers of 1024; KB/MB/GB powers of 1000).
-    #[arg(long, default_value = "1M", value_parser = parse_size)]
+    #[arg(long, allow_hyphen_values = true, default_value = "1M", value_parser = parse_size)]
     pub bs: u64,
     /// Bytes over all jobs, or a percentage of the device (default 1G, or the whole target if
     /// smaller; with --runtime, the whole target).
-    #[arg(long, value_parser = parse_size_or_percent)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_size_or_percent)]
     pub size: Option<crate::engine::job::Sized>,
     /// Run for this long (e.g. 10s) instead of once over the size.
     #[arg(long, value_parser = parse_duration)]
@@ -368,7 +368,7 @@ pub struct RunArgs {
     #[arg(long, visible_alias = "numjobs", default_value_t = 1)]
     pub jobs: u32,
     /// Where the first region starts.
-    #[arg(long, default_value = "0", value_parser = parse_size)]
+    #[arg(long, allow_hyphen_values = true, default_value = "0", value_parser = parse_size)]
     pub offset: u64,
     /// direct (O_DIRECT), dsync (O_DSYNC), sync (O_SYNC), fdatasync (buffered + fdatasync at the
     /// end, timed), buffered (no sync: measures RAM), nocache (reads after dropping the cache).
