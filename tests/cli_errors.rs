@@ -94,7 +94,11 @@ fn usage_errors_keep_clap_status_2() {
         assert!(err.contains(&format!("'{v}' is not a size")), "{err}");
         assert!(!err.contains("tip:"), "{err}");
     }
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
 }
 
 #[test]
