@@ -128,8 +128,9 @@ impl Lab {
             f.set_len(opts.size).map_err(|e| Error::io(&backing, e))?;
             drop(f);
             // With direct I/O, so that a test measures the disk under the file rather than
-            // its page cache (the backing_cache finding otherwise marks every result); where
-            // the file system refuses it, losetup warns and attaches without.
+            // its page cache (the backing_cache finding otherwise marks every result). Where
+            // that attach fails (a file system without O_DIRECT), without it: the finding then
+            // says so on every result.
             let mut args = vec!["--find", "--show", "--direct-io=on", "-b"];
             let s = sector.to_string();
             args.push(&s);
@@ -138,7 +139,13 @@ impl Lab {
             }
             let b = backing.to_string_lossy().into_owned();
             args.push(&b);
-            let path = tool("losetup", &args)?;
+            let path = match tool("losetup", &args) {
+                Ok(p) => p,
+                Err(_) => {
+                    args.retain(|a| *a != "--direct-io=on");
+                    tool("losetup", &args)?
+                }
+            };
             let name = path.trim_start_matches("/dev/").to_string();
             lab.devices.push(LabDevice {
                 path: path.clone(),
