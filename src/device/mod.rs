@@ -180,7 +180,7 @@ impl BufferedLoop {
     /// What it is, in words: "a loop device over /tmp/a.img (on vda) without direct I/O".
     pub fn what(&self) -> String {
         let on = match (&self.backing_device, self.backing_fs.as_deref()) {
-            (_, Some(fs @ ("tmpfs" | "ramfs"))) => format!("a {fs}: RAM"),
+            (_, Some(fs)) if mounts::in_ram(fs) => format!("a {fs}: RAM"),
             (Some(u), _) => u.clone(),
             (None, Some(t)) => format!("a {t} file system with no block device"),
             (None, None) => "an unknown file system".to_string(),
@@ -194,7 +194,7 @@ impl BufferedLoop {
 
     /// Its backing file is in RAM (tmpfs, ramfs): direct I/O would not help.
     pub fn in_ram(&self) -> bool {
-        matches!(self.backing_fs.as_deref(), Some("tmpfs" | "ramfs"))
+        self.backing_fs.as_deref().is_some_and(mounts::in_ram)
     }
 }
 
@@ -301,14 +301,13 @@ impl DeviceTree {
             .find_map(|d| {
                 let file = d.loop_backing_file.clone()?;
                 let backing_fs = mounts::fs_type(root, &file);
-                let in_ram = matches!(backing_fs.as_deref(), Some("tmpfs" | "ramfs"));
-                let direct_io = d.loop_direct_io == Some(true);
-                (!direct_io && d.loop_direct_io.is_some() || in_ram).then(|| BufferedLoop {
+                let in_ram = backing_fs.as_deref().is_some_and(mounts::in_ram);
+                (d.loop_direct_io == Some(false) || in_ram).then(|| BufferedLoop {
                     device: d.name.clone(),
                     backing_device: self.holding(Path::new(&file)).map(|x| x.name.clone()),
                     backing_fs,
                     backing_file: file,
-                    direct_io,
+                    direct_io: d.loop_direct_io == Some(true),
                 })
             })
     }

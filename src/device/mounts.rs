@@ -28,6 +28,12 @@ pub fn fs_type(root: &SysRoot, path: &str) -> Option<String> {
         .map(|(_, fs)| fs)
 }
 
+/// Whether a file system type keeps its files in RAM (tmpfs, ramfs): what is on it, a loop
+/// device's backing file included, is memory whatever the I/O flags.
+pub fn in_ram(fs: &str) -> bool {
+    matches!(fs, "tmpfs" | "ramfs")
+}
+
 /// Mount points by `major:minor`, in mountinfo order, without repeats; and those of file
 /// systems that give their mounts an anonymous device number (major 0: btrfs, whose files all
 /// carry one per subvolume), by the device path mountinfo names as their source.

@@ -72,14 +72,11 @@ pub struct FsBlock {
 }
 
 impl FsBlock {
-    fn of(root: &SysRoot, file: &File, path: &Path, unwritten: bool) -> Option<Self> {
-        let size = sys::fs_block_size(file)?;
-        let fs = std::fs::canonicalize(path)
-            .ok()
-            .and_then(|real| crate::device::mounts::fs_type(root, &real.to_string_lossy()));
+    /// `fs`: the file system's type, as [`watch_for_file`] found it.
+    fn of(file: &File, fs: Option<String>, unwritten: bool) -> Option<Self> {
         Some(Self {
             fs,
-            size,
+            size: sys::fs_block_size(file)?,
             unwritten,
         })
     }
@@ -137,28 +134,32 @@ struct FileDevice {
     below: usize,
     device: Option<String>,
     cache_below: Option<CacheBelow>,
+    /// The type of the file system holding it, by mount point.
+    fs: Option<String>,
 }
 
 fn watch_for_file(root: &SysRoot, path: &Path) -> FileDevice {
     // The file system type by mount point: the path as the kernel sees it.
-    let memory_fs = || {
-        let real = std::fs::canonicalize(path).ok()?;
-        let fs = crate::device::mounts::fs_type(root, &real.to_string_lossy())?;
-        matches!(fs.as_str(), "tmpfs" | "ramfs").then_some(CacheBelow::MemoryFs { fs })
-    };
+    let fs = std::fs::canonicalize(path)
+        .ok()
+        .and_then(|real| crate::device::mounts::fs_type(root, &real.to_string_lossy()));
     // No block device under it (tmpfs, overlay, ...), or none blkscope could find.
-    let none = || FileDevice {
+    let none = |fs: Option<String>| FileDevice {
         watch: Vec::new(),
         below: 0,
         device: None,
-        cache_below: memory_fs(),
+        cache_below: fs
+            .clone()
+            .filter(|f| crate::device::mounts::in_ram(f))
+            .map(|fs| CacheBelow::MemoryFs { fs }),
+        fs,
     };
     let opts = DiscoverOptions {
         skip_signatures: true,
         ..Default::default()
     };
     let Ok(tree) = discover(root, &opts) else {
-        return none();
+        return none(fs);
     };
     match tree.holding(path) {
         Some(d) => {
@@ -168,9 +169,10 @@ fn watch_for_file(root: &SysRoot, path: &Path) -> FileDevice {
                 below,
                 device: Some(d.name.clone()),
                 cache_below: tree.buffered_loop(root, &d.name).map(CacheBelow::Loop),
+                fs,
             }
         }
-        None => none(),
+        None => none(fs),
     }
 }
 
@@ -674,7 +676,7 @@ fn open_dir_file(
     guard.cache_below = under.cache_below;
     // A write test's file that was not laid out is preallocated: every write lands in a block
     // not written yet.
-    guard.fs_block = FsBlock::of(root, &guard.file, &path, !laid_out);
+    guard.fs_block = FsBlock::of(&guard.file, under.fs, !laid_out);
     Ok(guard)
 }
 
@@ -749,7 +751,7 @@ fn open_named_file(
     }
     let file = open_for_test(path, writes, flags).map_err(|e| open_err(path, e))?;
     let under = watch_for_file(root, path);
-    let fs_block = FsBlock::of(root, &file, path, false);
+    let fs_block = FsBlock::of(&file, under.fs, false);
     Ok(OpenTarget {
         file,
         info: TargetInfo {
