@@ -43,6 +43,9 @@ pub struct Activity {
     /// For a file target: its file system's block, the unit buffered writes read in when it is
     /// smaller than a page (a block device's page cache reads whole pages).
     pub fs_block: Option<FsBlock>,
+    /// Bytes other processes read while the test ran, when they moved enough to be named
+    /// (`busy_processes`); else 0.
+    pub other_read_bytes: f64,
 }
 
 /// Bytes a test moved, as the engine counted them.
@@ -129,17 +132,32 @@ pub fn analyze(job: &Job, moved: Moved, act: &Activity, page_size: u64) -> Vec<F
                     mib(written)
                 )
             };
+            let mut numbers = BTreeMap::from([
+                ("device_read_bytes", read),
+                ("device_reads", d.reads as f64),
+                ("test_write_bytes", written),
+                ("bs", job.bs as f64),
+                ("page_size", page_size as f64),
+            ]);
+            // Other processes that read at least half as much meanwhile may have made these
+            // reads (a build reading vda at 374M/s made an 8M write test on a file there "read
+            // 22.7M").
+            let other = act.other_read_bytes;
+            let message = if other >= 0.5 * read {
+                numbers.insert("other_read_bytes", other);
+                format!(
+                    "{message} Other processes read {} while the test ran (busy_processes), so \
+                     some or all of these reads may be theirs: run it again when they are done.",
+                    fmt_size(other as u64)
+                )
+            } else {
+                message
+            };
             out.push(Finding {
                 kind: "read_modify_write",
                 device: dev.clone(),
                 message,
-                numbers: BTreeMap::from([
-                    ("device_read_bytes", read),
-                    ("device_reads", d.reads as f64),
-                    ("test_write_bytes", written),
-                    ("bs", job.bs as f64),
-                    ("page_size", page_size as f64),
-                ]),
+                numbers,
             });
         }
     }
@@ -554,6 +572,7 @@ mod tests {
             in_ram: false,
             below_count: 1,
             fs_block: None,
+            other_read_bytes: 0.0,
         }
     }
 
@@ -609,6 +628,24 @@ mod tests {
             "{}",
             rmw.message
         );
+        // Other processes that read half as much or more may have made the reads.
+        let mut a = act(d, 2.0);
+        a.other_read_bytes = 60e6;
+        let f = analyze(&job(Op::Write, 512, Mode::Fdatasync), moved, &a, 4096);
+        let rmw = f.iter().find(|f| f.kind == "read_modify_write").unwrap();
+        assert!(
+            rmw.message.ends_with(
+                "so some or all of these reads may be theirs: run it again when they are done."
+            ),
+            "{}",
+            rmw.message
+        );
+        assert_eq!(rmw.numbers["other_read_bytes"], 60e6);
+        a.other_read_bytes = 10e6;
+        let f = analyze(&job(Op::Write, 512, Mode::Fdatasync), moved, &a, 4096);
+        let rmw = f.iter().find(|f| f.kind == "read_modify_write").unwrap();
+        assert!(!rmw.message.contains("may be theirs"), "{}", rmw.message);
+        assert!(!rmw.numbers.contains_key("other_read_bytes"));
         // No reads at 4 KiB: no finding.
         let d = Counters {
             writes: 1000,

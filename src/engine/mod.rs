@@ -96,81 +96,69 @@ fn uring_disabled_by_env() -> bool {
     std::env::var("BLKSCOPE_DISABLE_URING").as_deref() == Ok("1")
 }
 
-/// Other processes that moved more than 1% of the test's bytes while it ran: a finding and a
-/// warning naming them (pid, command, rate), so that an odd result points at its cause.
-fn other_io(
-    root: &SysRoot,
-    a: &crate::stats::procs::ProcSnapshot,
-    b: &crate::stats::procs::ProcSnapshot,
-    result: &mut RunResult,
-) {
-    let busy = crate::stats::procs::busy(root, a, b, &[std::process::id()]);
-    let other: u64 = busy.iter().map(|p| p.bytes).sum();
-    let seconds = b.at.saturating_duration_since(a.at).as_secs_f64();
-    let other_read: f64 = busy.iter().map(|p| p.read_bytes_per_sec).sum::<f64>() * seconds;
-    let ours = result.read_bytes + result.write_bytes;
-    if busy.is_empty() || (other as f64) <= 0.01 * ours as f64 || other < (1 << 20) {
-        return;
-    }
-    let names: Vec<String> = busy
-        .iter()
-        .take(3)
-        .map(|p| {
-            format!(
-                "{} (pid {}) {} read, {} written per second",
-                p.comm,
-                p.pid,
-                crate::units::fmt_size(p.read_bytes_per_sec as u64),
-                crate::units::fmt_size(p.write_bytes_per_sec as u64)
-            )
+/// Other processes that moved more than 1% of the test's bytes (and 1 MiB) while it ran.
+struct OtherIo {
+    busy: Vec<crate::stats::procs::BusyProcess>,
+    /// Bytes they moved.
+    bytes: u64,
+    /// Bytes they read: reads the device counted during a write test may be theirs.
+    read_bytes: f64,
+}
+
+impl OtherIo {
+    fn between(
+        root: &SysRoot,
+        a: &crate::stats::procs::ProcSnapshot,
+        b: &crate::stats::procs::ProcSnapshot,
+        ours: u64,
+    ) -> Option<Self> {
+        let busy = crate::stats::procs::busy(root, a, b, &[std::process::id()]);
+        let bytes: u64 = busy.iter().map(|p| p.bytes).sum();
+        if busy.is_empty() || (bytes as f64) <= 0.01 * ours as f64 || bytes < (1 << 20) {
+            return None;
+        }
+        let seconds = b.at.saturating_duration_since(a.at).as_secs_f64();
+        let read_bytes = busy.iter().map(|p| p.read_bytes_per_sec).sum::<f64>() * seconds;
+        Some(Self {
+            busy,
+            bytes,
+            read_bytes,
         })
-        .collect();
-    let message = format!(
-        "other processes moved {} ({:.0}% of the test's bytes) while it ran: {}; they share the \
-         devices and the CPU with the test",
-        crate::units::fmt_size(other),
-        other as f64 * 100.0 / ours.max(1) as f64,
-        names.join("; ")
-    );
-    result.findings.push(findings::Finding {
-        kind: "busy_processes",
-        device: String::new(),
-        message: message.clone(),
-        numbers: [
-            ("other_bytes", other as f64),
-            ("other_read_bytes", other_read),
-            ("processes", busy.len() as f64),
-            ("share", other as f64 / ours.max(1) as f64),
-        ]
-        .into(),
-    });
-    result
-        .warnings
-        .push(Warning::new("busy_processes", message));
-    // Reads during a write test are taken for read-modify-write; when other processes read at
-    // least half as much meanwhile, they may be theirs (a build reading vda at 374M/s made an
-    // 8M write test on a file there "read 22.7M").
-    if let Some(rmw) = result
-        .findings
-        .iter_mut()
-        .find(|f| f.kind == "read_modify_write")
-    {
-        let read = rmw.numbers.get("device_read_bytes").copied().unwrap_or(0.0);
-        if other_read >= 0.5 * read {
-            rmw.message.push_str(&format!(
-                " Other processes read {} while the test ran (busy_processes), so some or all \
-                 of these reads may be theirs: run it again when they are done.",
-                crate::units::fmt_size(other_read as u64)
-            ));
-            rmw.numbers.insert("other_read_bytes", other_read);
-            let message = rmw.message.clone();
-            for w in result
-                .warnings
-                .iter_mut()
-                .filter(|w| w.kind == "read_modify_write")
-            {
-                w.message = message.clone();
-            }
+    }
+
+    /// The finding naming them (pid, command, rate), so that an odd result points at its cause.
+    fn finding(&self, ours: u64) -> findings::Finding {
+        let names: Vec<String> = self
+            .busy
+            .iter()
+            .take(3)
+            .map(|p| {
+                format!(
+                    "{} (pid {}) {} read, {} written per second",
+                    p.comm,
+                    p.pid,
+                    crate::units::fmt_size(p.read_bytes_per_sec as u64),
+                    crate::units::fmt_size(p.write_bytes_per_sec as u64)
+                )
+            })
+            .collect();
+        findings::Finding {
+            kind: "busy_processes",
+            device: String::new(),
+            message: format!(
+                "other processes moved {} ({:.0}% of the test's bytes) while it ran: {}; they \
+                 share the devices and the CPU with the test",
+                crate::units::fmt_size(self.bytes),
+                self.bytes as f64 * 100.0 / ours.max(1) as f64,
+                names.join("; ")
+            ),
+            numbers: [
+                ("other_bytes", self.bytes as f64),
+                ("other_read_bytes", self.read_bytes),
+                ("processes", self.busy.len() as f64),
+                ("share", self.bytes as f64 / ours.max(1) as f64),
+            ]
+            .into(),
         }
     }
 }
@@ -498,10 +486,18 @@ pub fn run(
             },
         });
     }
+    let ours = result.read_bytes + result.write_bytes;
+    let others = OtherIo::between(root, &procs0, &procs1, ours);
     if let (Some(a), Some(b)) = (&snap0, &snap1) {
-        explain(root, job, &target, a, b, &mut result);
+        let other_read = others.as_ref().map_or(0.0, |o| o.read_bytes);
+        explain(root, job, &target, a, b, other_read, &mut result);
     }
-    other_io(root, &procs0, &procs1, &mut result);
+    if let Some(f) = others.map(|o| o.finding(ours)) {
+        result
+            .warnings
+            .push(Warning::new(f.kind, f.message.clone()));
+        result.findings.push(f);
+    }
     let issue = findings::Issue {
         uring: engine_used == EngineKind::Uring,
         io_workers,
@@ -572,6 +568,7 @@ fn explain(
     target: &target::OpenTarget,
     a: &crate::stats::Snapshot,
     b: &crate::stats::Snapshot,
+    other_read: f64,
     result: &mut RunResult,
 ) {
     use findings::{Activity, Moved, analyze};
@@ -614,6 +611,7 @@ fn explain(
             .is_some_and(crate::device::in_ram),
         below_count: target.below_count,
         fs_block: target.fs_block.clone(),
+        other_read_bytes: other_read,
     };
     let moved = Moved {
         read_bytes: result.read_bytes,
