@@ -4,6 +4,16 @@ use std::io::Write;
 
 use crate::cli::{print, print_json};
 
+/// A run named as HOST:RUN, saved on another host: (host, run). A path that exists is local
+/// whatever its colons.
+fn on_host(r: &str) -> Option<(&str, &str)> {
+    if std::path::Path::new(r).exists() {
+        None
+    } else {
+        r.split_once(':')
+    }
+}
+
 pub fn run(
     a: &str,
     b: &str,
@@ -14,9 +24,7 @@ pub fn run(
 ) -> Result<i32, crate::Error> {
     // A path, an id, `last`, or HOST:RUN for a run saved on another host.
     let load = |r: &str| {
-        if !std::path::Path::new(r).exists()
-            && let Some((h, id)) = r.split_once(':')
-        {
+        if let Some((h, id)) = on_host(r) {
             let host = crate::remote::Host::parse(h).map_err(crate::Error::Usage)?;
             return crate::remote::fetch_run(ssh, &host, id).map_err(crate::Error::Usage);
         }
@@ -26,11 +34,7 @@ pub fn run(
     };
     let (ra, rb) = (load(a)?, load(b)?);
     // The same run twice (`compare last last`) compares nothing.
-    let host = |r: &str| {
-        (!std::path::Path::new(r).exists())
-            .then(|| r.split_once(':').map(|(h, _)| h.to_string()))
-            .flatten()
-    };
+    let host = |r| on_host(r).map(|(h, _)| h);
     if ra.id == rb.id && host(a) == host(b) {
         return Err(crate::Error::Usage(format!(
             "{a} and {b} are the same run ({}): `blkscope compare last~1 last` compares the \
