@@ -1,0 +1,476 @@
+//! Findings from how a test ran rather than from its diskstats: io_uring's hand-over to kernel
+//! workers, direct writes of part of a file system block, memory under the target.
+
+use std::collections::BTreeMap;
+
+use super::Finding;
+use crate::engine::job::{Job, Mode};
+use crate::engine::target::{CacheBelow, FsBlock};
+use crate::units::{exact_size, fmt_size};
+
+/// How a test's I/O was issued, for [`io_worker_wakeups`].
+#[derive(Debug, Clone, Copy)]
+pub struct Issue {
+    /// The engine was io_uring.
+    pub uring: bool,
+    /// io-wq worker threads of the job threads at the end of their I/O, summed over the jobs.
+    pub io_workers: usize,
+    /// CPUs the process may run on.
+    pub cpus_available: usize,
+    /// Mean completion latency of the test's I/Os, in ns.
+    pub mean_latency_ns: f64,
+}
+
+/// Above this mean latency the wake-ups are a small part of each I/O and the finding is left
+/// out: waking an idle vCPU here costs ~25 us, two per I/O (zram QD1: 54 us mean unpinned, 7 us
+/// with --cpus 0), so under 200 us they can be a quarter or more of it. A 1 MiB read or write at
+/// QD1 on a loop device goes through io-wq too (too large for one request without blocking),
+/// but at ~800 us an I/O the wake-ups hardly show.
+pub const IO_WORKER_WAKEUP_MAX_MEAN_NS: f64 = 200_000.0;
+
+/// Up to this queue depth, keeping the job and its workers on one CPU won (4K random reads on
+/// a filled zram, 2 CPUs, 3 alternating pairs of 2 s): QD1 23-27K IOPS unpinned against
+/// 140-148K with --cpus 0, QD2 40-56K against 152-155K, QD4 74-88K against 135-155K; at QD8
+/// two CPUs working won instead (246-268K against 157-161K).
+pub const IO_WORKER_WAKEUP_MAX_DEPTH: u32 = 4;
+
+/// A finding when io_uring handed a low-queue-depth test's I/O to its kernel worker threads
+/// (io-wq) and the job was not kept to one CPU with them: each I/O then waits for a worker to
+/// be woken and for the job to be woken back, and when the scheduler puts the two on different
+/// CPUs that wake-up (tens of microseconds for an idle CPU in a VM) can be most of what was
+/// measured. On a filled zram, 4K reads at QD1 in a 2-CPU VM: ~20K IOPS unpinned, ~140K with
+/// --cpus 0, and fio alike with --cpus_allowed=0 (README, "QD1 on zram, and `--cpus`").
+pub fn io_worker_wakeups(job: &Job, issue: Issue, device: &str) -> Option<Finding> {
+    if !issue.uring
+        || issue.io_workers == 0
+        || job.cpus.is_some()
+        || job.sqpoll
+        || job.iodepth > IO_WORKER_WAKEUP_MAX_DEPTH
+        || issue.cpus_available < 2
+        || issue.mean_latency_ns >= IO_WORKER_WAKEUP_MAX_MEAN_NS
+    {
+        return None;
+    }
+    let on = if device.is_empty() {
+        "the target".to_string()
+    } else {
+        device.to_string()
+    };
+    Some(Finding {
+        kind: "io_worker_wakeups",
+        device: device.to_string(),
+        message: format!(
+            "io_uring could not issue the I/O on {on} without blocking (a driver without NOWAIT \
+             support, such as zram, an I/O too large for one request, a direct write to part of \
+             a file system block, or a mode that waits), so \
+             it handed the I/O to kernel worker threads (io-wq). At queue depth {qd} each I/O \
+             then waits for a worker to wake and for the job to be woken back; when they run \
+             on different CPUs, waking an idle CPU (slow in a VM) can be most of the latency \
+             measured. The scheduler keeps them on one CPU only while the other CPUs are busy, \
+             so the figure depends on what else runs (several times faster while it does). \
+             Run again with --cpus N to keep the job and its workers on one CPU (fio: \
+             --cpus_allowed=N) and compare.",
+            qd = job.iodepth
+        ),
+        numbers: BTreeMap::from([
+            ("io_workers", issue.io_workers as f64),
+            ("iodepth", job.iodepth as f64),
+            ("cpus_available", issue.cpus_available as f64),
+            ("mean_latency_ns", issue.mean_latency_ns),
+        ]),
+    })
+}
+
+/// A finding when a direct write test on a file writes part of a file system block at a time.
+/// ext4 and XFS zero the rest of a block a direct write covers only partly when the block is
+/// not written yet, and so run such writes one at a time (exclusive inode lock, waiting for
+/// every direct I/O in flight), never without blocking. On this VM's ext4 (4K blocks), random
+/// writes at QD32 into a new preallocated file: fio 18357 IOPS at --bs=3k against 78769 at 4k;
+/// blkscope 19062 (aqu-sz 0.9) against 60012 (aqu-sz 21.3). Over blocks already written ext4
+/// runs them in parallel (115K at 3k, 112K at 4k on a written file), so for a file the user
+/// named, whose blocks may be written, it takes the device's queue as the evidence: `aqu_sz`
+/// of the device holding the file.
+/// `written`: what the device holding the file wrote while the test ran, and what the test
+/// wrote, when known: the zeroing shows as more written than the test wrote (1K random writes
+/// at QD16 into a new file here: vda wrote 84.6M for the test's 24.6M).
+pub fn partial_fs_block(
+    job: &Job,
+    fs: &FsBlock,
+    device: &str,
+    aqu_sz: Option<f64>,
+    written: Option<(u64, u64)>,
+) -> Option<Finding> {
+    let blk = fs.size;
+    if job.mode != Mode::Direct || !job.op.writes() || blk <= 1 {
+        return None;
+    }
+    let bs_off = job.bs % blk != 0;
+    let offset_off = job.offset % blk != 0;
+    if !bs_off && !offset_off {
+        return None;
+    }
+    let asked = job.iodepth as u64 * job.jobs as u64;
+    let held_back = aqu_sz.filter(|&a| asked >= 2 && a * 2.0 < asked as f64);
+    // Seen on ext4 and XFS (iomap's sub-block zeroing under an exclusive lock); elsewhere only
+    // with the queue as evidence.
+    let known = matches!(fs.fs.as_deref(), Some("ext4" | "xfs"));
+    if !(fs.unwritten && known) && held_back.is_none() {
+        return None;
+    }
+    let what = match (bs_off, offset_off) {
+        (true, true) => format!(
+            "bs {} and offset {} are",
+            fmt_size(job.bs),
+            fmt_size(job.offset)
+        ),
+        (true, false) => format!("bs {} is", fmt_size(job.bs)),
+        _ => format!("offset {} is", fmt_size(job.offset)),
+    };
+    let fs_name = fs.fs.as_deref().unwrap_or("the file system");
+    let whose = if fs.unwritten {
+        "the file has not written yet (blkscope's scratch file for a write test is preallocated, \
+         as fio's is)"
+    } else {
+        "the file has not written yet (holes or preallocated space)"
+    };
+    let queue = match held_back {
+        Some(a) => format!(
+            " The test kept {asked} writes in flight; {on} had {a:.1} on average.",
+            on = if device.is_empty() {
+                "the device"
+            } else {
+                device
+            }
+        ),
+        None => String::new(),
+    };
+    let amplified = written.filter(|&(dev, ours)| ours > 0 && dev as f64 >= 1.5 * ours as f64);
+    let zeroed = match amplified {
+        Some((dev, ours)) => format!(
+            " {on} wrote {} for the test's {}: the zeroed rest of each block (and anything else \
+             written to it meanwhile).",
+            fmt_size(dev),
+            fmt_size(ours),
+            on = if device.is_empty() {
+                "the device"
+            } else {
+                device
+            }
+        ),
+        None => String::new(),
+    };
+    let mut fix = Vec::new();
+    if bs_off {
+        fix.push(format!("--bs {}", exact_size(job.bs.div_ceil(blk) * blk)));
+    }
+    if offset_off {
+        fix.push(format!("--offset {}", exact_size(job.offset / blk * blk)));
+    }
+    let mut numbers = BTreeMap::from([
+        ("fs_block", blk as f64),
+        ("bs", job.bs as f64),
+        ("offset", job.offset as f64),
+        ("in_flight_asked", asked as f64),
+    ]);
+    if let Some(a) = aqu_sz {
+        numbers.insert("aqu-sz", a);
+    }
+    if let Some((dev, _)) = amplified {
+        numbers.insert("device_write_bytes", dev as f64);
+    }
+    Some(Finding {
+        kind: "partial_fs_block",
+        device: device.to_string(),
+        message: format!(
+            "{what} not a multiple of the {} blocks of {fs_name} under the file. A direct write \
+             that covers part of a block {whose} makes the file system zero the rest of it, so \
+             ext4 and XFS run such writes one at a time, each waiting for every other in \
+             flight, and io_uring hands them to a kernel worker.{queue}{zeroed} Use {} to \
+             measure the \
+             device rather than this (fio and dd with this block size on a new file meet the \
+             same).",
+            fmt_size(blk),
+            fix.join(" and "),
+        ),
+        numbers,
+    })
+}
+
+/// The finding when memory serves the target's I/O in place of a disk: a loop device without
+/// direct I/O under it (`backing_cache`, as the doctor names it), or a file system in RAM
+/// (`memory_fs`). `target` is the target's block device (None for a file).
+pub fn cache_below(target: Option<&str>, cache: &CacheBelow) -> Finding {
+    match cache {
+        CacheBelow::Loop(b) => {
+            let subject = match target {
+                Some(t) if t == b.device => format!("{t} is"),
+                Some(t) => format!("{t} is on {},", b.device),
+                None => format!("the test's file is on {},", b.device),
+            };
+            let message = if b.in_ram() {
+                format!(
+                    "{subject} {}: its blocks are in memory, so these figures are memory copies, \
+                     not a disk's, with direct I/O or without (fio and dd on it measure the same). \
+                     Put the backing file on the disk you mean to test, or test that disk",
+                    b.what(),
+                )
+            } else {
+                format!(
+                    "{subject} {}, so its reads and writes go through the page cache of that \
+                     file: writes are done once copied into memory, and blocks read before come \
+                     back from it. These figures are memory's more than {}'s. Switch it with \
+                     `losetup --direct-io=on /dev/{}` and run again (fio and dd on it measure the \
+                     same cache)",
+                    b.what(),
+                    b.backing_device.as_deref().unwrap_or("the disk"),
+                    b.device
+                )
+            };
+            Finding {
+                kind: "backing_cache",
+                device: b.device.clone(),
+                message,
+                numbers: BTreeMap::new(),
+            }
+        }
+        CacheBelow::MemoryFs { fs } => Finding {
+            kind: "memory_fs",
+            device: String::new(),
+            message: format!(
+                "the test's file is on a {fs}, a file system in RAM with no block device under \
+                 it: the figures are memory copies, not a disk's. Name a directory on the disk \
+                 you mean to test"
+            ),
+            numbers: BTreeMap::new(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::job::Op;
+
+    fn job(op: Op, bs: u64, mode: Mode) -> Job {
+        super::super::tests::job(op, bs, mode)
+    }
+
+    #[test]
+    fn io_worker_wakeups_only_at_low_depth_unpinned_with_workers_seen() {
+        let mut j = job(Op::Randread, 4096, Mode::Direct);
+        let seen = Issue {
+            uring: true,
+            io_workers: 1,
+            cpus_available: 2,
+            mean_latency_ns: 54_000.0,
+        };
+        let f = io_worker_wakeups(&j, seen, "zram1").expect("a QD1 io_uring run through io-wq");
+        println!("{}", f.message);
+        assert_eq!(f.kind, "io_worker_wakeups");
+        assert!(f.message.contains("zram1") && f.message.contains("--cpus N"));
+        assert!(f.message.contains("--cpus_allowed=N"));
+        assert_eq!(f.numbers["io_workers"], 1.0);
+
+        let none = |j: &Job, i: Issue, why: &str| {
+            let got = io_worker_wakeups(j, i, "zram1");
+            assert!(got.is_none(), "{why}: got {got:?}");
+        };
+        none(
+            &j,
+            Issue {
+                io_workers: 0,
+                ..seen
+            },
+            "no worker thread was seen",
+        );
+        none(
+            &j,
+            Issue {
+                uring: false,
+                ..seen
+            },
+            "pread/pwrite has no io-wq",
+        );
+        none(
+            &j,
+            Issue {
+                cpus_available: 1,
+                ..seen
+            },
+            "one CPU: nothing to keep apart",
+        );
+        none(
+            &j,
+            Issue {
+                mean_latency_ns: 810_000.0,
+                ..seen
+            },
+            "1M at 810 us an I/O: the wake-ups hardly show",
+        );
+        j.iodepth = 4;
+        assert!(io_worker_wakeups(&j, seen, "zram1").is_some(), "QD4 still");
+        j.iodepth = 8;
+        none(&j, seen, "at QD8 the wake-ups overlap with other I/O");
+        j.iodepth = 1;
+        j.cpus = Some(crate::engine::cpus::CpuList::parse("0").unwrap());
+        none(&j, seen, "already kept to CPU 0");
+    }
+
+    #[test]
+    fn direct_writes_of_part_of_a_file_system_block() {
+        let scratch = FsBlock {
+            fs: Some("ext4".into()),
+            size: 4096,
+            unwritten: true,
+        };
+        let mut j = job(Op::Randwrite, 3072, Mode::Direct);
+        j.iodepth = 32;
+        // A scratch file: raised whatever the queue showed, with the device's queue beside it.
+        let f = partial_fs_block(&j, &scratch, "vda", Some(0.9), None).expect("3K into 4K blocks");
+        println!("{}", f.message);
+        assert_eq!(f.kind, "partial_fs_block");
+        assert!(
+            f.message
+                .starts_with("bs 3K is not a multiple of the 4K blocks of ext4")
+        );
+        assert!(f.message.contains("kept 32 writes in flight; vda had 0.9"));
+        assert!(!f.message.contains("for the test's"), "{}", f.message);
+        // More written by the device than by the test: the zeroing, said with both figures.
+        let f =
+            partial_fs_block(&j, &scratch, "vda", Some(0.9), Some((84 << 20, 24 << 20))).unwrap();
+        assert!(
+            f.message
+                .contains("vda wrote 84M for the test's 24M: the zeroed rest"),
+            "{}",
+            f.message
+        );
+        assert_eq!(f.numbers["device_write_bytes"], (84u64 << 20) as f64);
+        let f =
+            partial_fs_block(&j, &scratch, "vda", Some(0.9), Some((25 << 20, 24 << 20))).unwrap();
+        assert!(!f.message.contains("for the test's"), "{}", f.message);
+        assert!(
+            f.message.contains("Use --bs 4k to measure"),
+            "{}",
+            f.message
+        );
+        assert_eq!(f.numbers["fs_block"], 4096.0);
+        assert!(partial_fs_block(&j, &scratch, "vda", None, None).is_some());
+        // A multiple of the block, a read, a buffered write: nothing.
+        for (op, bs, mode) in [
+            (Op::Randwrite, 8192, Mode::Direct),
+            (Op::Randread, 3072, Mode::Direct),
+            (Op::Write, 3072, Mode::Fdatasync),
+            (Op::Write, 3072, Mode::Dsync),
+        ] {
+            let mut k = job(op, bs, mode);
+            k.iodepth = 32;
+            let f = partial_fs_block(&k, &scratch, "vda", Some(0.9), None);
+            assert!(f.is_none(), "{op:?} {bs} {mode:?}: {f:?}");
+        }
+        // An offset off the block: the offset is named, and the fix rounds it down.
+        let mut k = job(Op::Write, 4096, Mode::Direct);
+        k.offset = 1024;
+        let f = partial_fs_block(&k, &scratch, "", None, None).expect("offset 1K");
+        println!("{}", f.message);
+        assert!(f.message.starts_with("offset 1K is not"), "{}", f.message);
+        assert!(f.message.contains("Use --offset 0 to"), "{}", f.message);
+        // A named file may have its blocks written: only when the queue shows it held back.
+        let named = FsBlock {
+            unwritten: false,
+            ..scratch.clone()
+        };
+        assert!(partial_fs_block(&j, &named, "vda", Some(22.4), None).is_none());
+        assert!(partial_fs_block(&j, &named, "vda", None, None).is_none());
+        let f = partial_fs_block(&j, &named, "vda", Some(1.0), None).expect("held back");
+        assert!(
+            f.message.contains("(holes or preallocated space)"),
+            "{}",
+            f.message
+        );
+        let mut qd1 = j.clone();
+        qd1.iodepth = 1;
+        assert!(partial_fs_block(&qd1, &named, "vda", Some(0.3), None).is_none());
+        // A file system where it was not seen (vfat): only with the queue as evidence.
+        let vfat = FsBlock {
+            fs: Some("vfat".into()),
+            ..scratch.clone()
+        };
+        assert!(partial_fs_block(&j, &vfat, "vda", Some(22.0), None).is_none());
+        assert!(partial_fs_block(&j, &vfat, "vda", Some(1.0), None).is_some());
+    }
+
+    #[test]
+    fn memory_under_the_target_names_what_sits_on_what() {
+        let b = crate::device::BufferedLoop {
+            device: "loop0".into(),
+            backing_file: "/srv/a.img".into(),
+            backing_device: Some("vda".into()),
+            backing_fs: Some("ext4".into()),
+            direct_io: false,
+        };
+        let c = CacheBelow::Loop(b.clone());
+        for (target, head) in [
+            (
+                Some("loop0"),
+                "loop0 is a loop device over /srv/a.img (on vda) without direct I/O",
+            ),
+            (
+                Some("loop0p1"),
+                "loop0p1 is on loop0, a loop device over /srv/a.img (on vda)",
+            ),
+            (
+                None,
+                "the test's file is on loop0, a loop device over /srv/a.img (on vda)",
+            ),
+        ] {
+            let f = cache_below(target, &c);
+            println!("{target:?}: {}", f.message);
+            assert_eq!(f.kind, "backing_cache");
+            assert_eq!(f.device, "loop0");
+            assert!(f.message.starts_with(head), "{head:?}");
+            assert!(f.message.contains("memory's more than vda's"));
+            assert!(f.message.contains("losetup --direct-io=on /dev/loop0"));
+        }
+        // A backing file in RAM is said as such.
+        let tmp = CacheBelow::Loop(crate::device::BufferedLoop {
+            backing_device: None,
+            backing_fs: Some("tmpfs".into()),
+            ..b.clone()
+        });
+        let f = cache_below(Some("loop0"), &tmp);
+        assert!(f.message.contains("(on a tmpfs: RAM)"), "{}", f.message);
+        // There direct I/O is no way out, and not offered; with it on, the same.
+        assert!(
+            !f.message.contains("losetup --direct-io=on"),
+            "{}",
+            f.message
+        );
+        assert!(
+            f.message.contains("Put the backing file on the disk"),
+            "{}",
+            f.message
+        );
+        let dio = CacheBelow::Loop(crate::device::BufferedLoop {
+            backing_device: None,
+            backing_fs: Some("tmpfs".into()),
+            direct_io: true,
+            ..b
+        });
+        let f = cache_below(Some("loop0"), &dio);
+        println!("{}", f.message);
+        assert!(
+            f.message.starts_with(
+                "loop0 is a loop device over /srv/a.img (on a tmpfs: RAM) with direct I/O: its \
+                 blocks are in memory"
+            ),
+            "{}",
+            f.message
+        );
+        let f = cache_below(None, &CacheBelow::MemoryFs { fs: "ramfs".into() });
+        assert_eq!(f.kind, "memory_fs");
+        assert!(
+            f.message
+                .starts_with("the test's file is on a ramfs, a file system in RAM")
+        );
+    }
+}
