@@ -37,13 +37,63 @@ struct State {
 pub struct LabOptions {
     pub size: u64,
     pub partitioned: bool,
+    /// Where the backing files go (`--dir`); by default the first of [`default_bases`] that is
+    /// not in RAM.
+    pub dir: Option<PathBuf>,
 }
 
 /// The lab's devices; removed on drop.
 pub struct Lab {
     pub dir: PathBuf,
     pub devices: Vec<LabDevice>,
+    /// The file system under `dir` when it keeps its files in RAM (tmpfs, ramfs): every test on
+    /// the lab's devices then measures memory, direct I/O or not.
+    pub in_ram: Option<String>,
     state_file: PathBuf,
+}
+
+/// Where a lab's files may go, in order of preference: `$XDG_RUNTIME_DIR` (the user's own,
+/// emptied at logout), `$TMPDIR` or /tmp, and /var/tmp (on disk by convention, where the other
+/// two are often a tmpfs: Fedora, Arch, Debian 13 and every `$XDG_RUNTIME_DIR`).
+pub fn default_bases() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    v.push(std::env::temp_dir());
+    v.push(PathBuf::from("/var/tmp"));
+    v.retain(|p| p.is_dir());
+    v.dedup();
+    v
+}
+
+/// The first of `bases` whose file system (`fs_of`) is not in RAM, or the first of all when
+/// every one is (then with its file system type): a lab over a tmpfs file measures memory.
+pub fn pick_base(
+    bases: &[PathBuf],
+    fs_of: impl Fn(&Path) -> Option<String>,
+) -> Option<(PathBuf, Option<String>)> {
+    let ram = |p: &Path| fs_of(p).filter(|f| crate::device::mounts::in_ram(f));
+    bases
+        .iter()
+        .find(|p| ram(p).is_none())
+        .map(|p| (p.clone(), None))
+        .or_else(|| bases.first().map(|p| (p.clone(), ram(p))))
+}
+
+/// The file system type of a directory on the live system.
+fn fs_of(path: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(path).ok()?;
+    crate::device::mounts::fs_type(&crate::sysroot::SysRoot::live(), &real.to_string_lossy())
+}
+
+/// `blkscope-lab-PID`: the name of a lab's directory, and the PID back from it.
+fn lab_dir_name(pid: u32) -> String {
+    format!("blkscope-lab-{pid}")
+}
+
+fn lab_dir_pid(name: &str) -> Option<u32> {
+    name.strip_prefix("blkscope-lab-")?.parse().ok()
 }
 
 /// The caller's PATH with /usr/sbin and /sbin after it: losetup, sfdisk, hdparm and the like
@@ -81,17 +131,32 @@ impl Lab {
         cleanup_stale();
         std::fs::create_dir_all(STATE_DIR).map_err(|e| Error::io(Path::new(STATE_DIR), e))?;
         let pid = std::process::id();
-        let base = std::env::var_os("XDG_RUNTIME_DIR")
-            .map(PathBuf::from)
-            .filter(|p| p.is_dir())
-            .unwrap_or_else(std::env::temp_dir);
-        // The backing files are sparse, but every write test fills them: both must fit where
-        // they live (often a tmpfs, i.e. memory), before anything is made.
         if opts.size < 1 << 20 {
             return Err(Error::Usage(
                 "a lab device needs at least 1M: use --size 1M or more".into(),
             ));
         }
+        let (base, in_ram) = match &opts.dir {
+            Some(d) if !d.is_dir() => {
+                return Err(Error::Usage(format!(
+                    "--dir {}: not a directory; give an existing directory for the lab's files",
+                    d.display()
+                )));
+            }
+            Some(d) => {
+                let fs = fs_of(d).filter(|f| crate::device::mounts::in_ram(f));
+                (d.clone(), fs)
+            }
+            None => pick_base(&default_bases(), fs_of).ok_or_else(|| {
+                Error::Usage(
+                    "no directory for the lab's files (XDG_RUNTIME_DIR, TMPDIR, /tmp, \
+                     /var/tmp): give one with --dir"
+                        .into(),
+                )
+            })?,
+        };
+        // The backing files are sparse, but every write test fills them: both must fit where
+        // they live (on a tmpfs, in memory), before anything is made.
         if let Ok(free) = crate::sys::fs_available(&base) {
             let room = crate::engine::target::usable_space(free);
             let need = opts.size.saturating_mul(2);
@@ -99,8 +164,8 @@ impl Lab {
                 use crate::units::fmt_size;
                 let fix = match (room / 2) >> 20 {
                     // Not a MiB each: no --size helps.
-                    0 => "; there is no room for them there: free some space, or point \
-                          XDG_RUNTIME_DIR (or TMPDIR) at a directory with more"
+                    0 => "; there is no room for them there: free some space, or give a \
+                          directory with more with --dir"
                         .to_string(),
                     mib => format!("; use --size {mib}M or less"),
                 };
@@ -114,11 +179,12 @@ impl Lab {
                 )));
             }
         }
-        let dir = base.join(format!("blkscope-lab-{pid}"));
+        let dir = base.join(lab_dir_name(pid));
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         let mut lab = Lab {
             dir,
             devices: Vec::new(),
+            in_ram,
             state_file: Path::new(STATE_DIR).join(format!("{pid}.json")),
         };
         lab.save()?;
@@ -248,10 +314,11 @@ fn remove_devices(devices: &[LabDevice]) {
     }
 }
 
-/// Removes labs whose process is gone. Returns how many devices it detached or files it removed.
-pub fn cleanup_stale() -> usize {
+/// Removes labs whose process is gone. Returns how many devices it detached or files it removed,
+/// and how many lab directories no state file accounted for it removed.
+pub fn cleanup_stale() -> (usize, usize) {
     let Ok(rd) = std::fs::read_dir(STATE_DIR) else {
-        return 0;
+        return (0, remove_orphan_dirs(&default_bases()));
     };
     let mut n = 0;
     for e in rd.flatten() {
@@ -269,5 +336,91 @@ pub fn cleanup_stale() -> usize {
         let _ = std::fs::remove_dir_all(&st.dir);
         let _ = std::fs::remove_file(e.path());
     }
+    (n, remove_orphan_dirs(&default_bases()))
+}
+
+/// Removes lab directories (`blkscope-lab-PID`) in `bases` that no state file accounts for: a
+/// lab on a disk (/var/tmp) outlives a reboot, which empties /run and its state files. Only
+/// where the process is gone and no loop device uses a file in it. Returns how many.
+fn remove_orphan_dirs(bases: &[PathBuf]) -> usize {
+    let backing: Vec<String> = std::fs::read_dir("/sys/block")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("loop/backing_file")).ok())
+        .collect();
+    let mut n = 0;
+    for base in bases {
+        for e in std::fs::read_dir(base).into_iter().flatten().flatten() {
+            let Some(pid) = lab_dir_pid(&e.file_name().to_string_lossy()) else {
+                continue;
+            };
+            let dir = e.path();
+            let in_use = backing
+                .iter()
+                .any(|b| Path::new(b.trim()).starts_with(&dir));
+            if pid == std::process::id() || crate::sys::pid_alive(pid) || in_use || !dir.is_dir() {
+                continue;
+            }
+            if std::fs::remove_dir_all(&dir).is_ok() {
+                n += 1;
+            }
+        }
+    }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lab_goes_to_the_first_directory_not_in_ram() {
+        let bases: Vec<PathBuf> = ["/run/user/0", "/tmp", "/var/tmp"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        let fs = |tmp: &'static str| {
+            move |p: &Path| {
+                Some(match p.to_str().unwrap() {
+                    "/run/user/0" => "tmpfs".to_string(),
+                    "/tmp" => tmp.to_string(),
+                    _ => "ext4".to_string(),
+                })
+            }
+        };
+        // Fedora, Arch, Debian 13: /tmp is a tmpfs too.
+        let got = pick_base(&bases, fs("tmpfs"));
+        println!("tmpfs /tmp: {got:?}");
+        assert_eq!(got, Some((PathBuf::from("/var/tmp"), None)));
+        let got = pick_base(&bases, fs("ext4"));
+        println!("ext4 /tmp: {got:?}");
+        assert_eq!(got, Some((PathBuf::from("/tmp"), None)));
+        // Nothing but RAM: the first, with its file system named.
+        let got = pick_base(&bases, |_| Some("ramfs".to_string()));
+        println!("all ramfs: {got:?}");
+        assert_eq!(
+            got,
+            Some((PathBuf::from("/run/user/0"), Some("ramfs".to_string())))
+        );
+        // A type that cannot be read is not taken for RAM.
+        assert_eq!(
+            pick_base(&bases, |_| None),
+            Some((PathBuf::from("/run/user/0"), None))
+        );
+        assert_eq!(pick_base(&[], fs("ext4")), None);
+    }
+
+    #[test]
+    fn lab_directories_carry_their_pid() {
+        assert_eq!(lab_dir_pid(&lab_dir_name(4321)), Some(4321));
+        for other in [
+            "blkscope-lab-",
+            "blkscope-lab-x1",
+            "lab-12",
+            "blkscope-lab-12.old",
+        ] {
+            assert_eq!(lab_dir_pid(other), None, "{other}");
+        }
+    }
 }

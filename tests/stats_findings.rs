@@ -337,6 +337,25 @@ fn statistics_off_is_said_not_shown_as_idle() {
         "{}",
         stdout_of(&out)
     );
+    // `list --json` says it too: the switch, and whether diskstats counts the device.
+    let d = listed(&lo.name);
+    assert_eq!(
+        (&d["iostats"], &d["io_figures"]),
+        (&false.into(), &false.into()),
+        "{d}"
+    );
+}
+
+/// One device's entry in `list --json`.
+fn listed(name: &str) -> serde_json::Value {
+    let (v, code) = blkscope_json(&["list", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    let d = device(&v, name);
+    println!(
+        "{name} in list --json: iostats {}, io_figures {}",
+        d["iostats"], d["io_figures"]
+    );
+    d.clone()
 }
 
 /// zram is created with queue/iostats 0 and counts its I/O all the same (the kernel's other
@@ -395,6 +414,12 @@ fn zram_counts_its_io_with_iostats_0() {
     assert!(
         t.lines().any(|l| l.starts_with(&z.name)) && !t.contains("statistics off"),
         "{t}"
+    );
+    let d = listed(&z.name);
+    assert_eq!(
+        (&d["iostats"], &d["io_figures"]),
+        (&false.into(), &true.into()),
+        "{d}"
     );
     let (d, _) = blkscope_json(&["doctor", &z.name, "--json"]);
     assert!(

@@ -234,6 +234,10 @@ pub enum Command {
         /// Only remove labs left by a blkscope that did not exit cleanly.
         #[arg(long)]
         cleanup: bool,
+        /// Directory for the devices' backing files. By default the first of $XDG_RUNTIME_DIR,
+        /// $TMPDIR (or /tmp) and /var/tmp that is not a tmpfs: a lab in RAM measures memory.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
     },
     /// Compare two saved runs test by test: throughput, IOPS and latency, with the ratio. A run
     /// is a path, an id, `last`, `last~N` (the Nth before the newest), or HOST:RUN for a run

@@ -112,12 +112,14 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
             partitioned,
             json,
             cleanup,
+            dir,
         }) => {
             let a = commands::lab::LabArgs {
                 size,
                 partitioned,
                 json,
                 cleanup,
+                dir,
                 ascii: cli.ascii,
                 fps: cli.fps,
                 mouse: !cli.no_mouse,

@@ -97,8 +97,13 @@ pub struct Device {
     pub max_hw_sectors_kb: Option<u64>,
     pub read_ahead_kb: Option<u64>,
     /// The `queue/iostats` switch as sysfs shows it. Whether /proc/diskstats counts this
-    /// device also depends on its driver: see [`Device::keeps_no_io_figures`].
+    /// device also depends on its driver: `io_figures`.
     pub iostats: Option<bool>,
+    /// Whether /proc/diskstats counts this device's I/O: false where `queue/iostats` is 0 and
+    /// the driver honours it (not zram, which counts regardless). Missing from the JSON of an
+    /// older blkscope (a host's): taken as counted.
+    #[serde(default = "counted")]
+    pub io_figures: bool,
     pub discard: bool,
     pub discard_granularity: Option<u64>,
     pub discard_max_bytes: Option<u64>,
@@ -141,8 +146,7 @@ impl Device {
     /// Whether the kernel keeps no I/O figures for this device, so that its diskstats are
     /// zeros rather than idleness: `queue/iostats` is 0 and its driver honours that.
     pub fn keeps_no_io_figures(&self) -> bool {
-        self.iostats == Some(false)
-            && !counts_io_regardless_of_iostats(self.parent.as_deref().unwrap_or(&self.name))
+        !self.io_figures
     }
 
     /// (major, minor) from `maj_min`.
@@ -505,6 +509,7 @@ fn read_device(
     let md_level = a("md/level").filter(|s| !s.is_empty());
     let scsi_type = read_u64(&dir.join("device/type"));
     let kind = classify(name, whole.is_some(), dm_name.is_some(), scsi_type);
+    let iostats = qn("iostats").map(|v| v == 1);
     let lsblk_type = lsblk_type(
         name,
         whole.is_some(),
@@ -557,7 +562,9 @@ fn read_device(
         max_sectors_kb: qn("max_sectors_kb"),
         max_hw_sectors_kb: qn("max_hw_sectors_kb"),
         read_ahead_kb: qn("read_ahead_kb"),
-        iostats: qn("iostats").map(|v| v == 1),
+        iostats,
+        io_figures: iostats != Some(false)
+            || counts_io_regardless_of_iostats(whole.map_or(name, |w| w.name.as_str())),
         discard: qn("discard_max_bytes").unwrap_or(0) > 0,
         discard_granularity: qn("discard_granularity"),
         discard_max_bytes: qn("discard_max_bytes"),
@@ -582,6 +589,10 @@ fn read_device(
         write_safety: WriteSafety::Clear,
         safety_reasons: Vec::new(),
     }
+}
+
+fn counted() -> bool {
+    true
 }
 
 /// Whether the driver of disk `name` counts its I/O in /proc/diskstats whatever its

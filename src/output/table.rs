@@ -176,6 +176,7 @@ mod tests {
             md_level: None,
             loop_backing_file: None,
             loop_direct_io: None,
+            io_figures: true,
             mountpoints: vec![],
             swap: false,
             signatures: vec![],

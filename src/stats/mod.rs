@@ -207,24 +207,30 @@ pub fn resolve_devices(root: &SysRoot, names: &[String]) -> Result<Vec<String>, 
                             ..Default::default()
                         },
                     )
-                    .ok()
+                    .map_err(|e| format!("finding the device that holds it failed: {e}"))
                 });
-                Some(t.as_ref().map(|t| t.named(root, n)))
+                Some(
+                    t.as_ref()
+                        .map_err(Clone::clone)
+                        .and_then(|t| t.named(root, n)),
+                )
             };
             if snap.devices.contains_key(&name) {
                 Ok(name)
             } else if let Some(found) = held() {
                 match found {
-                    Some(Ok((d, _))) if snap.devices.contains_key(&d) => Ok(d),
-                    Some(Err(detail)) => Err(crate::Error::UnknownDevice {
+                    Ok((d, _)) if snap.devices.contains_key(&d) => Ok(d),
+                    Ok((d, _)) => Err(crate::Error::UnknownDevice {
+                        path: std::path::PathBuf::from(n),
+                        detail: format!(
+                            "the device that holds it, {d}, is not in {}; `blkscope list` \
+                             shows the devices",
+                            root.proc("diskstats").display()
+                        ),
+                    }),
+                    Err(detail) => Err(crate::Error::UnknownDevice {
                         path: std::path::PathBuf::from(n),
                         detail,
-                    }),
-                    _ => Err(crate::Error::UnknownDevice {
-                        path: std::path::PathBuf::from(n),
-                        detail: "the device that holds it has no statistics; `blkscope list` \
-                                 shows the devices"
-                            .into(),
                     }),
                 }
             } else if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {

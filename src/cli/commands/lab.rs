@@ -10,6 +10,7 @@ pub struct LabArgs {
     pub partitioned: bool,
     pub json: bool,
     pub cleanup: bool,
+    pub dir: Option<std::path::PathBuf>,
     pub ascii: bool,
     pub fps: u32,
     pub mouse: bool,
@@ -17,19 +18,38 @@ pub struct LabArgs {
 
 pub fn run(root: &SysRoot, a: &LabArgs, out: &mut impl Write) -> Result<i32, crate::Error> {
     if a.cleanup {
-        let n = crate::lab::cleanup_stale();
-        println(out, &format!("removed {n} leftover lab device(s)"))?;
+        let (n, dirs) = crate::lab::cleanup_stale();
+        let dirs = match dirs {
+            0 => String::new(),
+            d => format!(" and {d} lab directory(ies) left by a lab before a reboot"),
+        };
+        println(out, &format!("removed {n} leftover lab device(s){dirs}"))?;
         return Ok(0);
     }
     let lab = crate::lab::Lab::create(&crate::lab::LabOptions {
         size: a.size,
         partitioned: a.partitioned,
+        dir: a.dir.clone(),
     })?;
+    // A lab in RAM still shows the safety checks and the TUI, but every figure is memory's.
+    if let Some(fs) = &lab.in_ram {
+        say!(
+            "blkscope: the lab's files are in RAM ({fs} at {}): tests on its devices measure \
+             memory, not a disk; give a directory on a disk with --dir",
+            lab.dir.display()
+        );
+    }
     if !a.json && io::stdout().is_terminal() && io::stdin().is_terminal() {
         let names = lab
             .devices
             .iter()
-            .map(|d| (d.name.clone(), format!("lab, {}-byte sectors", d.sector)))
+            .map(|d| {
+                let ram = lab.in_ram.as_ref().map(|fs| format!(", in RAM ({fs})"));
+                (
+                    d.name.clone(),
+                    format!("lab, {}-byte sectors{}", d.sector, ram.unwrap_or_default()),
+                )
+            })
             .collect();
         let r = crate::ui::run(crate::ui::UiOptions {
             hosts: Vec::new(),
@@ -47,7 +67,7 @@ pub fn run(root: &SysRoot, a: &LabArgs, out: &mut impl Write) -> Result<i32, cra
     }
     let cancel = crate::session::cancel_on_signals();
     if a.json {
-        let v = serde_json::json!({"dir": lab.dir, "devices": lab.devices});
+        let v = serde_json::json!({"dir": lab.dir, "in_ram": lab.in_ram, "devices": lab.devices});
         println(out, &v.to_string())?;
     } else {
         for d in &lab.devices {

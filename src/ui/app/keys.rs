@@ -10,7 +10,12 @@ impl App {
         match (&self.overlay, self.screen) {
             (Overlay::Help, _) => vec![("Esc", "close")],
             (Overlay::Form(f), _) if f.editing.is_some() => {
-                vec![("Enter", "accept"), ("Esc", "undo"), ("Ctrl-C", "quit")]
+                vec![
+                    ("Enter", "accept"),
+                    ("Esc", "undo"),
+                    ("Ctrl-U", "clear"),
+                    ("Ctrl-C", "quit"),
+                ]
             }
             (Overlay::Form(_), _) => vec![
                 ("↑↓", "field"),
@@ -19,7 +24,12 @@ impl App {
                 ("Esc", "done"),
             ],
             (Overlay::Confirm { .. }, _) => {
-                vec![("type the name", ""), ("Enter", "start"), ("Esc", "cancel")]
+                vec![
+                    ("type the name", ""),
+                    ("Enter", "start"),
+                    ("Ctrl-U", "clear"),
+                    ("Esc", "cancel"),
+                ]
             }
             (Overlay::Refused { .. }, _)
             | (Overlay::Explain { .. }, _)

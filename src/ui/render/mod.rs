@@ -672,11 +672,9 @@ fn help(f: &mut Frame, look: Look, area: Rect) {
         ("l / g", "run: latency heatmap; results: the run's charts"),
         ("mouse", "click selects, the wheel scrolls (--no-mouse)"),
         ("v", "the results (saved runs if none yet)"),
-        (
-            "c / o",
-            "results: compare with the last same test / reopen saved runs",
-        ),
+        ("c / o", "results: compare runs / reopen saved runs"),
         ("Esc", "back; cancels a running test"),
+        ("Ctrl-U/Ctrl-W", "typed text: clear it / drop the last word"),
         ("?", "this help"),
         ("q", "quit (cancels a running test first)"),
         ("Ctrl-C", "quit at once"),
