@@ -503,6 +503,7 @@ pub fn run(
         io_workers,
         cpus_available: crate::sys::allowed_cpus().map_or(1, |c| c.len()),
         mean_latency_ns: result.latency_ns.mean,
+        halt_poll_ns: findings::halt_poll_ns(root),
     };
     let device = target.info.device.clone().unwrap_or_default();
     let never_written = unwritten

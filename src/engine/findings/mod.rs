@@ -14,7 +14,7 @@ use crate::units::fmt_size;
 
 mod setup;
 pub use setup::{
-    IO_WORKER_WAKEUP_MAX_DEPTH, IO_WORKER_WAKEUP_MAX_MEAN_NS, Issue, cache_below,
+    IO_WORKER_WAKEUP_MAX_DEPTH, IO_WORKER_WAKEUP_MAX_MEAN_NS, Issue, cache_below, halt_poll_ns,
     io_worker_wakeups, partial_fs_block,
 };
 
