@@ -226,11 +226,13 @@ def main():
                     lambda: t_io_uring(tio, dev, 1, 1, 1, runtime, pin=True),
                     lambda: blkscope(binary, dev, "randread", "4k", 1, runtime, pin=True)))
         # The same unpinned QD1 row with the guest's idle vCPUs polling before they halt (the
-        # haltpoll cpuidle driver of a KVM guest; this VM boots with guest_halt_poll_ns=0, so
+        # haltpoll cpuidle governor of a KVM guest; this VM boots with guest_halt_poll_ns=0, so
         # every wake-up above went through the hypervisor). Set only for these rows and put
         # back (bench/vs_fio.sh puts it back too if this script is killed).
         halt = "/sys/module/haltpoll/parameters/guest_halt_poll_ns"
-        if os.path.exists(halt):
+        governor = "/sys/devices/system/cpu/cpuidle/current_governor_ro"
+        if os.path.exists(halt) and os.path.exists(governor) and \
+                open(governor).read().strip() == "haltpoll":
             with open(halt) as f:
                 before = f.read().strip()
             poll = os.environ.get("HALT_POLL_NS", "200000")

@@ -154,9 +154,15 @@ fn cpus_keep_the_job_and_its_io_workers_there_and_unpinned_qd1_is_explained() {
         assert!(msg.contains("--cpus N") && msg.contains(&z.name), "{msg}");
         // In a KVM guest whose idle vCPUs halt at once, that is named as the cost; not
         // elsewhere (the parameter is the machine's: read it as the run did).
+        let governor = ["current_governor", "current_governor_ro"]
+            .iter()
+            .find_map(|f| {
+                std::fs::read_to_string(format!("/sys/devices/system/cpu/cpuidle/{f}")).ok()
+            });
         let halt = std::fs::read_to_string("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
             .ok()
-            .and_then(|t| t.trim().parse::<u64>().ok());
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .filter(|_| governor.as_deref().map(str::trim) == Some("haltpoll"));
         let f = r["findings"]
             .as_array()
             .unwrap()

@@ -25,10 +25,18 @@ pub struct Issue {
     pub halt_poll_ns: Option<u64>,
 }
 
-/// The haltpoll cpuidle driver's `guest_halt_poll_ns` (a KVM guest): how long an idle vCPU
+/// The haltpoll cpuidle governor's `guest_halt_poll_ns` (a KVM guest): how long an idle vCPU
 /// polls for work before it halts and hands the CPU back to the host. At 0 every wake-up of an
-/// idle vCPU goes through the hypervisor. None where the driver is not loaded.
+/// idle vCPU goes through the hypervisor. None unless haltpoll is the governor in use (the
+/// module may be loaded beside another).
 pub fn halt_poll_ns(root: &SysRoot) -> Option<u64> {
+    let idle = root.sys("devices/system/cpu/cpuidle");
+    let governor = ["current_governor", "current_governor_ro"]
+        .iter()
+        .find_map(|f| crate::sysroot::read_attr(&idle.join(f)))?;
+    if governor != "haltpoll" {
+        return None;
+    }
     crate::sysroot::read_u64(&root.sys("module/haltpoll/parameters/guest_halt_poll_ns"))
 }
 
@@ -83,7 +91,7 @@ pub fn io_worker_wakeups(job: &Job, issue: Issue, device: &str) -> Option<Findin
              --cpus_allowed=N) and compare.{vm}",
             qd = job.iodepth,
             vm = if issue.halt_poll_ns == Some(0) {
-                " This machine is a VM whose idle CPUs halt at once (the haltpoll driver's \
+                " This machine is a VM whose idle CPUs halt at once (the haltpoll governor's \
                  guest_halt_poll_ns is 0), so every such wake-up goes through the hypervisor: \
                  with the kernel's default of 200000 ns, 4K reads at QD1 on a filled zram ran \
                  7x as fast unpinned on the VM blkscope was measured on, for fio alike. \
@@ -375,6 +383,11 @@ mod tests {
         let p = dir.path().join("sys/module/haltpoll/parameters");
         std::fs::create_dir_all(&p).unwrap();
         std::fs::write(p.join("guest_halt_poll_ns"), "0\n").unwrap();
+        let idle = dir.path().join("sys/devices/system/cpu/cpuidle");
+        std::fs::create_dir_all(&idle).unwrap();
+        std::fs::write(idle.join("current_governor_ro"), "menu\n").unwrap();
+        assert_eq!(halt_poll_ns(&root), None, "loaded, but menu governs");
+        std::fs::write(idle.join("current_governor_ro"), "haltpoll\n").unwrap();
         assert_eq!(halt_poll_ns(&root), Some(0));
         std::fs::write(p.join("guest_halt_poll_ns"), "200000\n").unwrap();
         assert_eq!(halt_poll_ns(&root), Some(200_000));
