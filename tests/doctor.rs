@@ -478,3 +478,49 @@ fn reads_by_another_process_during_a_write_test_are_not_taken_for_its_own() {
         .unwrap();
     assert_eq!(w["message"], m, "the warning says the same");
 }
+
+/// A VM whose idle vCPUs halt at once (haltpoll governing, guest_halt_poll_ns 0) is named as a
+/// cost of every low-depth latency; with polling on, or no haltpoll, nothing is said.
+#[test]
+fn a_vm_whose_idle_cpus_halt_at_once_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("root");
+    let st = std::process::Command::new("cp")
+        .args(["-a", &root("lvm-on-partition")])
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let params = copy.join("sys/module/haltpoll/parameters");
+    let idle = copy.join("sys/devices/system/cpu/cpuidle");
+    std::fs::create_dir_all(&params).unwrap();
+    std::fs::create_dir_all(&idle).unwrap();
+    std::fs::write(idle.join("current_governor_ro"), "haltpoll\n").unwrap();
+    let healthy = fake_smartctl(dir.path(), "ata_healthy");
+    let run = |poll: Option<&str>| {
+        match poll {
+            Some(ns) => std::fs::write(params.join("guest_halt_poll_ns"), ns).unwrap(),
+            None => {
+                let _ = std::fs::remove_file(params.join("guest_halt_poll_ns"));
+            }
+        }
+        let (v, code) = doctor(
+            &[("BLKSCOPE_SMARTCTL", &healthy)],
+            &["--root", copy.to_str().unwrap(), "doctor", "sdb", "--json"],
+        );
+        assert_eq!(code, 0, "an info finding does not change the status: {v}");
+        println!(
+            "guest_halt_poll_ns {poll:?}: {:?}",
+            finding_kinds(&v["devices"][0])
+        );
+        finding_of(&v["devices"][0], "idle_halt").cloned()
+    };
+    let f = run(Some("0\n")).expect("idle_halt at 0");
+    assert_eq!(f["severity"], "info", "{f}");
+    assert!(
+        f["message"].as_str().unwrap().contains("halt at once"),
+        "{f}"
+    );
+    assert!(run(Some("200000\n")).is_none(), "polling on");
+    assert!(run(None).is_none(), "no haltpoll module");
+}
