@@ -15,9 +15,32 @@ fn scheduler(name: &str) -> String {
     blkscope::device::active_scheduler(&s).unwrap()
 }
 
-fn set_scheduler(name: &str, s: &str) {
+/// Sets a loop device's scheduler for a test; the guard puts back the one it had when dropped
+/// (before the device is detached: bind it after the `Loop`). A loop device keeps its scheduler
+/// across detach and attach, so without this the next user of the device got the test's.
+#[must_use]
+fn set_scheduler(name: &str, s: &str) -> SchedulerBack {
+    let back = SchedulerBack {
+        name: name.to_string(),
+        was: scheduler(name),
+    };
     std::fs::write(format!("/sys/block/{name}/queue/scheduler"), s).unwrap();
     assert_eq!(scheduler(name), s);
+    back
+}
+
+struct SchedulerBack {
+    name: String,
+    was: String,
+}
+
+impl Drop for SchedulerBack {
+    fn drop(&mut self) {
+        let _ = std::fs::write(
+            format!("/sys/block/{}/queue/scheduler", self.name),
+            &self.was,
+        );
+    }
 }
 
 fn state_files() -> Vec<String> {
@@ -36,7 +59,7 @@ fn every_scheduler_side_by_side_and_the_original_back() {
         return;
     }
     let lo = Loop::new(128 * MIB, None, false);
-    set_scheduler(&lo.name, "kyber");
+    let _back = set_scheduler(&lo.name, "kyber");
     let all = blkscope::device::available_schedulers(
         &std::fs::read_to_string(format!("/sys/block/{}/queue/scheduler", lo.name)).unwrap(),
     );
@@ -82,7 +105,7 @@ fn sigterm_mid_suite_puts_the_scheduler_back() {
         return;
     }
     let lo = Loop::new(64 * MIB, None, false);
-    set_scheduler(&lo.name, "kyber");
+    let _back = set_scheduler(&lo.name, "kyber");
     let child = suite_switched(&lo, "kyber");
     // SAFETY: signalling the blkscope process this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
@@ -104,7 +127,7 @@ fn after_kill_9_the_next_start_puts_the_scheduler_back() {
         return;
     }
     let lo = Loop::new(64 * MIB, None, false);
-    set_scheduler(&lo.name, "kyber");
+    let _back = set_scheduler(&lo.name, "kyber");
     let mut child = suite_switched(&lo, "kyber");
     child.kill().unwrap();
     child.wait().unwrap();

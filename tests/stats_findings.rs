@@ -776,6 +776,11 @@ fn memory_under_the_target_is_a_finding() {
         if dio.trim() == "1" { "with" } else { "without" }
     );
     assert!(msg.starts_with(&head), "{head:?} starts {msg}");
+    // `list` (and the TUI's Properties, from the same field) names the file system under it.
+    let (l, _) = blkscope_json(&["list", "--json"]);
+    let listed = device(&l, &lo.name);
+    println!("list: loop_backing_fs {}", listed["loop_backing_fs"]);
+    assert_eq!(listed["loop_backing_fs"], "tmpfs", "{listed}");
     let (v, _) = blkscope_json(&["doctor", lo.dev(), "--json"]);
     let d = finding_of(&v["devices"][0], "backing_cache").unwrap_or_else(|| panic!("{v}"));
     println!("doctor: {d}");

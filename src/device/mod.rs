@@ -123,6 +123,10 @@ pub struct Device {
     pub dm_uuid: Option<String>,
     pub md_level: Option<String>,
     pub loop_backing_file: Option<String>,
+    /// The file system type the backing file is on (mountinfo's longest mount point holding
+    /// it): a tmpfs or ramfs means the loop device is RAM, with direct I/O or not.
+    #[serde(default)]
+    pub loop_backing_fs: Option<String>,
     pub loop_direct_io: Option<bool>,
     pub mountpoints: Vec<String>,
     pub swap: bool,
@@ -578,6 +582,7 @@ fn read_device(
         dm_name,
         dm_uuid,
         md_level,
+        loop_backing_fs: a("loop/backing_file").and_then(|f| mounts::fs_type(root, &f)),
         loop_backing_file: a("loop/backing_file"),
         loop_direct_io: n("loop/dio").map(|v| v == 1),
         mountpoints,

@@ -175,6 +175,7 @@ mod tests {
             dm_uuid: None,
             md_level: None,
             loop_backing_file: None,
+            loop_backing_fs: None,
             loop_direct_io: None,
             io_figures: true,
             mountpoints: vec![],

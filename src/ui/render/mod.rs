@@ -566,10 +566,15 @@ pub fn properties_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
             // A loop device's file, and whether its I/O goes through that file's page cache:
             // without direct I/O a test on it measures memory (the run's backing_cache).
             if let Some(f) = &d.loop_backing_file {
-                let dio = match d.loop_direct_io {
-                    Some(true) => " (direct I/O)",
-                    Some(false) => " (no direct I/O: page cache)",
-                    None => "",
+                let ram = d
+                    .loop_backing_fs
+                    .as_deref()
+                    .filter(|fs| crate::device::mounts::in_ram(fs));
+                let dio = match (ram, d.loop_direct_io) {
+                    (Some(fs), _) => format!(" (on {fs}: RAM, direct I/O or not)"),
+                    (None, Some(true)) => " (direct I/O)".into(),
+                    (None, Some(false)) => " (no direct I/O: page cache)".into(),
+                    (None, None) => String::new(),
                 };
                 lines.push(kv("backing", format!("{f}{dio}")));
             }
