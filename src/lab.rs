@@ -83,8 +83,7 @@ pub fn pick_base(
 
 /// The file system type of a directory on the live system.
 fn fs_of(path: &Path) -> Option<String> {
-    let real = std::fs::canonicalize(path).ok()?;
-    crate::device::mounts::fs_type(&crate::sysroot::SysRoot::live(), &real.to_string_lossy())
+    crate::device::mounts::fs_type_of(&crate::sysroot::SysRoot::live(), path)
 }
 
 /// `blkscope-lab-PID`: the name of a lab's directory, and the PID back from it.
@@ -144,8 +143,7 @@ impl Lab {
                 )));
             }
             Some(d) => {
-                let fs = fs_of(d).filter(|f| crate::device::mounts::in_ram(f));
-                (d.clone(), fs)
+                pick_base(std::slice::from_ref(d), fs_of).unwrap_or_else(|| (d.clone(), None))
             }
             None => pick_base(&default_bases(), fs_of).ok_or_else(|| {
                 Error::Usage(

@@ -302,13 +302,13 @@ impl DeviceTree {
     /// The first loop device among `name` and what it is built on whose I/O memory serves:
     /// one without direct I/O (the backing file's page cache), or one over a file in RAM
     /// (tmpfs, ramfs), where direct I/O changes nothing.
-    pub fn buffered_loop(&self, root: &SysRoot, name: &str) -> Option<BufferedLoop> {
+    pub fn buffered_loop(&self, name: &str) -> Option<BufferedLoop> {
         std::iter::once(self.get(name)?)
             .chain(self.below(name))
             .filter(|d| d.kind == Kind::Loop)
             .find_map(|d| {
                 let file = d.loop_backing_file.clone()?;
-                let backing_fs = mounts::fs_type(root, &file);
+                let backing_fs = d.loop_backing_fs.clone();
                 let in_ram = backing_fs.as_deref().is_some_and(mounts::in_ram);
                 (d.loop_direct_io == Some(false) || in_ram).then(|| BufferedLoop {
                     device: d.name.clone(),
@@ -582,7 +582,7 @@ fn read_device(
         dm_name,
         dm_uuid,
         md_level,
-        loop_backing_fs: a("loop/backing_file").and_then(|f| mounts::fs_type(root, &f)),
+        loop_backing_fs: a("loop/backing_file").and_then(|f| mounts.fs_type(&f)),
         loop_backing_file: a("loop/backing_file"),
         loop_direct_io: n("loop/dio").map(|v| v == 1),
         mountpoints,

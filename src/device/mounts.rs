@@ -13,19 +13,14 @@ use crate::sysroot::SysRoot;
 /// The file system type of `path` from mountinfo: the longest mount point that contains it
 /// (the last of equals, as the later mount hides the earlier).
 pub fn fs_type(root: &SysRoot, path: &str) -> Option<String> {
-    let file = fs::File::open(root.proc("self/mountinfo")).ok()?;
-    let infos = MountInfos::from_buf_read(BufReader::new(file)).ok()?;
-    infos
-        .into_iter()
-        .filter_map(|mi| {
-            let mp = unescape_octal(&mi.mount_point.to_string_lossy());
-            let inside = path == mp
-                || mp == "/"
-                || path.starts_with(&format!("{}/", mp.trim_end_matches('/')));
-            inside.then_some((mp.len(), mi.fs_type))
-        })
-        .max_by_key(|(len, _)| *len)
-        .map(|(_, fs)| fs)
+    MountTable::read(root).ok()?.fs_type(path)
+}
+
+/// [`fs_type`] of a file or directory on the live system, by its real path (symlinks resolved,
+/// as the kernel sees it); None where it does not exist.
+pub fn fs_type_of(root: &SysRoot, path: &std::path::Path) -> Option<String> {
+    let real = fs::canonicalize(path).ok()?;
+    fs_type(root, &real.to_string_lossy())
 }
 
 /// Whether a file system type keeps its files in RAM (tmpfs, ramfs): what is on it, a loop
@@ -41,6 +36,8 @@ pub fn in_ram(fs: &str) -> bool {
 pub struct MountTable {
     by_devno: HashMap<String, Vec<String>>,
     by_source: Vec<(String, String)>,
+    /// Every mount point with its file system type, in mountinfo order.
+    types: Vec<(String, String)>,
 }
 
 impl MountTable {
@@ -71,8 +68,10 @@ impl MountTable {
     fn from_infos(infos: MountInfos) -> Self {
         let mut by_devno: HashMap<String, Vec<String>> = HashMap::new();
         let mut by_source = Vec::new();
+        let mut types = Vec::new();
         for mi in infos {
             let target = unescape_octal(&mi.mount_point.to_string_lossy());
+            types.push((target.clone(), mi.fs_type.clone()));
             if mi.majmin.starts_with("0:") {
                 if let Some(src) = mi
                     .mount_source
@@ -93,7 +92,22 @@ impl MountTable {
         Self {
             by_devno,
             by_source,
+            types,
         }
+    }
+
+    /// The file system type of `path`: that of the longest mount point that contains it (the
+    /// last of equals, as the later mount hides the earlier).
+    pub fn fs_type(&self, path: &str) -> Option<String> {
+        self.types
+            .iter()
+            .filter(|(mp, _)| {
+                path == mp
+                    || mp == "/"
+                    || path.starts_with(&format!("{}/", mp.trim_end_matches('/')))
+            })
+            .max_by_key(|(mp, _)| mp.len())
+            .map(|(_, fs)| fs.clone())
     }
 
     /// The mount points of the device `maj_min`, kernel name `name` (and /dev/mapper name

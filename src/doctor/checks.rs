@@ -11,7 +11,7 @@ pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
     // A loop device without direct I/O, or over a file in RAM: its I/O goes through the page
     // cache of the backing file's file system, or to RAM, so a test measures memory.
     if d.kind == Kind::Loop
-        && let Some(b) = tree.buffered_loop(root, &d.name)
+        && let Some(b) = tree.buffered_loop(&d.name)
     {
         out.push(
             Finding::new(

@@ -140,9 +140,7 @@ struct FileDevice {
 
 fn watch_for_file(root: &SysRoot, path: &Path) -> FileDevice {
     // The file system type by mount point: the path as the kernel sees it.
-    let fs = std::fs::canonicalize(path)
-        .ok()
-        .and_then(|real| crate::device::mounts::fs_type(root, &real.to_string_lossy()));
+    let fs = crate::device::mounts::fs_type_of(root, path);
     // No block device under it (tmpfs, overlay, ...), or none blkscope could find.
     let none = |fs: Option<String>| FileDevice {
         watch: Vec::new(),
@@ -168,7 +166,7 @@ fn watch_for_file(root: &SysRoot, path: &Path) -> FileDevice {
                 watch,
                 below,
                 device: Some(d.name.clone()),
-                cache_below: tree.buffered_loop(root, &d.name).map(CacheBelow::Loop),
+                cache_below: tree.buffered_loop(&d.name).map(CacheBelow::Loop),
                 fs,
             }
         }
@@ -374,7 +372,7 @@ fn open_block(
         }
     }
     let (watch, below_count) = watch_list(tree, &name);
-    let cache_below = tree.buffered_loop(root, &name).map(CacheBelow::Loop);
+    let cache_below = tree.buffered_loop(&name).map(CacheBelow::Loop);
     let path = dev.path.clone();
     let file = if writes {
         open_noatime(flags, |f| open_exclusive(&path, true, f)).map_err(|e| open_err(&path, e))?
