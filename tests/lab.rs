@@ -60,7 +60,7 @@ fn lab_devices_are_made_used_and_removed_on_sigterm() {
     if !require(true, &["losetup"]) {
         return;
     }
-    let (mut child, v) = start(&[]);
+    let (child, v) = start(&[]);
     let devs = v["devices"].as_array().unwrap();
     assert_eq!(devs.len(), 2);
     let mut sizes = Vec::new();
@@ -97,11 +97,7 @@ fn lab_devices_are_made_used_and_removed_on_sigterm() {
         doc["results"][0]["findings"][0]["kind"], "read_modify_write",
         "{doc}"
     );
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let st = child.wait().unwrap();
-    assert!(st.success());
-    gone(&v);
+    stop(child, &v);
 }
 
 #[test]
