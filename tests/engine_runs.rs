@@ -12,18 +12,11 @@ use std::time::{Duration, Instant};
 
 use blkscope::SysRoot;
 use blkscope::engine::job::SizeSpec;
-use blkscope::engine::{self, EngineKind, Job, Mode, Op, TargetSpec};
+use blkscope::engine::{EngineKind, Job, Mode, Op, TargetSpec};
+use blkscope::session;
 use common::*;
 
 const MIB: u64 = 1 << 20;
-
-fn run_json(args: &[&str]) -> (serde_json::Value, i32) {
-    blkscope_json(args)
-}
-
-fn result(doc: &serde_json::Value) -> &serde_json::Value {
-    &doc["results"][0]
-}
 
 #[test]
 fn byte_accounting_matches_diskstats() {
@@ -45,7 +38,7 @@ fn byte_accounting_matches_diskstats() {
         // Direct writes invalidate cached pages they cover: warm the probe's blocks again.
         let _ = blkscope(&["check", lo.dev()]);
         let (r0, w0) = diskstats_sectors(&lo.name);
-        let (doc, code) = run_json(&[
+        let (doc, code) = blkscope_json(&[
             "run",
             lo.dev(),
             "--op",
@@ -63,7 +56,7 @@ fn byte_accounting_matches_diskstats() {
         ]);
         let (r1, w1) = diskstats_sectors(&lo.name);
         assert_eq!(code, 0, "{doc}");
-        let r = result(&doc);
+        let r = first_result(&doc);
         assert_eq!(r["error"], serde_json::Value::Null);
         assert_eq!(r["partial"], false);
         assert_eq!(r["bytes"], 32 * MIB, "{op}: {r}");
@@ -97,7 +90,7 @@ fn written_data_is_really_there_and_not_zeros() {
         return;
     }
     let lo = Loop::new(32 * MIB, None, false);
-    let (doc, code) = run_json(&[
+    let (doc, code) = blkscope_json(&[
         "run",
         lo.dev(),
         "--bs",
@@ -134,7 +127,7 @@ fn written_data_is_really_there_and_not_zeros() {
     f.read_exact_at(&mut buf, 20 * MIB).unwrap();
     assert!(buf.iter().all(|&b| b == 0));
     // With --data zero, zeros are written (and a warning says what that means).
-    let (doc, _) = run_json(&[
+    let (doc, _) = blkscope_json(&[
         "run",
         lo.dev(),
         "--bs",
@@ -149,7 +142,7 @@ fn written_data_is_really_there_and_not_zeros() {
         "--json",
     ]);
     assert!(
-        result(&doc)["warnings"]
+        first_result(&doc)["warnings"]
             .as_array()
             .unwrap()
             .iter()
@@ -196,7 +189,7 @@ fn every_mode_op_and_engine_on_a_file_target() {
                     ..Default::default()
                 };
                 let (info, r) =
-                    engine::run(&root, &spec, &job, Arc::new(AtomicBool::new(false)), |_| {})
+                    session::run_job(&root, &spec, &job, Arc::new(AtomicBool::new(false)), |_| {})
                         .unwrap_or_else(|e| panic!("{engine:?} {mode:?} {op:?}: {e}"));
                 let ctx = format!("{engine:?} {mode:?} {op:?}: {r:?}");
                 assert!(r.error.is_none(), "{ctx}");
@@ -237,7 +230,7 @@ fn modes_and_engines_on_a_loop_device() {
     for engine in ["uring", "psync"] {
         for mode in ["direct", "dsync", "sync", "fdatasync", "buffered"] {
             for op in ["write", "randread", "randrw"] {
-                let (doc, code) = run_json(&[
+                let (doc, code) = blkscope_json(&[
                     "run",
                     lo.dev(),
                     "--op",
@@ -256,14 +249,14 @@ fn modes_and_engines_on_a_loop_device() {
                     &lo.name,
                     "--json",
                 ]);
-                let r = result(&doc);
+                let r = first_result(&doc);
                 assert_eq!(code, 0, "{engine} {mode} {op}: {doc}");
                 assert_eq!(r["bytes"], 2 * MIB, "{engine} {mode} {op}");
                 assert_eq!(r["engine"], engine);
             }
         }
     }
-    let (doc, code) = run_json(&[
+    let (doc, code) = blkscope_json(&[
         "run",
         lo.dev(),
         "--op",
@@ -299,7 +292,7 @@ fn psync_fallback_is_recorded() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let r = result(&doc);
+    let r = first_result(&doc);
     assert_eq!(r["engine"], "psync");
     let note = r["engine_note"].as_str().expect("engine_note says why");
     // It names the variable, not a kernel or seccomp that was never asked.
@@ -317,7 +310,7 @@ fn psync_fallback_is_recorded() {
     );
     assert_eq!(r["bytes"], 4 * MIB);
     // Forced psync has no note.
-    let (doc, _) = run_json(&[
+    let (doc, _) = blkscope_json(&[
         "run",
         dir.path().to_str().unwrap(),
         "--size",
@@ -326,8 +319,8 @@ fn psync_fallback_is_recorded() {
         "psync",
         "--json",
     ]);
-    assert_eq!(result(&doc)["engine"], "psync");
-    assert!(result(&doc)["engine_note"].is_null());
+    assert_eq!(first_result(&doc)["engine"], "psync");
+    assert!(first_result(&doc)["engine_note"].is_null());
 }
 
 #[test]
@@ -358,7 +351,7 @@ fn cancellation_through_the_library_is_prompt_and_partial() {
             ..Default::default()
         };
         let mut samples = 0;
-        let (_, r) = engine::run(&root, &spec, &job, cancel, |_| samples += 1).unwrap();
+        let (_, r) = session::run_job(&root, &spec, &job, cancel, |_| samples += 1).unwrap();
         let stop = cancelled_at
             .lock()
             .unwrap()
@@ -418,8 +411,8 @@ fn sigint_cancels_the_command_and_removes_the_file() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(result(&doc)["partial"], true);
-    assert_eq!(result(&doc)["cancelled"], true);
+    assert_eq!(first_result(&doc)["partial"], true);
+    assert_eq!(first_result(&doc)["cancelled"], true);
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         0,
@@ -467,9 +460,9 @@ fn io_error_stops_with_errno_and_offset() {
         }
     }
     let _d = Detach(dev.clone());
-    let (doc, code) = run_json(&["run", &dev, "--size", "32M", "--bs", "1M", "--json"]);
+    let (doc, code) = blkscope_json(&["run", &dev, "--size", "32M", "--bs", "1M", "--json"]);
     assert_eq!(code, 1, "{doc}");
-    let r = result(&doc);
+    let r = first_result(&doc);
     assert_eq!(r["partial"], true);
     let e = &r["error"];
     assert!(e["errno"].as_i64().is_some(), "{e}");
@@ -503,7 +496,7 @@ fn safety_is_enforced_in_the_open_path() {
     let out = blkscope(&["run", lo.dev(), "--op", "read", "--size", "1M"]);
     assert_eq!(out.status.code(), Some(0));
     // With the name typed back, it runs.
-    let (doc, code) = run_json(&[
+    let (doc, code) = blkscope_json(&[
         "run",
         lo.dev(),
         "--size",
@@ -619,7 +612,7 @@ fn invalid_jobs_get_one_line_and_exit_2() {
 fn run_takes_fios_option_names() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let (doc, code) = run_json(&[
+    let (doc, code) = blkscope_json(&[
         "run",
         d,
         "--rw",
@@ -635,7 +628,7 @@ fn run_takes_fios_option_names() {
         "--json",
         "--no-save",
     ]);
-    let r = result(&doc);
+    let r = first_result(&doc);
     println!("op {} iodepth {} jobs {}", r["op"], r["iodepth"], r["jobs"]);
     assert_eq!(code, 0, "{doc}");
     assert_eq!(
@@ -677,13 +670,13 @@ fn existing_file_needs_force_to_be_overwritten() {
 fn json_and_ndjson_output() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let (doc, code) = run_json(&[
+    let (doc, code) = blkscope_json(&[
         "run", d, "--size", "8M", "--bs", "64k", "--repeat", "3", "--json",
     ]);
     assert_eq!(code, 0);
     assert_eq!(doc["version"], 1);
     assert_eq!(doc["target"]["kind"], "file");
-    let r = result(&doc);
+    let r = first_result(&doc);
     for key in [
         "op",
         "bs",
@@ -802,7 +795,7 @@ fn check_and_run_read_no_other_disk() {
         let (r0, w0) = diskstats_sectors(&bystander.name);
         let out = blkscope(&["check", target.dev()]);
         assert_eq!(out.status.code(), Some(0));
-        let (doc, code) = run_json(&["run", target.dev(), "--size", "1M", "--json"]);
+        let (doc, code) = blkscope_json(&["run", target.dev(), "--size", "1M", "--json"]);
         assert_eq!(code, 0, "{doc}");
         let (r1, w1) = diskstats_sectors(&bystander.name);
         if (r1, w1) == (r0, w0) {
@@ -827,7 +820,7 @@ fn the_null_engine_and_hipri() {
     settle(&lo.name);
     // The check before it reads the device (signatures); the promise is about writes.
     let (_, w0) = diskstats_sectors(&lo.name);
-    let (doc, code) = run_json(&[
+    let (doc, code) = blkscope_json(&[
         "run",
         lo.dev(),
         "--op",
@@ -844,7 +837,7 @@ fn the_null_engine_and_hipri() {
         "--json",
     ]);
     assert_eq!(code, 0, "{doc}");
-    let r = result(&doc);
+    let r = first_result(&doc);
     assert_eq!(r["engine"], "null", "{r}");
     assert!(r["iops"].as_f64().unwrap() > 10_000.0, "{r}");
     assert!(r["latency_ns"]["p50"].as_u64().unwrap() > 0, "{r}");
@@ -893,7 +886,7 @@ fn the_null_engine_and_hipri() {
 fn cpu_per_io_counts_the_ramps_ios_with_the_ramps_cpu() {
     // No root: a scratch file in a directory, the null engine (no I/O, all the bookkeeping).
     let dir = tempfile::tempdir().unwrap();
-    let (doc, code) = run_json(&[
+    let (doc, code) = blkscope_json(&[
         "run",
         dir.path().to_str().unwrap(),
         "--op",
@@ -912,7 +905,7 @@ fn cpu_per_io_counts_the_ramps_ios_with_the_ramps_cpu() {
         "--json",
     ]);
     assert_eq!(code, 0, "{doc}");
-    let r = result(&doc);
+    let r = first_result(&doc);
     // Every I/O, ramp included, is in the live samples.
     let all: u64 = r["samples"]
         .as_array()

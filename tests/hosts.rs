@@ -128,16 +128,6 @@ fn sshd() -> Option<Sshd> {
     s
 }
 
-/// The JSON a command printed, once it exited 0 (else its stderr, in the failure).
-fn json_ok(out: &std::process::Output) -> serde_json::Value {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 fn hosts_cmd(s: &Sshd, args: &[&str]) -> Command {
     let mut c = bin();
     c.args(["--host", "127.0.0.1", "--host", "127.0.0.2", "--ssh-config"])
@@ -152,7 +142,7 @@ fn hosts_cmd(s: &Sshd, args: &[&str]) -> Command {
 fn json_from_every_host_and_human_output_grouped() {
     let Some(s) = sshd() else { return };
     let out = hosts_cmd(&s, &["list", "--json"]).output().unwrap();
-    let v = json_ok(&out);
+    let v = ok_json(&out, "blkscope --host");
     let hosts = v["hosts"].as_array().unwrap();
     assert_eq!(hosts.len(), 2, "{v}");
     for (h, want) in hosts.iter().zip(["127.0.0.1", "127.0.0.2"]) {
@@ -247,7 +237,7 @@ fn push_copies_blkscope_over_and_confirm_names_the_host() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     assert_eq!(v["hosts"][0]["exit_status"], 3, "{v} {out:?}");
     let out = run(&format!("127.0.0.1:{}", lo.name));
-    let v = json_ok(&out);
+    let v = ok_json(&out, "blkscope --host");
     assert_eq!(v["hosts"][0]["results"][0]["bytes"], 4 * MIB, "{v}");
     // The pushed copy is gone afterwards.
     let left = s.pushed();
@@ -324,7 +314,7 @@ fn compare_across_hosts_and_a_fleet_table() {
         .arg("--json")
         .output()
         .unwrap();
-    let v = json_ok(&out);
+    let v = ok_json(&out, "blkscope --host");
     assert!(
         v.as_array().unwrap().iter().any(|d| d["metric"] == "MB/s"),
         "{v}"
@@ -332,7 +322,7 @@ fn compare_across_hosts_and_a_fleet_table() {
     let out = hosts_cmd(&s, &["report", &ids[0], "--fleet", "--format", "json"])
         .output()
         .unwrap();
-    let v = json_ok(&out);
+    let v = ok_json(&out, "blkscope --host");
     let row = &v["fleet"][0];
     assert_eq!(row["hosts"].as_array().unwrap().len(), 2, "{v}");
     assert_eq!(row["spread"], 0.0, "the same run on both: {v}");
@@ -346,7 +336,7 @@ fn compare_across_hosts_and_a_fleet_table() {
     );
     // runs lists each host's saved runs (here both hosts share one data directory).
     let out = hosts_cmd(&s, &["runs", "--json"]).output().unwrap();
-    let v = json_ok(&out);
+    let v = ok_json(&out, "blkscope --host");
     for h in v["hosts"].as_array().unwrap() {
         let listed: Vec<&str> = h["runs"]
             .as_array()

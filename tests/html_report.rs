@@ -9,21 +9,6 @@ use std::process::Command;
 
 use common::*;
 
-/// Runs blkscope with saved runs in `home`.
-fn run_in(home: &std::path::Path, args: &[&str]) -> std::process::Output {
-    blkscope_with("XDG_DATA_HOME", home, args)
-}
-
-fn ok(home: &std::path::Path, args: &[&str]) -> String {
-    let out = run_in(home, args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout_of(&out)
-}
-
 /// No script, no external resource: everything the page shows is in it.
 fn self_contained(html: &str) {
     assert!(html.starts_with("<!DOCTYPE html>"), "{}", &html[..80]);
@@ -39,27 +24,24 @@ fn self_contained(html: &str) {
 
 #[test]
 fn an_html_report_with_every_chart_and_an_svg() {
-    let home = tempfile::tempdir().unwrap();
+    let runs = SavedRuns::new();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    ok(
-        home.path(),
-        &[
-            "run",
-            d,
-            "--op",
-            "randread",
-            "--bs",
-            "4k",
-            "--iodepth",
-            "8",
-            "--runtime",
-            "1s",
-            "--size",
-            "16M",
-        ],
-    );
-    let html = ok(home.path(), &["report", "last", "--format", "html"]);
+    runs.ok(&[
+        "run",
+        d,
+        "--op",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "8",
+        "--runtime",
+        "1s",
+        "--size",
+        "16M",
+    ]);
+    let html = runs.ok(&["report", "last", "--format", "html"]);
     self_contained(&html);
     assert_eq!(
         html.matches("<svg").count(),
@@ -76,23 +58,17 @@ fn an_html_report_with_every_chart_and_an_svg() {
         assert!(html.contains(t), "no {t}");
     }
     for chart in ["throughput", "iops", "heatmap", "histogram"] {
-        let svg = ok(
-            home.path(),
-            &["report", "last", "--format", "svg", "--chart", chart],
-        );
+        let svg = runs.ok(&["report", "last", "--format", "svg", "--chart", chart]);
         assert!(
             svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
             "{chart}"
         );
     }
     // A run that is not a sweep has no sweep chart: one line, exit 2.
-    let out = run_in(
-        home.path(),
-        &["report", "last", "--format", "svg", "--chart", "sweep"],
-    );
+    let out = runs.run(&["report", "last", "--format", "svg", "--chart", "sweep"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     // Without --chart: throughput over time, the chart a run that is not a sweep is about.
-    let svg = ok(home.path(), &["report", "last", "--format", "svg"]);
+    let svg = runs.ok(&["report", "last", "--format", "svg"]);
     assert!(
         svg.starts_with("<svg") && svg.contains("Throughput"),
         "{}",
@@ -102,23 +78,20 @@ fn an_html_report_with_every_chart_and_an_svg() {
 
 #[test]
 fn a_sweep_report_draws_its_curve_and_knee_and_compare_overlays() {
-    let home = tempfile::tempdir().unwrap();
+    let runs = SavedRuns::new();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    ok(
-        home.path(),
-        &[
-            "sweep",
-            d,
-            "--qd",
-            "1,8,32",
-            "--runtime",
-            "300ms",
-            "--size",
-            "16M",
-        ],
-    );
-    let html = ok(home.path(), &["report", "last", "--format", "html"]);
+    runs.ok(&[
+        "sweep",
+        d,
+        "--qd",
+        "1,8,32",
+        "--runtime",
+        "300ms",
+        "--size",
+        "16M",
+    ]);
+    let html = runs.ok(&["report", "last", "--format", "html"]);
     self_contained(&html);
     assert!(
         html.contains("Sweep: randread by iodepth"),
@@ -128,13 +101,10 @@ fn a_sweep_report_draws_its_curve_and_knee_and_compare_overlays() {
         html.contains("Knee at") || html.contains("No knee"),
         "the knee is named"
     );
-    let svg = ok(
-        home.path(),
-        &["report", "last", "--format", "svg", "--chart", "sweep"],
-    );
+    let svg = runs.ok(&["report", "last", "--format", "svg", "--chart", "sweep"]);
     assert!(svg.contains("randread by iodepth"), "{}", &svg[..200]);
     // The Markdown report has the sweep too: its points as written and the knee (or none).
-    let md = ok(home.path(), &["report", "last", "--format", "md"]);
+    let md = runs.ok(&["report", "last", "--format", "md"]);
     println!("{md}");
     assert!(
         md.contains("## Sweep: randread by iodepth") && md.contains("| QD8 |"),
@@ -142,7 +112,7 @@ fn a_sweep_report_draws_its_curve_and_knee_and_compare_overlays() {
     );
     assert!(md.contains("Knee at QD") || md.contains("No knee"), "{md}");
     // A sweep's own chart is the default one.
-    let plain = ok(home.path(), &["report", "last", "--format", "svg"]);
+    let plain = runs.ok(&["report", "last", "--format", "svg"]);
     assert!(
         plain == svg,
         "report --format svg of a sweep draws the sweep: {}",
@@ -155,34 +125,26 @@ fn a_sweep_report_draws_its_curve_and_knee_and_compare_overlays() {
     }
     // Two runs of the same test, compared on the same axes.
     for _ in 0..2 {
-        ok(
-            home.path(),
-            &[
-                "run",
-                d,
-                "--op",
-                "randread",
-                "--bs",
-                "4k",
-                "--runtime",
-                "500ms",
-                "--size",
-                "16M",
-            ],
-        );
+        runs.ok(&[
+            "run",
+            d,
+            "--op",
+            "randread",
+            "--bs",
+            "4k",
+            "--runtime",
+            "500ms",
+            "--size",
+            "16M",
+        ]);
     }
-    let mut ids: Vec<String> = std::fs::read_dir(home.path().join("blkscope/runs"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path().file_stem().unwrap().to_string_lossy().into_owned())
+    let ids: Vec<String> = runs
+        .ids()
+        .into_iter()
         .filter(|n| n.contains("randread_4K_QD1"))
         .collect();
-    ids.sort();
     assert_eq!(ids.len(), 2, "{ids:?}");
-    let html = ok(
-        home.path(),
-        &["compare", &ids[0], &ids[1], "--format", "html"],
-    );
+    let html = runs.ok(&["compare", &ids[0], &ids[1], "--format", "html"]);
     self_contained(&html);
     assert!(
         html.contains(">A<") && html.contains(">B<"),
@@ -229,30 +191,27 @@ fn a_browser_renders_the_report() {
         eprintln!("SKIPPED: no chromium to render the report");
         return;
     };
-    let home = tempfile::tempdir().unwrap();
+    let runs = SavedRuns::new();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    ok(
-        home.path(),
-        &[
-            "run",
-            d,
-            "--op",
-            "randread",
-            "--bs",
-            "4k",
-            "--iodepth",
-            "8",
-            "--runtime",
-            "1s",
-            "--size",
-            "16M",
-        ],
-    );
-    let html = ok(home.path(), &["report", "last", "--format", "html"]);
-    let page = home.path().join("report.html");
+    runs.ok(&[
+        "run",
+        d,
+        "--op",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "8",
+        "--runtime",
+        "1s",
+        "--size",
+        "16M",
+    ]);
+    let html = runs.ok(&["report", "last", "--format", "html"]);
+    let page = runs.path().join("report.html");
     std::fs::write(&page, html).unwrap();
-    let png = home.path().join("report.png");
+    let png = runs.path().join("report.png");
     let out = Command::new(chromium)
         .args([
             "--headless",
@@ -263,7 +222,7 @@ fn a_browser_renders_the_report() {
             &format!("--screenshot={}", png.display()),
             &format!("file://{}", page.display()),
         ])
-        .env("HOME", home.path())
+        .env("HOME", runs.path())
         .output()
         .unwrap();
     assert!(

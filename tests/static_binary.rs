@@ -49,17 +49,7 @@ fn the_static_binary_runs_in_an_empty_chroot() {
         "nothing else in the root"
     );
 
-    let ok = |args: &[&str]| {
-        let out = c.blkscope(args);
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "{args:?}: {:?} {text} {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        text
-    };
+    let ok = |args: &[&str]| ok_stdout(&c.blkscope(args), args);
     let list = ok(&["list", "--ascii"]);
     assert!(list.starts_with("NAME") && list.contains("WRITE"), "{list}");
     assert!(ok(&["check", "/tmp"]).contains("clear"));
@@ -69,59 +59,15 @@ fn the_static_binary_runs_in_an_empty_chroot() {
     assert!(run.contains("IOPS") && run.contains("latency"), "{run}");
     assert!(ok(&["--version"]).contains("commit"));
 
-    // The TUI starts in the chroot and quits cleanly.
-    let session = format!("blkscope-static-{}", std::process::id());
+    // The TUI starts in the chroot and quits cleanly. (The session goes before the chroot's
+    // mounts: it is dropped first.)
     let cmd = format!(
         "chroot {} /blkscope --dir /tmp; echo BLKSCOPE-EXITED; sleep 30",
         c.dir.path().display()
     );
-    let started = Command::new("tmux")
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &session,
-            "-x",
-            "80",
-            "-y",
-            "24",
-            &cmd,
-        ])
-        .env("TERM", "xterm-256color")
-        .env("PATH", path_with_sbin())
-        .status()
-        .unwrap();
-    assert!(started.success());
-    let _kill = KillSession(session.clone());
-    let screen = || {
-        let o = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &session])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    };
-    let mut seen = String::new();
-    wait_until(20, "the TUI in the chroot", || {
-        seen = screen();
-        seen.contains("Devices") && seen.contains("Tests")
-    });
-    Command::new("tmux")
-        .args(["send-keys", "-t", &session, "q"])
-        .status()
-        .unwrap();
-    wait_until(10, "the TUI to quit", || {
-        screen().contains("BLKSCOPE-EXITED")
-    });
+    let t = Tmux::command(&cmd, &[("PATH", &path_with_sbin())]);
+    t.wait_for(&["Devices", "Tests"], 20);
+    t.keys(&["q"]);
+    t.wait_for(&["BLKSCOPE-EXITED"], 10);
     assert!(Path::new(&bin).exists());
-}
-
-/// Kills the tmux session on drop, also when the test fails, before the chroot's mounts go.
-struct KillSession(String);
-
-impl Drop for KillSession {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.0])
-            .status();
-    }
 }

@@ -250,14 +250,14 @@ fn user_suites_are_offered_and_bad_ones_refused_with_file_line_and_reason() {
 fn runs_are_saved_and_report_and_compare_round_trip() {
     let scratch = tempfile::tempdir().unwrap();
     let d = scratch.path().to_str().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| blkscope_with("XDG_DATA_HOME", data.path(), args);
+    let data = SavedRuns::new();
+    let run = |args: &[&str]| data.run(args);
     let a = run(&["suite", "zeros-trap", d, "--repeat", "2"]);
     assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
     assert!(String::from_utf8_lossy(&a.stderr).contains("saved"));
     let b = run(&["suite", "zeros-trap", d, "--repeat", "2"]);
     assert!(b.status.success());
-    let ids = saved_ids(data.path());
+    let ids = data.ids();
     assert_eq!(ids.len(), 2);
 
     // JSON: the versioned schema, with the jobs, results and diskstats summaries.
@@ -356,15 +356,15 @@ fn runs_are_saved_and_report_and_compare_round_trip() {
 fn lone_runs_compare_and_unpaired_runs_name_their_tests() {
     let scratch = tempfile::tempdir().unwrap();
     let d = scratch.path().to_str().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| blkscope_with("XDG_DATA_HOME", data.path(), args);
+    let data = SavedRuns::new();
+    let run = |args: &[&str]| data.run(args);
     for op in ["write", "read"] {
         let r = run(&["run", d, "--op", op, "--bs", "64k", "--size", "4M"]);
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     }
     let s = run(&["suite", "zeros-trap", d, "--repeat", "1"]);
     assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
-    let ids = saved_ids(data.path());
+    let ids = data.ids();
     assert_eq!(ids.len(), 3, "{ids:?}");
     let find = |k: &str| ids.iter().find(|i| i.contains(k)).expect(k).clone();
     let (w, r, suite) = (&find("-write_"), &find("-read_"), &find("-zeros-trap-"));
@@ -408,23 +408,6 @@ fn lone_runs_compare_and_unpaired_runs_name_their_tests() {
         err.contains("no test in common") && err.contains("zeros") && err.contains("write 64K"),
         "{err}"
     );
-}
-
-/// The ids of the runs saved under the data directory `data`, sorted.
-fn saved_ids(data: &std::path::Path) -> Vec<String> {
-    let mut ids: Vec<String> = std::fs::read_dir(data.join("blkscope/runs"))
-        .unwrap()
-        .map(|e| {
-            e.unwrap()
-                .path()
-                .file_stem()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    ids.sort();
-    ids
 }
 
 fn suite_json(name: &str, target: &str, extra: &[&str]) -> serde_json::Value {
@@ -769,8 +752,8 @@ fn zeros_trap_on_zram_says_it_compresses() {
     );
     // The text table says the same under it, before the article's finding; saved, the
     // Markdown and HTML reports say it too.
-    let data = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| blkscope_with("XDG_DATA_HOME", data.path(), args);
+    let data = SavedRuns::new();
+    let run = |args: &[&str]| data.run(args);
     let out = run(&[
         "suite",
         "zeros-trap",
@@ -802,8 +785,8 @@ fn zeros_trap_on_zram_says_it_compresses() {
 fn saved_runs_are_listed_newest_last() {
     let scratch = tempfile::tempdir().unwrap();
     let d = scratch.path().to_str().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| blkscope_with("XDG_DATA_HOME", data.path(), args);
+    let data = SavedRuns::new();
+    let run = |args: &[&str]| data.run(args);
     let none = run(&["runs"]);
     assert!(none.status.success());
     assert!(
@@ -817,7 +800,7 @@ fn saved_runs_are_listed_newest_last() {
     }
     // Both may be saved in the same second, where the ids' ends (the tests' names) would put
     // 128K first: the older is the 64K run.
-    let mut ids = saved_ids(data.path());
+    let mut ids = data.ids();
     assert_eq!(ids.len(), 2, "{ids:?}");
     ids.sort_by_key(|i| !i.contains("64K"));
     let (v, _) = json_of(&run(&["report", "last", "--format", "json"]), &["report"]);

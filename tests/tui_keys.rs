@@ -473,7 +473,7 @@ fn a_device_written_after_it_was_seen_blank_needs_no_second_confirmation() {
         path: dir.path().to_str().unwrap().into(),
         ..Default::default()
     };
-    let (_, r) = blkscope::engine::run(
+    let (_, r) = blkscope::session::run_job(
         &SysRoot::default(),
         &spec,
         &job,

@@ -14,6 +14,7 @@ use blkscope::SysRoot;
 use blkscope::device::{DiscoverOptions, discover};
 use blkscope::engine::result::Sample;
 use blkscope::engine::{self, Job, TargetSpec};
+use blkscope::session;
 use blkscope::stats::IostatX;
 use blkscope::ui::Look;
 use blkscope::ui::app::{Action, App, Overlay, Screen};
@@ -51,7 +52,7 @@ fn app(fixture: &str) -> App {
 }
 
 /// A real run of a 1 MiB write on a scratch file: a result to fix figures on.
-fn tiny_run() -> (blkscope::engine::TargetInfo, blkscope::engine::RunResult) {
+fn tiny_run() -> (blkscope::engine::TargetInfo, blkscope::result::RunResult) {
     let dir = tempfile::tempdir().unwrap();
     let job = Job {
         size: Some(engine::job::SizeSpec::Bytes(1 << 20)),
@@ -61,7 +62,7 @@ fn tiny_run() -> (blkscope::engine::TargetInfo, blkscope::engine::RunResult) {
         path: dir.path().to_str().unwrap().into(),
         ..Default::default()
     };
-    engine::run(
+    session::run_job(
         &SysRoot::live(),
         &spec,
         &job,
@@ -244,7 +245,7 @@ fn results_with_dd_and_fio() {
         path: dir.path().to_str().unwrap().into(),
         ..Default::default()
     };
-    let (mut info, mut r) = engine::run(
+    let (mut info, mut r) = session::run_job(
         &SysRoot::live(),
         &spec,
         &job,
@@ -422,7 +423,7 @@ fn explain_pane() {
 /// A verified run with bad ranges shows them on a map over the device, in the results.
 #[test]
 fn results_show_the_bad_range_map() {
-    use blkscope::engine::verify::{BadKind, BadRange, Stamp, StampJob, VerifyReport};
+    use blkscope::verify::{BadKind, BadRange, Stamp, StampJob, VerifyReport};
     let mut a = app("lvm-on-partition");
     a.on_key(key(KeyCode::Char('r')));
     let (info, mut r) = tiny_run();
@@ -594,7 +595,7 @@ fn compare_overlays_two_runs_in_the_charts() {
 /// lines are shown, PgDn/PgUp and the wheel scroll, and another result starts at its top.
 #[test]
 fn a_long_explanation_scrolls() {
-    use blkscope::engine::result::Warning;
+    use blkscope::analysis::Warning;
     use blkscope::ui::app::Hit;
     use blkscope::ui::render::hit_test;
     use ratatui::layout::Rect;
@@ -752,6 +753,7 @@ fn suite_saved(
             target: Some(info),
             tests,
             cancelled: false,
+            ..Default::default()
         }),
         Some(id.into()),
     );

@@ -11,19 +11,6 @@ use common::*;
 
 const MIB: u64 = 1 << 20;
 
-fn saved_id(stderr: &[u8]) -> String {
-    let err = String::from_utf8_lossy(stderr);
-    let line = err
-        .lines()
-        .find(|l| l.contains("saved "))
-        .unwrap_or_else(|| panic!("not saved: {err}"));
-    std::path::Path::new(line.rsplit(' ').next().unwrap())
-        .file_stem()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned()
-}
-
 #[test]
 fn a_clean_write_verifies_with_nothing_bad() {
     if !require(true, &["losetup"]) {

@@ -149,35 +149,7 @@ pub enum Command {
         json: bool,
     },
     /// Run a suite on TARGET, each test repeated (default: the suite's own count, usually 3).
-    Suite {
-        name: String,
-        target: String,
-        /// Runs of each test, 1 to 100 (default: the suite's own).
-        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
-        repeat: Option<u32>,
-        #[arg(long, value_name = "NAME")]
-        confirm: Option<String>,
-        #[arg(long)]
-        force: bool,
-        #[arg(long, conflicts_with = "ndjson")]
-        json: bool,
-        /// Stream JSON lines: {"type": "progress"} as each test (run) starts, {"type":
-        /// "sample"} every interval, then {"type": "result"} with what --json prints.
-        #[arg(long)]
-        ndjson: bool,
-        /// Do not save the run in $XDG_DATA_HOME/blkscope/runs.
-        #[arg(long)]
-        no_save: bool,
-        /// Read back and check what each write test (random data, not mixed) wrote.
-        #[arg(long)]
-        verify: bool,
-        /// Allow `suite write-cache` to turn the device's write cache off (and back).
-        #[arg(long)]
-        allow_cache_toggle: bool,
-        /// Run every test on these CPUs, as `run --cpus` (over what the suite file says).
-        #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
-        cpus: Option<crate::engine::cpus::CpuList>,
-    },
+    Suite(SuiteArgs),
     /// Explain a suite or a test: the dd and fio lines, what each flag does, the trap it avoids,
     /// and what the article found. NAME: a suite, SUITE/TEST, or a built-in test (seq-write, ...).
     Explain {
@@ -254,45 +226,7 @@ pub enum Command {
     /// Sweep one test over queue depths (--qd 1,2,4,...) or block sizes (--bs 4k,64k,1M): IOPS,
     /// throughput and latency at each, and the knee where latency starts growing faster than
     /// throughput.
-    Sweep {
-        /// A block device, a directory (scratch file) or a file.
-        target: String,
-        /// Queue depths to sweep, e.g. 1,2,4,8,16,32 (one depth with a --bs list: the depth of
-        /// that sweep).
-        #[arg(long, value_name = "LIST", required_unless_present = "bs")]
-        qd: Option<String>,
-        /// Block sizes to sweep, e.g. 4k,16k,64k,256k,1M (one size with a --qd list: the block
-        /// size of that sweep).
-        #[arg(long, value_name = "LIST")]
-        bs: Option<String>,
-        /// The test (default: randread for --qd, read for --bs).
-        #[arg(long, value_parser = parse_op)]
-        op: Option<Op>,
-        /// The block size of a --qd sweep (or give --bs 4k).
-        #[arg(long, allow_hyphen_values = true, default_value = "4k", value_parser = parse_size, conflicts_with = "bs")]
-        block: u64,
-        /// The queue depth of a --bs sweep (or give --qd 8).
-        #[arg(long, default_value_t = 1, conflicts_with = "qd")]
-        depth: u32,
-        /// How long each point runs.
-        #[arg(long, default_value = "2s", value_parser = parse_duration)]
-        runtime: std::time::Duration,
-        /// The region the I/Os cover (bytes or a percentage; for a directory, the scratch
-        /// file's size).
-        #[arg(long, allow_hyphen_values = true, value_parser = parse_size_or_percent)]
-        size: Option<crate::engine::job::Sized>,
-        #[arg(long, default_value = "direct", value_parser = parse_mode)]
-        mode: Mode,
-        #[arg(long, value_name = "NAME")]
-        confirm: Option<String>,
-        #[arg(long)]
-        json: bool,
-        #[arg(long)]
-        no_save: bool,
-        /// Run every point on these CPUs, as `run --cpus`.
-        #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
-        cpus: Option<crate::engine::cpus::CpuList>,
-    },
+    Sweep(SweepArgs),
     /// Why is this disk slow, or dying? SMART (smartctl), the processes doing I/O on it now,
     /// alignment, the write cache, the scheduler and queue limits, each finding with what it
     /// means and what to do, worst first.
@@ -311,26 +245,7 @@ pub enum Command {
     ///
     /// Exit status: 0 everything came back, 6 something is bad (listed, with a map), 1-4 as
     /// for run.
-    Verify {
-        /// The device (or file) the run wrote to; for --capacity, a block device.
-        target: String,
-        /// A saved write run: a path, an id, or `last`.
-        #[arg(long, value_name = "RUN", required_unless_present = "capacity")]
-        stamp: Option<String>,
-        /// Write stamped blocks over the whole device (full) or spread over it (sampled), read
-        /// them back, and report the real usable size. Destroys what is on the device.
-        #[arg(long, value_parser = ["full", "sampled"], conflicts_with = "stamp")]
-        capacity: Option<String>,
-        /// The device name, typed back, for --capacity on a device that carries data.
-        #[arg(long, value_name = "NAME")]
-        confirm: Option<String>,
-        /// Stop after this many I/O errors (the rest is not read).
-        #[arg(long, default_value_t = 1000)]
-        max_errors: u64,
-        /// Print {"verify": {...}} (and "capacity") as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Verify(VerifyArgs),
     /// Print the shell completion script for SHELL (bash, zsh, fish, elvish or powershell).
     ///
     /// bash: `blkscope completions bash > /etc/bash_completion.d/blkscope`;
@@ -341,6 +256,100 @@ pub enum Command {
     },
     /// Print the man page (roff): `blkscope man | man -l -`.
     Man,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SuiteArgs {
+    pub name: String,
+    pub target: String,
+    /// Runs of each test, 1 to 100 (default: the suite's own).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: Option<u32>,
+    #[arg(long, value_name = "NAME")]
+    pub confirm: Option<String>,
+    #[arg(long)]
+    pub force: bool,
+    #[arg(long, conflicts_with = "ndjson")]
+    pub json: bool,
+    /// Stream JSON lines: {"type": "progress"} as each test (run) starts, {"type":
+    /// "sample"} every interval, then {"type": "result"} with what --json prints.
+    #[arg(long)]
+    pub ndjson: bool,
+    /// Do not save the run in $XDG_DATA_HOME/blkscope/runs.
+    #[arg(long)]
+    pub no_save: bool,
+    /// Read back and check what each write test (random data, not mixed) wrote.
+    #[arg(long)]
+    pub verify: bool,
+    /// Allow `suite write-cache` to turn the device's write cache off (and back).
+    #[arg(long)]
+    pub allow_cache_toggle: bool,
+    /// Run every test on these CPUs, as `run --cpus` (over what the suite file says).
+    #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+    pub cpus: Option<crate::engine::cpus::CpuList>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    /// A block device, a directory (scratch file) or a file.
+    pub target: String,
+    /// Queue depths to sweep, e.g. 1,2,4,8,16,32 (one depth with a --bs list: the depth of
+    /// that sweep).
+    #[arg(long, value_name = "LIST", required_unless_present = "bs")]
+    pub qd: Option<String>,
+    /// Block sizes to sweep, e.g. 4k,16k,64k,256k,1M (one size with a --qd list: the block
+    /// size of that sweep).
+    #[arg(long, value_name = "LIST")]
+    pub bs: Option<String>,
+    /// The test (default: randread for --qd, read for --bs).
+    #[arg(long, value_parser = parse_op)]
+    pub op: Option<Op>,
+    /// The block size of a --qd sweep (or give --bs 4k).
+    #[arg(long, allow_hyphen_values = true, default_value = "4k", value_parser = parse_size, conflicts_with = "bs")]
+    pub block: u64,
+    /// The queue depth of a --bs sweep (or give --qd 8).
+    #[arg(long, default_value_t = 1, conflicts_with = "qd")]
+    pub depth: u32,
+    /// How long each point runs.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub runtime: std::time::Duration,
+    /// The region the I/Os cover (bytes or a percentage; for a directory, the scratch
+    /// file's size).
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_size_or_percent)]
+    pub size: Option<crate::engine::job::Sized>,
+    #[arg(long, default_value = "direct", value_parser = parse_mode)]
+    pub mode: Mode,
+    #[arg(long, value_name = "NAME")]
+    pub confirm: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long)]
+    pub no_save: bool,
+    /// Run every point on these CPUs, as `run --cpus`.
+    #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+    pub cpus: Option<crate::engine::cpus::CpuList>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// The device (or file) the run wrote to; for --capacity, a block device.
+    pub target: String,
+    /// A saved write run: a path, an id, or `last`.
+    #[arg(long, value_name = "RUN", required_unless_present = "capacity")]
+    pub stamp: Option<String>,
+    /// Write stamped blocks over the whole device (full) or spread over it (sampled), read
+    /// them back, and report the real usable size. Destroys what is on the device.
+    #[arg(long, value_parser = ["full", "sampled"], conflicts_with = "stamp")]
+    pub capacity: Option<String>,
+    /// The device name, typed back, for --capacity on a device that carries data.
+    #[arg(long, value_name = "NAME")]
+    pub confirm: Option<String>,
+    /// Stop after this many I/O errors (the rest is not read).
+    #[arg(long, default_value_t = 1000)]
+    pub max_errors: u64,
+    /// Print {"verify": {...}} (and "capacity") as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -542,7 +551,7 @@ mod tests {
         // The device is 256 MiB; callers pass the job's resolved total size.
         let size = |j: &Job| j.size.map(|s| s.resolve(256 << 20)).unwrap_or(256 << 20);
         for job in jobs {
-            let line = crate::engine::explain::blkscope_command(&job, "/dev/sdX", size(&job));
+            let line = crate::analysis::explain::blkscope_command(&job, "/dev/sdX", size(&job));
             println!("{line}");
             let cli =
                 Cli::try_parse_from(line.split(' ')).unwrap_or_else(|e| panic!("{line}: {e}"));

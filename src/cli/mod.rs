@@ -37,54 +37,39 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
     if !cli.host.is_empty() || cli.hosts_file.is_some() {
         return commands::hosts::run(&cli, &mut out);
     }
+    dispatch(cli, &root, &mut out)
+}
+
+/// The ssh client as the global options set it (for `compare HOST:RUN`).
+fn ssh_of(cli: &Cli) -> crate::remote::Ssh {
+    crate::remote::Ssh {
+        config: cli.ssh_config.clone(),
+        push: None,
+        remote_bin: cli.remote_blkscope.clone().unwrap_or_default(),
+    }
+}
+
+/// Calls the command's own code with its arguments.
+fn dispatch(cli: Cli, root: &SysRoot, out: &mut impl Write) -> Result<i32, crate::Error> {
+    let ssh = ssh_of(&cli);
     match cli.command {
-        None => commands::tui::run(&root, cli.dir, cli.ascii, cli.fps, !cli.no_mouse, &mut out),
+        None => commands::tui::run(root, cli.dir, cli.ascii, cli.fps, !cli.no_mouse, out),
         Some(Command::List {
             json,
             no_signatures,
             ascii,
             all,
-        }) => commands::list::run(&root, json, no_signatures, ascii, all, &mut out),
-        Some(Command::Check { target, json }) => {
-            commands::check::run(&root, &target, json, &mut out)
-        }
-        Some(Command::Run(args)) => commands::run::run(&root, &args, &mut out),
-        Some(Command::Suites { json }) => commands::suite::list(json, &mut out),
-        Some(Command::Suite {
-            name,
-            target,
-            repeat,
-            confirm,
-            force,
-            json,
-            ndjson,
-            no_save,
-            verify,
-            allow_cache_toggle,
-            cpus,
-        }) => {
-            let spec = crate::engine::TargetSpec {
-                path: target,
-                confirm,
-                force,
-            };
-            let opts = commands::suite::SuiteOpts {
-                repeat,
-                json,
-                ndjson,
-                no_save,
-                verify,
-                allow_cache_toggle,
-                cpus,
-            };
-            commands::suite::run(&root, &name, &spec, &opts, &mut out)
-        }
+        }) => commands::list::run(root, json, no_signatures, ascii, all, out),
+        Some(Command::Check { target, json }) => commands::check::run(root, &target, json, out),
+        Some(Command::Run(args)) => commands::run::run(root, &args, out),
+        Some(Command::Suites { json }) => commands::suite::list(json, out),
+        Some(Command::Suite(a)) => commands::suite::run(root, &a.name, &a.spec(), &a.opts(), out),
         Some(Command::Explain {
             name,
             target,
             logical_block_size,
-        }) => commands::explain::run(&name, &target, logical_block_size, &mut out),
-        Some(Command::Runs { last, json }) => commands::runs::run(last as usize, json, &mut out),
+        }) => commands::explain::run(&name, &target, logical_block_size, out),
+        Some(Command::Runs { last, json }) => commands::runs::run(last as usize, json, out),
         Some(Command::Report {
             run,
             format,
@@ -97,15 +82,10 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
                     "--fleet compares the same run over hosts: give them with --host".into(),
                 ));
             }
-            commands::report::run(&run, &format, chart.as_deref(), test.as_deref(), &mut out)
+            commands::report::run(&run, &format, chart.as_deref(), test.as_deref(), out)
         }
         Some(Command::Compare { a, b, json, format }) => {
-            let ssh = crate::remote::Ssh {
-                config: cli.ssh_config.clone(),
-                push: None,
-                remote_bin: cli.remote_blkscope.clone().unwrap_or_default(),
-            };
-            commands::compare::run(&a, &b, json, &format, &ssh, &mut out)
+            commands::compare::run(&a, &b, json, &format, &ssh, out)
         }
         Some(Command::Lab {
             size,
@@ -124,87 +104,19 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
                 fps: cli.fps,
                 mouse: !cli.no_mouse,
             };
-            commands::lab::run(&root, &a, &mut out)
+            commands::lab::run(root, &a, out)
         }
-        Some(Command::Completions { shell }) => commands::man::completions(shell, &mut out),
-        Some(Command::Man) => commands::man::man(&mut out),
-        Some(Command::Sweep {
-            target,
-            qd,
-            bs,
-            op,
-            block,
-            depth,
-            runtime,
-            size,
-            mode,
-            confirm,
-            json,
-            no_save,
-            cpus,
-        }) => {
-            use crate::sweep::Param;
-            let (param, values, block, depth) =
-                crate::sweep::resolve(qd.as_deref(), bs.as_deref(), block, depth)
-                    .map_err(crate::Error::Usage)?;
-            let base = crate::engine::Job {
-                op: op.unwrap_or(match param {
-                    Param::Iodepth => crate::engine::Op::Randread,
-                    Param::Bs => crate::engine::Op::Read,
-                }),
-                bs: block,
-                iodepth: depth,
-                runtime: Some(runtime),
-                size: size.map(crate::engine::job::SizeSpec::Text),
-                mode,
-                cpus,
-                ..Default::default()
-            };
-            let suite = crate::sweep::suite(param, &values, &base);
-            let spec = crate::engine::TargetSpec {
-                path: target,
-                confirm,
-                force: false,
-            };
-            let opts = commands::suite::SuiteOpts {
-                repeat: Some(1),
-                json,
-                ndjson: false,
-                no_save,
-                verify: false,
-                allow_cache_toggle: false,
-                cpus: None,
-            };
-            commands::suite::run_suite(&root, &suite, &spec, &opts, &mut out)
-        }
-        Some(Command::Doctor { devices, json }) => {
-            commands::doctor::run(&root, &devices, json, &mut out)
-        }
-        Some(Command::Verify {
-            target,
-            stamp,
-            capacity,
-            confirm,
-            max_errors,
-            json,
-        }) => commands::verify::run(
-            &root,
-            &commands::verify::VerifyArgs {
-                target,
-                stamp,
-                capacity,
-                confirm,
-                max_errors,
-                json,
-            },
-            &mut out,
-        ),
+        Some(Command::Completions { shell }) => commands::man::completions(shell, out),
+        Some(Command::Man) => commands::man::man(out),
+        Some(Command::Sweep(a)) => commands::suite::sweep(root, a, out),
+        Some(Command::Doctor { devices, json }) => commands::doctor::run(root, &devices, json, out),
+        Some(Command::Verify(a)) => commands::verify::run(root, &a, out),
         Some(Command::Stat {
             devices,
             interval,
             count,
             json,
-        }) => commands::stat::run(&root, &devices, interval, count, json, &mut out),
+        }) => commands::stat::run(root, &devices, interval, count, json, out),
     }
 }
 

@@ -11,6 +11,7 @@
 pub mod mounts;
 pub mod safety;
 pub mod signatures;
+pub mod store;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
@@ -23,6 +24,7 @@ use crate::sysroot::{SysRoot, dir_names, read_attr, read_u64};
 use mounts::{MountTable, SwapTable};
 pub use safety::{Reason, ReasonCode, SafetyReport, WriteSafety};
 pub use signatures::{Signature, Usage};
+pub use store::Store;
 
 /// What kind of block device this is, in blkscope's terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{DeviceTree, DiscoverOptions, Usage, discover};
+use super::{Device, DeviceTree, DiscoverOptions, Usage, discover};
 use crate::Error;
 use crate::sysroot::SysRoot;
 
@@ -171,12 +171,27 @@ pub(crate) fn assess_tree(root: &SysRoot, tree: &mut DeviceTree) {
 }
 
 fn assess_static(root: &SysRoot, tree: &DeviceTree, name: &str) -> Vec<Reason> {
-    use ReasonCode::*;
     let mut r = Vec::new();
     let Some(d) = tree.get(name) else { return r };
-    let above = tree.above(name);
-    let below = tree.below(name);
+    in_use(tree, d, &mut r);
+    state(root, d, &mut r);
+    contents(d, &mut r);
+    // The blank test speaks only where nothing else does: a device in use (blocked) or with a
+    // signature or partitions holds data whatever the test says.
+    let blocked = r
+        .iter()
+        .any(|x| x.code.severity() == Some(WriteSafety::Blocked));
+    if !blocked && d.signatures.is_empty() && d.partitions.is_empty() && d.size_bytes > 0 {
+        blank(d, &mut r);
+    }
+    r
+}
 
+/// Mounted, swap or held: the device, what is built on it, or what it is built on.
+fn in_use(tree: &DeviceTree, d: &Device, r: &mut Vec<Reason>) {
+    use ReasonCode::*;
+    let above = tree.above(&d.name);
+    let below = tree.below(&d.name);
     let family = std::iter::once(d)
         .map(|x| (x, "it"))
         .chain(above.iter().map(|x| (*x, "above")))
@@ -225,6 +240,11 @@ fn assess_static(root: &SysRoot, tree: &DeviceTree, name: &str) -> Vec<Reason> {
             ),
         ));
     }
+}
+
+/// Its state: empty, read-only, or not readable for the signature probe.
+fn state(root: &SysRoot, d: &Device, r: &mut Vec<Reason>) {
+    use ReasonCode::*;
     if d.size_bytes == 0 {
         r.push(Reason::new(
             Empty,
@@ -256,6 +276,11 @@ fn assess_static(root: &SysRoot, tree: &DeviceTree, name: &str) -> Vec<Reason> {
             ));
         }
     }
+}
+
+/// What it holds: partitions, and the signatures of what is on it.
+fn contents(d: &Device, r: &mut Vec<Reason>) {
+    use ReasonCode::*;
     if !d.partitions.is_empty() {
         r.push(Reason::new(
             Partitions,
@@ -281,39 +306,36 @@ fn assess_static(root: &SysRoot, tree: &DeviceTree, name: &str) -> Vec<Reason> {
             format!("{name} signature at offset {:#x}", s.offset),
         ));
     }
-    // The blank test speaks only where nothing else does: a device in use (blocked) or with a
-    // signature or partitions holds data whatever the test says.
-    let blocked = r
-        .iter()
-        .any(|x| x.code.severity() == Some(WriteSafety::Blocked));
-    if !blocked && d.signatures.is_empty() && d.partitions.is_empty() && d.size_bytes > 0 {
-        use super::signatures::Blank as B;
-        match &d.blank {
-            B::Data { offset } => r.push(Reason::new(
-                Data,
-                format!("not blank: non-zero data at offset {offset:#x}; no known format"),
-            )),
-            B::Blank { byte, bytes_read } => r.push(Reason::new(
-                Blank,
-                format!(
-                    "blank where it was looked at: all {} read (the first and last MiB and 64 \
-                     places between) are {byte:#04x}{}",
-                    crate::units::fmt_size(*bytes_read),
-                    if *byte == 0xff {
-                        " (a fresh flash erase)"
-                    } else {
-                        ""
-                    }
-                ),
-            )),
-            B::Unknown { why } if d.signature_error.is_none() => r.push(Reason::new(
-                Unchecked,
-                format!("blank test not run: {why}; a write test needs --confirm"),
-            )),
-            B::Unknown { .. } => {}
-        }
+}
+
+/// What the blank test saw, where nothing else says the device holds data.
+fn blank(d: &Device, r: &mut Vec<Reason>) {
+    use super::signatures::Blank as B;
+    use ReasonCode::*;
+    match &d.blank {
+        B::Data { offset } => r.push(Reason::new(
+            Data,
+            format!("not blank: non-zero data at offset {offset:#x}; no known format"),
+        )),
+        B::Blank { byte, bytes_read } => r.push(Reason::new(
+            Blank,
+            format!(
+                "blank where it was looked at: all {} read (the first and last MiB and 64 \
+                 places between) are {byte:#04x}{}",
+                crate::units::fmt_size(*bytes_read),
+                if *byte == 0xff {
+                    " (a fresh flash erase)"
+                } else {
+                    ""
+                }
+            ),
+        )),
+        B::Unknown { why } if d.signature_error.is_none() => r.push(Reason::new(
+            Unchecked,
+            format!("blank test not run: {why}; a write test needs --confirm"),
+        )),
+        B::Unknown { .. } => {}
     }
-    r
 }
 
 fn holder_names(tree: &DeviceTree, names: &[String]) -> String {

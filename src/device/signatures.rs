@@ -228,7 +228,15 @@ pub fn probe(f: &File, size: u64, sector: u32) -> io::Result<Vec<Signature>> {
     Ok(found)
 }
 
+/// The signatures the start of a device (`head`, [`HEAD_LEN`] bytes) shows.
 fn probe_filesystems(head: &[u8], found: &mut Vec<Signature>) {
+    probe_linux(head, found);
+    probe_windows_and_media(head, found);
+    probe_other_filesystems(head, found);
+}
+
+/// Linux's common formats: ext, XFS, btrfs, swap, LVM and LUKS.
+fn probe_linux(head: &[u8], found: &mut Vec<Signature>) {
     // ext2/3/4: superblock at 1024, s_magic 0xEF53 at +0x38 (libblkid ext.c).
     if le16(head, 0x438) == Some(0xEF53) {
         found.push(Signature::new(ext_flavour(head), 0x438, Usage::Filesystem));
@@ -274,6 +282,10 @@ fn probe_filesystems(head: &[u8], found: &mut Vec<Signature>) {
             break;
         }
     }
+}
+
+/// Windows' and removable media's: NTFS, FAT, ISO 9660, exFAT, BitLocker.
+fn probe_windows_and_media(head: &[u8], found: &mut Vec<Signature>) {
     // NTFS: OEM id at 3.
     if has(head, 3, b"NTFS    ") {
         found.push(Signature::new("ntfs", 3, Usage::Filesystem));
@@ -308,6 +320,10 @@ fn probe_filesystems(head: &[u8], found: &mut Vec<Signature>) {
     if has(head, 3, b"-FVE-FS-") {
         found.push(Signature::new("BitLocker", 3, Usage::Crypto));
     }
+}
+
+/// The rest: f2fs, erofs, squashfs, jfs, reiserfs, nilfs2, bcache(fs), APFS, BlueStore, UDF.
+fn probe_other_filesystems(head: &[u8], found: &mut Vec<Signature>) {
     // f2fs: superblock at 1 KiB, magic 0xF2F52010 (f2fs.c).
     if le32(head, 0x400) == Some(0xF2F5_2010) {
         found.push(Signature::new("f2fs", 0x400, Usage::Filesystem));

@@ -6,10 +6,38 @@ use super::{Finding, Severity};
 use crate::device::{Device, DeviceTree, Kind};
 use crate::sysroot::SysRoot;
 
+/// What a device's settings mean for a test, one check after another.
 pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
     let mut out = Vec::new();
-    // A loop device without direct I/O, or over a file in RAM: its I/O goes through the page
-    // cache of the backing file's file system, or to RAM, so a test measures memory.
+    backing_cache(tree, d, &mut out);
+    never_written(root, tree, d, &mut out);
+    // Alignment: the device's own, and its partitions'.
+    alignment(d, &mut out);
+    for p in d.partitions.iter().filter_map(|p| tree.get(p)) {
+        alignment(p, &mut out);
+    }
+    write_cache(d, &mut out);
+    scheduler(d, &mut out);
+    queue_limits(d, &mut out);
+    idle_halt(root, &mut out);
+    if d.keeps_no_io_figures() {
+        out.push(Finding::new(
+            "stats_off",
+            Severity::Warning,
+            format!(
+                "queue/iostats is 0: the kernel keeps no figures for {}, so iostat and blkscope's \
+                 diskstats panel show zeros (echo 1 > /sys/block/{}/queue/iostats)",
+                d.name, d.name
+            ),
+        ));
+    }
+    in_use(tree, d, &mut out);
+    out
+}
+
+/// A loop device without direct I/O, or over a file in RAM: its I/O goes through the page
+/// cache of the backing file's file system, or to RAM, so a test measures memory.
+fn backing_cache(tree: &DeviceTree, d: &Device, out: &mut Vec<Finding>) {
     if d.kind == Kind::Loop
         && let Some(b) = tree.buffered_loop(&d.name)
     {
@@ -43,13 +71,10 @@ pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
             })),
         );
     }
-    never_written(root, tree, d, &mut out);
-    // Alignment: the device's own, and its partitions'.
-    alignment(d, &mut out);
-    for p in d.partitions.iter().filter_map(|p| tree.get(p)) {
-        alignment(p, &mut out);
-    }
-    // The write cache.
+}
+
+/// The write cache, and what it means for durability and sync latency.
+fn write_cache(d: &Device, out: &mut Vec<Finding>) {
     if let Some(wc) = &d.write_cache {
         let (sev, msg) = if crate::device::in_ram(&d.name) {
             (
@@ -79,7 +104,10 @@ pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
         };
         out.push(Finding::new("write_cache", sev, msg).with(json!({ "write_cache": wc })));
     }
-    // The scheduler against the medium.
+}
+
+/// The scheduler against the medium.
+fn scheduler(d: &Device, out: &mut Vec<Finding>) {
     if let Some(s) = &d.scheduler {
         if d.rotational && s == "none" && d.kind != Kind::Loop {
             out.push(
@@ -108,7 +136,10 @@ pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
             );
         }
     }
-    // Queue limits.
+}
+
+/// Queue limits that split large I/Os or cap the queue depth.
+fn queue_limits(d: &Device, out: &mut Vec<Finding>) {
     if let (Some(m), Some(hw)) = (d.max_sectors_kb, d.max_hw_sectors_kb)
         && m < hw
         && m < 1024
@@ -136,8 +167,11 @@ pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
             .with(json!({ "nr_requests": n })),
         );
     }
-    // The machine, as it bears on latency: a VM whose idle vCPUs halt at once.
-    if crate::engine::findings::halt_poll_ns(root) == Some(0) {
+}
+
+/// The machine, as it bears on latency: a VM whose idle vCPUs halt at once.
+fn idle_halt(root: &SysRoot, out: &mut Vec<Finding>) {
+    if crate::analysis::findings::halt_poll_ns(root) == Some(0) {
         out.push(
             Finding::new(
                 "idle_halt",
@@ -155,18 +189,10 @@ pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
             .with(json!({ "guest_halt_poll_ns": 0 })),
         );
     }
-    if d.keeps_no_io_figures() {
-        out.push(Finding::new(
-            "stats_off",
-            Severity::Warning,
-            format!(
-                "queue/iostats is 0: the kernel keeps no figures for {}, so iostat and blkscope's \
-                 diskstats panel show zeros (echo 1 > /sys/block/{}/queue/iostats)",
-                d.name, d.name
-            ),
-        ));
-    }
-    // In use.
+}
+
+/// Mounted, swap or held (the device or anything on it).
+fn in_use(tree: &DeviceTree, d: &Device, out: &mut Vec<Finding>) {
     let family = std::iter::once(d).chain(tree.above(&d.name));
     let mut uses = Vec::new();
     for x in family {
@@ -193,7 +219,6 @@ pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
             .with(json!({ "uses": uses })),
         );
     }
-    out
 }
 
 /// A partition that does not start on a physical block (or on the optimal I/O size), or a
@@ -254,7 +279,8 @@ fn alignment(d: &Device, out: &mut Vec<Finding>) {
 /// there measures nothing real (the run's `never_written` finding says the same for its region).
 /// From sysfs and the backing file's extents: no device node is read.
 fn never_written(root: &SysRoot, tree: &DeviceTree, d: &Device, out: &mut Vec<Finding>) {
-    use crate::engine::unwritten::{Store, probe};
+    use crate::analysis::unwritten::probe;
+    use crate::device::Store;
     let store = Store::of_device(root, tree, d);
     let Some(u) = probe(root, &store, 0, d.size_bytes).filter(|u| u.worth_saying()) else {
         return;

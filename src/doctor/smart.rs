@@ -88,28 +88,9 @@ fn ata_raw(v: &Value, id: u64) -> Option<u64> {
 
 /// Findings from smartctl's JSON for the disk `name`.
 pub fn parse(v: &Value, name: &str) -> Vec<Finding> {
-    let msgs: Vec<String> = v["smartctl"]["messages"]
-        .as_array()
-        .map(|m| {
-            m.iter()
-                .filter_map(|x| x["string"].as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
-    let exit = v["smartctl"]["exit_status"].as_u64().unwrap_or(0);
-    // Bits 0 and 1: the command line did not parse, or the device could not be opened.
-    if exit & 0b11 != 0 && v["smart_status"].is_null() {
-        let why = msgs.join("; ");
-        let hint = if why.contains("Permission denied") || why.contains("Operation not permitted") {
-            ": smartctl needs root (sudo)"
-        } else if why.contains("Unable to detect device type") {
-            ": the device reports no SMART (virtual disks such as virtio do not)"
-        } else {
-            ""
-        };
-        return unavailable(format!("smartctl could not read {name}: {why}{hint}"));
+    if let Some(f) = unreadable(v, name) {
+        return f;
     }
-    let mut out = Vec::new();
     let protocol = v["device"]["protocol"].as_str().unwrap_or("");
     let mut numbers = json!({ "protocol": protocol });
     if let Some(m) = v["model_name"].as_str() {
@@ -123,8 +104,63 @@ pub fn parse(v: &Value, name: &str) -> Vec<Finding> {
     if let Some(h) = hours {
         numbers["power_on_hours"] = h.into();
     }
+    let mut out: Vec<Finding> = overall_health(v, &numbers).into_iter().collect();
+    let mut push = |sev: Severity, msg: String, n: Value| {
+        out.push(Finding::new("smart", sev, msg).with(n));
+    };
+    ata_attributes(v, &mut push);
+    nvme_health(v, &mut push);
+    scsi_counters(v, &mut push);
+    temperature(temp, &mut push);
+    let worst = out.iter().map(|f| f.severity).max();
+    if worst.is_none_or(|w| w == Severity::Info) {
+        let mut parts = vec![format!("{protocol} drive: SMART health passed")];
+        if let Some(t) = temp {
+            parts.push(format!("{t:.0} C"));
+        }
+        if let Some(h) = hours {
+            parts.push(format!("{h:.0} power-on hours"));
+        }
+        out.push(Finding::new("smart", Severity::Info, parts.join(", ")).with(numbers));
+    }
+    out
+}
+
+/// Where a finding goes: its severity, its words and its numbers.
+type Push<'a> = dyn FnMut(Severity, String, Value) + 'a;
+
+/// When smartctl could not read the device at all: why, in one finding.
+fn unreadable(v: &Value, name: &str) -> Option<Vec<Finding>> {
+    let msgs: Vec<String> = v["smartctl"]["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter_map(|x| x["string"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    let exit = v["smartctl"]["exit_status"].as_u64().unwrap_or(0);
+    // Bits 0 and 1: the command line did not parse, or the device could not be opened.
+    if exit & 0b11 == 0 || !v["smart_status"].is_null() {
+        return None;
+    }
+    let why = msgs.join("; ");
+    let hint = if why.contains("Permission denied") || why.contains("Operation not permitted") {
+        ": smartctl needs root (sudo)"
+    } else if why.contains("Unable to detect device type") {
+        ": the device reports no SMART (virtual disks such as virtio do not)"
+    } else {
+        ""
+    };
+    Some(unavailable(format!(
+        "smartctl could not read {name}: {why}{hint}"
+    )))
+}
+
+/// The drive's own verdict: failed, or not reported.
+fn overall_health(v: &Value, numbers: &Value) -> Option<Finding> {
     match v["smart_status"]["passed"].as_bool() {
-        Some(false) => out.push(
+        Some(false) => Some(
             Finding::new(
                 "smart",
                 Severity::Problem,
@@ -133,17 +169,17 @@ pub fn parse(v: &Value, name: &str) -> Vec<Finding> {
             )
             .with(numbers.clone()),
         ),
-        Some(true) => {}
-        None => out.push(Finding::new(
+        Some(true) => None,
+        None => Some(Finding::new(
             "smart",
             Severity::Info,
             "SMART overall health not reported (SMART may be disabled: smartctl -s on)",
         )),
     }
-    let mut push = |sev: Severity, msg: String, n: Value| {
-        out.push(Finding::new("smart", sev, msg).with(n));
-    };
-    // ATA attributes.
+}
+
+/// ATA attributes: reallocated, pending and uncorrectable sectors, CRC errors, the error log.
+fn ata_attributes(v: &Value, push: &mut Push) {
     if let Some(n) = ata_raw(v, 5).filter(|&n| n > 0) {
         push(
             if n >= 100 {
@@ -198,57 +234,64 @@ pub fn parse(v: &Value, name: &str) -> Vec<Finding> {
             json!({ "error_log_entries": n }),
         );
     }
-    // NVMe health log.
+}
+
+/// The NVMe health log: critical warning, endurance, media errors, unsafe shutdowns.
+fn nvme_health(v: &Value, push: &mut Push) {
     let h = &v["nvme_smart_health_information_log"];
-    if h.is_object() {
-        if let Some(w) = h["critical_warning"].as_u64().filter(|&w| w != 0) {
-            push(
-                Severity::Problem,
-                format!(
-                    "NVMe critical warning {w:#x}: spare capacity low, temperature, \
-                     reliability degraded or read-only media; back up now"
-                ),
-                json!({ "critical_warning": w }),
-            );
-        }
-        if let Some(p) = h["percentage_used"].as_u64() {
-            let sev = match p {
-                100.. => Severity::Problem,
-                80..=99 => Severity::Warning,
-                _ => Severity::Info,
-            };
-            push(
-                sev,
-                format!("{p}% of the rated write endurance used"),
-                json!({ "percentage_used": p }),
-            );
-        }
-        if let Some(n) = h["media_errors"].as_u64().filter(|&n| n > 0) {
-            push(
-                Severity::Problem,
-                format!("{n} media errors: data the drive could not read or write correctly"),
-                json!({ "media_errors": n }),
-            );
-        }
-        if let Some(n) = h["unsafe_shutdowns"].as_u64().filter(|&n| n > 0) {
-            push(
-                Severity::Info,
-                format!(
-                    "{n} unsafe shutdowns (power lost without a flush): each may have lost \
-                     data in a volatile cache"
-                ),
-                json!({ "unsafe_shutdowns": n }),
-            );
-        }
-        if let Some(n) = h["num_err_log_entries"].as_u64().filter(|&n| n > 0) {
-            push(
-                Severity::Info,
-                format!("{n} entries in the NVMe error log (nvme error-log shows them)"),
-                json!({ "error_log_entries": n }),
-            );
-        }
+    if !h.is_object() {
+        return;
     }
-    // SCSI.
+    if let Some(w) = h["critical_warning"].as_u64().filter(|&w| w != 0) {
+        push(
+            Severity::Problem,
+            format!(
+                "NVMe critical warning {w:#x}: spare capacity low, temperature, \
+                 reliability degraded or read-only media; back up now"
+            ),
+            json!({ "critical_warning": w }),
+        );
+    }
+    if let Some(p) = h["percentage_used"].as_u64() {
+        let sev = match p {
+            100.. => Severity::Problem,
+            80..=99 => Severity::Warning,
+            _ => Severity::Info,
+        };
+        push(
+            sev,
+            format!("{p}% of the rated write endurance used"),
+            json!({ "percentage_used": p }),
+        );
+    }
+    if let Some(n) = h["media_errors"].as_u64().filter(|&n| n > 0) {
+        push(
+            Severity::Problem,
+            format!("{n} media errors: data the drive could not read or write correctly"),
+            json!({ "media_errors": n }),
+        );
+    }
+    if let Some(n) = h["unsafe_shutdowns"].as_u64().filter(|&n| n > 0) {
+        push(
+            Severity::Info,
+            format!(
+                "{n} unsafe shutdowns (power lost without a flush): each may have lost \
+                 data in a volatile cache"
+            ),
+            json!({ "unsafe_shutdowns": n }),
+        );
+    }
+    if let Some(n) = h["num_err_log_entries"].as_u64().filter(|&n| n > 0) {
+        push(
+            Severity::Info,
+            format!("{n} entries in the NVMe error log (nvme error-log shows them)"),
+            json!({ "error_log_entries": n }),
+        );
+    }
+}
+
+/// SCSI: grown defects and uncorrected errors.
+fn scsi_counters(v: &Value, push: &mut Push) {
     if let Some(n) = v["scsi_grown_defect_list"].as_u64().filter(|&n| n > 0) {
         push(
             Severity::Warning,
@@ -267,6 +310,10 @@ pub fn parse(v: &Value, name: &str) -> Vec<Finding> {
             json!({ "uncorrected_errors": uncorrected }),
         );
     }
+}
+
+/// A drive running hot.
+fn temperature(temp: Option<f64>, push: &mut Push) {
     if let Some(t) = temp.filter(|&t| t >= 60.0) {
         push(
             if t >= 70.0 {
@@ -278,16 +325,4 @@ pub fn parse(v: &Value, name: &str) -> Vec<Finding> {
             json!({ "temperature_c": t }),
         );
     }
-    let worst = out.iter().map(|f| f.severity).max();
-    if worst.is_none_or(|w| w == Severity::Info) {
-        let mut parts = vec![format!("{protocol} drive: SMART health passed")];
-        if let Some(t) = temp {
-            parts.push(format!("{t:.0} C"));
-        }
-        if let Some(h) = hours {
-            parts.push(format!("{h:.0} power-on hours"));
-        }
-        out.push(Finding::new("smart", Severity::Info, parts.join(", ")).with(numbers));
-    }
-    out
 }

@@ -93,11 +93,14 @@ pub struct OpenTarget {
     /// How many of `watch` (from the start) are the device and what it is built on.
     pub below_count: usize,
     /// Where its blocks live, to tell how much of a read test's region was never written.
-    pub store: crate::engine::unwritten::Store,
+    pub store: crate::device::Store,
     /// Memory under the target that a test measures instead of a disk.
     pub cache_below: Option<CacheBelow>,
     /// For a file: the file system's block size.
     pub fs_block: Option<FsBlock>,
+    /// For a file: the device holding it, as discovery found it (without reading any device),
+    /// so that a saved run need not look for it again.
+    pub holding: Option<crate::device::Device>,
     remove_on_drop: Option<ScratchFile>,
 }
 
@@ -132,7 +135,7 @@ fn watch_list(tree: &crate::device::DeviceTree, name: &str) -> (Vec<String>, usi
 struct FileDevice {
     watch: Vec<String>,
     below: usize,
-    device: Option<String>,
+    device: Option<crate::device::Device>,
     cache_below: Option<CacheBelow>,
     /// The type of the file system holding it, by mount point.
     fs: Option<String>,
@@ -165,7 +168,7 @@ fn watch_for_file(root: &SysRoot, path: &Path) -> FileDevice {
             FileDevice {
                 watch,
                 below,
-                device: Some(d.name.clone()),
+                device: Some(d.clone()),
                 cache_below: tree.buffered_loop(&d.name).map(CacheBelow::Loop),
                 fs,
             }
@@ -397,9 +400,10 @@ fn open_block(
         plan,
         watch,
         below_count,
-        store: crate::engine::unwritten::Store::of_device(root, tree, dev),
+        store: crate::device::Store::of_device(root, tree, dev),
         cache_below,
         fs_block: None,
+        holding: None,
         remove_on_drop: None,
     })
 }
@@ -439,14 +443,12 @@ fn open_for_test(path: &Path, writes: bool, flags: i32) -> std::io::Result<File>
 pub fn precheck(
     root: &SysRoot,
     spec: &TargetSpec,
+    device: Option<&crate::device::Device>,
     jobs: &[(&str, &Job)],
     suite_sizes: bool,
 ) -> Result<(), RunError> {
-    let device = spec
-        .path
-        .starts_with("/dev/")
-        .then(|| crate::device::properties(root, &spec.path))
-        .flatten();
+    // Sizes are checked against a device named by its /dev/ path.
+    let device = device.filter(|_| spec.path.starts_with("/dev/"));
     let mem = root.mem_available();
     // (problem, the tests that have it), in the order first seen: a problem several tests
     // share (a sweep's --size on every point) is said once, naming them all.
@@ -525,6 +527,9 @@ fn file_direct_align(path: &Path) -> u64 {
         .unwrap_or(4096)
 }
 
+/// Opens a scratch file of the test's own in `dir`: created (never over something else),
+/// preallocated, laid out with data where the test needs it on disk, and reopened with the
+/// test's flags through its descriptor. It is removed when the target is dropped.
 fn open_dir_file(
     root: &SysRoot,
     dir: &Path,
@@ -534,8 +539,6 @@ fn open_dir_file(
     safety: WriteSafety,
     cancel: &AtomicBool,
 ) -> Result<OpenTarget, RunError> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::MetadataExt;
     let size = job
         .size
         .map(|s| s.resolve(DEFAULT_FILE_SIZE))
@@ -545,87 +548,18 @@ fn open_dir_file(
     // with room to spare: a typo must not fill the file system under somebody's database.
     remove_stale_scratch_files(dir);
     if let Ok(free) = sys::fs_available(dir) {
-        let room = usable_space(free);
-        if size > room {
-            // The file is --offset + --size long: where the offset alone is past the room,
-            // no --size fits and the offset is what to change.
-            let fix = if room < 1 << 20 {
-                // Not a MiB to offer: no --size or --offset helps.
-                ", so there is no room for a scratch file here: use a directory with more than 64M \
-                 free"
-                    .to_string()
-            } else if job.offset >= room {
-                format!(
-                    "; the file runs to --offset + --size, so use an --offset well below {}, or \
-                     another directory",
-                    crate::units::fmt_size(room)
-                )
-            } else {
-                // Whole MiB, rounded down: a rounded-up figure would be refused in turn.
-                format!(
-                    "; use --size {}M or less, or another directory",
-                    (room - job.offset) >> 20
-                )
-            };
-            return Err(RunError::Invalid(vec![format!(
-                "a {} scratch file does not fit in {}: {} free there, and blkscope leaves at \
-                 least 10% (and 64M) of it{fix}",
-                crate::units::fmt_size(size),
-                dir.display(),
-                crate::units::fmt_size(free),
-            )]));
-        }
+        fits(dir, job, size, free)?;
     }
     if job.hipri {
         return Err(RunError::Invalid(vec![
             "--hipri polls a block device's queue: name a device, not a directory".into(),
         ]));
     }
-    let n = FILE_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let path = scratch_path(dir, n);
-    // O_CREAT|O_EXCL (create_new) never follows a symlink planted at the path.
-    let created = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_CLOEXEC)
-        .open(&path)
-        .map_err(|e| open_err(&path, e))?;
-    let meta = created.metadata().map_err(|e| open_err(&path, e))?;
-    let scratch = ScratchFile {
-        path: path.clone(),
-        dev: meta.dev(),
-        ino: meta.ino(),
-    };
+    let (created, scratch) = create_scratch(dir)?;
+    let path = scratch.path.clone();
+    let created_id = (scratch.dev, scratch.ino);
     // From here on the file is removed on every exit path (if it is still ours).
-    let mut guard = OpenTarget {
-        file: created,
-        info: TargetInfo {
-            path: dir.display().to_string(),
-            kind: "file",
-            device: None,
-            size_bytes: size,
-            logical_block_size: None,
-            physical_block_size: None,
-            rotational: None,
-            write_cache: None,
-            scheduler: None,
-            test_file: Some(path.display().to_string()),
-            write_safety: safety,
-        },
-        plan: Plan {
-            region: 0,
-            total: 0,
-        },
-        watch: Vec::new(),
-        below_count: 0,
-        // Laid out with data before a read test: no holes to look for.
-        store: Default::default(),
-        cache_below: None,
-        fs_block: None,
-        remove_on_drop: Some(scratch),
-    };
+    let mut guard = scratch_target(dir, created, scratch, size, safety);
     let facts = TargetFacts {
         size,
         direct_align: file_direct_align(&path),
@@ -644,12 +578,132 @@ fn open_dir_file(
         guard.file.sync_all().map_err(|e| open_err(&path, e))?;
         let _ = sys::drop_cache(&guard.file);
     }
-    // Reopen with the test's flags (O_DIRECT, O_DSYNC) through the descriptor, never by path:
-    // between the create and now the path may have been swapped for a symlink to a disk.
-    let fd_path = PathBuf::from(format!("/proc/self/fd/{}", guard.file.as_raw_fd()));
+    guard.file = reopen_as_created(&guard.file, &path, created_id, writes, flags)?;
+    let under = watch_for_file(root, &path);
+    guard.watch = under.watch;
+    guard.below_count = under.below;
+    guard.info.device = under.device.as_ref().map(|d| d.name.clone());
+    guard.holding = under.device;
+    guard.cache_below = under.cache_below;
+    // A write test's file that was not laid out is preallocated: every write lands in a block
+    // not written yet.
+    guard.fs_block = FsBlock::of(&guard.file, under.fs, !laid_out);
+    Ok(guard)
+}
+
+/// Whether a scratch file of `size` bytes fits in `dir`, with `free` bytes free there; if not,
+/// what to change.
+fn fits(dir: &Path, job: &Job, size: u64, free: u64) -> Result<(), RunError> {
+    let room = usable_space(free);
+    if size <= room {
+        return Ok(());
+    }
+    // The file is --offset + --size long: where the offset alone is past the room,
+    // no --size fits and the offset is what to change.
+    let fix = if room < 1 << 20 {
+        // Not a MiB to offer: no --size or --offset helps.
+        ", so there is no room for a scratch file here: use a directory with more than 64M \
+         free"
+            .to_string()
+    } else if job.offset >= room {
+        format!(
+            "; the file runs to --offset + --size, so use an --offset well below {}, or \
+             another directory",
+            crate::units::fmt_size(room)
+        )
+    } else {
+        // Whole MiB, rounded down: a rounded-up figure would be refused in turn.
+        format!(
+            "; use --size {}M or less, or another directory",
+            (room - job.offset) >> 20
+        )
+    };
+    Err(RunError::Invalid(vec![format!(
+        "a {} scratch file does not fit in {}: {} free there, and blkscope leaves at \
+         least 10% (and 64M) of it{fix}",
+        crate::units::fmt_size(size),
+        dir.display(),
+        crate::units::fmt_size(free),
+    )]))
+}
+
+/// Creates the next scratch file in `dir`. O_CREAT|O_EXCL (create_new) never follows a
+/// symlink planted at the path.
+fn create_scratch(dir: &Path) -> Result<(File, ScratchFile), RunError> {
+    use std::os::unix::fs::MetadataExt;
+    let n = FILE_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let path = scratch_path(dir, n);
+    let created = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(&path)
+        .map_err(|e| open_err(&path, e))?;
+    let meta = created.metadata().map_err(|e| open_err(&path, e))?;
+    let scratch = ScratchFile {
+        path,
+        dev: meta.dev(),
+        ino: meta.ino(),
+    };
+    Ok((created, scratch))
+}
+
+/// The target a scratch file in `dir` makes, before it is planned and laid out.
+fn scratch_target(
+    dir: &Path,
+    file: File,
+    scratch: ScratchFile,
+    size: u64,
+    safety: WriteSafety,
+) -> OpenTarget {
+    OpenTarget {
+        file,
+        info: TargetInfo {
+            path: dir.display().to_string(),
+            kind: "file",
+            device: None,
+            size_bytes: size,
+            logical_block_size: None,
+            physical_block_size: None,
+            rotational: None,
+            write_cache: None,
+            scheduler: None,
+            test_file: Some(scratch.path.display().to_string()),
+            write_safety: safety,
+        },
+        plan: Plan {
+            region: 0,
+            total: 0,
+        },
+        watch: Vec::new(),
+        below_count: 0,
+        // Laid out with data before a read test: no holes to look for.
+        store: Default::default(),
+        cache_below: None,
+        fs_block: None,
+        holding: None,
+        remove_on_drop: Some(scratch),
+    }
+}
+
+/// Reopens the scratch file with the test's flags (O_DIRECT, O_DSYNC) through its descriptor,
+/// never by path: between the create and now the path may have been swapped for a symlink to
+/// a disk. The file reopened must be the one created (`created`: its device and inode).
+fn reopen_as_created(
+    file: &File,
+    path: &Path,
+    created: (u64, u64),
+    writes: bool,
+    flags: i32,
+) -> Result<File, RunError> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    let fd_path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
     let reopened = open_for_test(&fd_path, writes, flags).map_err(|e| {
         open_err(
-            &path,
+            path,
             std::io::Error::new(
                 e.kind(),
                 format!(
@@ -659,23 +713,14 @@ fn open_dir_file(
             ),
         )
     })?;
-    let m = reopened.metadata().map_err(|e| open_err(&path, e))?;
-    if (m.dev(), m.ino()) != (meta.dev(), meta.ino()) {
+    let m = reopened.metadata().map_err(|e| open_err(path, e))?;
+    if (m.dev(), m.ino()) != created {
         return Err(open_err(
-            &path,
+            path,
             std::io::Error::other("the reopened file is not the one blkscope created"),
         ));
     }
-    guard.file = reopened;
-    let under = watch_for_file(root, &path);
-    guard.watch = under.watch;
-    guard.below_count = under.below;
-    guard.info.device = under.device;
-    guard.cache_below = under.cache_below;
-    // A write test's file that was not laid out is preallocated: every write lands in a block
-    // not written yet.
-    guard.fs_block = FsBlock::of(&guard.file, under.fs, !laid_out);
-    Ok(guard)
+    Ok(reopened)
 }
 
 /// Debug builds only: `BLKSCOPE_DEBUG_SCRATCH_PAUSE_MS` waits after the scratch file is created
@@ -755,7 +800,7 @@ fn open_named_file(
         info: TargetInfo {
             path: spec.path.clone(),
             kind: "file",
-            device: under.device,
+            device: under.device.as_ref().map(|d| d.name.clone()),
             size_bytes: len,
             logical_block_size: None,
             physical_block_size: None,
@@ -768,11 +813,12 @@ fn open_named_file(
         plan,
         watch: under.watch,
         below_count: under.below,
-        store: crate::engine::unwritten::Store::File {
+        store: crate::device::Store::File {
             path: path.to_path_buf(),
         },
         cache_below: under.cache_below,
         fs_block,
+        holding: under.device,
         remove_on_drop: None,
     })
 }

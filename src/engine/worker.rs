@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use super::job::{Data, EngineKind, Op};
+use super::pattern::{Pattern, Shuffle, body_pattern, shuffle_key, stamp};
 use super::result::IoFailure;
-use super::unwritten::ZeroSampler;
+use super::zeros::ZeroSampler;
 use crate::sys::{AlignedBuf, Completion, Dir, UringQueue};
 
 pub(crate) fn new_histogram() -> Histogram<u64> {
@@ -117,133 +118,6 @@ pub fn io_worker_threads() -> usize {
             })
         })
         .count()
-}
-
-/// A permutation of the blocks of a region: random order, every block once per pass, as fio's
-/// random map does. Four Feistel rounds over the next power of two, walking the cycle past
-/// values outside the region; deterministic from the key, so `verify` can tell which blocks an
-/// interrupted pass wrote.
-#[derive(Debug, Clone, Copy)]
-pub struct Shuffle {
-    blocks: u64,
-    half_bits: u32,
-    key: u64,
-}
-
-impl Shuffle {
-    pub fn new(blocks: u64, key: u64) -> Self {
-        let bits = 64 - blocks.max(2).saturating_sub(1).leading_zeros();
-        Self {
-            blocks: blocks.max(1),
-            half_bits: bits.div_ceil(2).max(1),
-            key,
-        }
-    }
-
-    fn round(x: u64, k: u64) -> u64 {
-        let mut h = x.wrapping_add(k).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        h ^= h >> 29;
-        h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        h ^ (h >> 32)
-    }
-
-    fn feistel(&self, x: u64) -> u64 {
-        let mask = (1u64 << self.half_bits) - 1;
-        let (mut l, mut r) = (x >> self.half_bits, x & mask);
-        for i in 0..4u64 {
-            let f = Self::round(r, self.key ^ i.wrapping_mul(0xA24B_AED4_963E_E407)) & mask;
-            (l, r) = (r, l ^ f);
-        }
-        (l << self.half_bits) | r
-    }
-
-    /// The `i`th block of the order (`i` below the number of blocks).
-    pub fn at(&self, i: u64) -> u64 {
-        let mut x = if i < self.blocks { i } else { i % self.blocks };
-        loop {
-            x = self.feistel(x);
-            if x < self.blocks {
-                return x;
-            }
-        }
-    }
-}
-
-/// The key of a job's random order, from its seed.
-pub fn shuffle_key(seed: u64) -> u64 {
-    seed ^ 0x5eed_f00d_cafe_d00d
-}
-
-/// What a random-data write puts in every sector after its 16-byte stamp: the same bytes in
-/// every write of a job (so they can be regenerated from the seed to verify, and no buffer has
-/// to be kept): bs bytes from the job's seed.
-pub fn body_pattern(seed: u64, bs: usize) -> Vec<u8> {
-    let mut v = vec![0u8; bs];
-    fastrand::Rng::with_seed(seed ^ 0xda7a).fill(&mut v);
-    v
-}
-
-/// Chooses offsets and directions.
-struct Pattern {
-    op: Op,
-    bs: u64,
-    start: u64,
-    blocks: u64,
-    /// The position in the pass: the next block, or for random ops the next index into the
-    /// shuffled order.
-    next: u64,
-    remaining: Option<u64>,
-    rng: fastrand::Rng,
-    rwmixread: u8,
-    shuffle: Shuffle,
-}
-
-impl Pattern {
-    fn next(&mut self) -> Option<(u64, Dir)> {
-        if let Some(r) = self.remaining.as_mut() {
-            if *r == 0 {
-                return None;
-            }
-            *r -= 1;
-        }
-        // The position in the pass, wrapped by comparison: a 64-bit division an I/O (two for
-        // random) cost ~40 cycles each on older x86. Random offsets take the shuffled block
-        // at that position, sequential ones the block itself.
-        let at = self.next;
-        self.next += 1;
-        if self.next >= self.blocks {
-            self.next = 0;
-        }
-        let block = if self.op.is_random() {
-            self.shuffle.at(at)
-        } else {
-            at
-        };
-        let dir = match self.op {
-            Op::Read | Op::Randread => Dir::Read,
-            Op::Write | Op::Randwrite => Dir::Write,
-            Op::Randrw => {
-                if self.rng.u8(0..100) < self.rwmixread {
-                    Dir::Read
-                } else {
-                    Dir::Write
-                }
-            }
-        };
-        Some((self.start + block * self.bs, dir))
-    }
-}
-
-/// Makes every 512-byte sector of a write unique, so deduplicating storage cannot fold blocks:
-/// its first 8 bytes become the sector's own byte offset on the target and the next 8 a run
-/// stamp. The rest stays the random fill. (With zero data, buffers stay all zeros.)
-pub fn stamp(buf: &mut [u8], offset: u64, run: u64) {
-    for (i, sector) in buf.chunks_mut(512).enumerate() {
-        if sector.len() >= 16 {
-            sector[..8].copy_from_slice(&(offset + (i as u64) * 512).to_le_bytes());
-            sector[8..16].copy_from_slice(&run.to_le_bytes());
-        }
-    }
 }
 
 /// The job's clock: CLOCK_MONOTONIC as nanoseconds in a u64 (`sys::monotonic_ns`), so that a
@@ -380,6 +254,47 @@ fn errno_message(code: i32) -> String {
     )
 }
 
+/// What every loop of a job shares: its spec, clock, offsets, figures and when to stop.
+struct Ctx<'a> {
+    spec: &'a WorkerSpec,
+    clock: Clock,
+    pattern: Pattern,
+    rec: Recorder<'a>,
+    cancel: &'a AtomicBool,
+    /// The deadline on the job's clock.
+    deadline: Option<u64>,
+}
+
+impl Ctx<'_> {
+    /// Cancelled, or past the deadline at `now`.
+    #[inline]
+    fn should_stop(&self, now: u64) -> bool {
+        self.cancel.load(Ordering::Relaxed) || self.deadline.is_some_and(|d| now >= d)
+    }
+
+    /// Random data goes into write buffers: the body is laid down once, each write stamped.
+    fn random_writes(&self) -> bool {
+        self.spec.data == Data::Random
+    }
+
+    /// Records the first error of the job (later ones are consequences).
+    fn fail(&mut self, e: IoFailure) {
+        if self.rec.out.error.is_none() {
+            self.rec.out.error = Some(e);
+        }
+    }
+}
+
+/// A failure that is not one I/O's (binding CPUs, submitting, the final flush).
+fn setup_failure(op: &'static str, message: String, e: &std::io::Error) -> IoFailure {
+    IoFailure {
+        message,
+        errno: e.raw_os_error(),
+        offset: None,
+        op,
+    }
+}
+
 /// Runs one job thread to the end, a cancel request, or the first I/O error.
 pub(crate) fn run_worker(
     spec: WorkerSpec,
@@ -387,8 +302,51 @@ pub(crate) fn run_worker(
     cancel: Arc<AtomicBool>,
     acc: Arc<Mutex<IntervalAcc>>,
 ) -> WorkerOutcome {
+    let clock = Clock::new();
+    let mut cx = Ctx {
+        pattern: pattern_of(&spec),
+        rec: recorder(&spec, &acc, &clock),
+        deadline: spec.deadline.map(|d| clock.ns(d)),
+        clock,
+        cancel: &cancel,
+        spec: &spec,
+    };
+    if let Some(cpus) = &spec.cpus
+        && let Err(e) = crate::sys::bind_thread(cpus.cpus())
+    {
+        let message = format!("cannot run on CPUs {cpus}: {e}");
+        cx.rec.out.error = Some(setup_failure("setup", message, &e));
+        return cx.rec.out;
+    }
+    let (engine, queue) = open_queue(&spec, &file, &mut cx.rec.out);
+    cx.rec.out.engine_used = engine;
+    match (engine, queue) {
+        (EngineKind::Null, _) => {
+            null_loop(&mut cx);
+            return cx.rec.finish(&cx.clock);
+        }
+        (_, Some(mut q)) => {
+            uring_loop(&mut cx, &mut q);
+            cx.rec.out.io_workers = io_worker_threads();
+        }
+        (_, None) => psync_loop(&mut cx, &file),
+    }
+    if spec.fdatasync_at_end && cx.rec.out.error.is_none() && !cancel.load(Ordering::Relaxed) {
+        // dd conv=fdatasync: the flush is part of the timed region.
+        if let Err(e) = file.sync_data() {
+            let message = format!("fdatasync failed: {e}");
+            cx.rec.out.error = Some(setup_failure("fdatasync", message, &e));
+        } else if cx.rec.counted_to.is_some() {
+            cx.rec.counted_to = Some(cx.clock.now());
+        }
+    }
+    cx.rec.finish(&cx.clock)
+}
+
+/// The job's offsets: once over its region, or pass after pass until the deadline.
+fn pattern_of(spec: &WorkerSpec) -> Pattern {
     let blocks = (spec.region_len / spec.bs).max(1);
-    let mut pattern = Pattern {
+    Pattern {
         op: spec.op,
         bs: spec.bs,
         start: spec.region_start,
@@ -402,10 +360,12 @@ pub(crate) fn run_worker(
         rng: fastrand::Rng::with_seed(spec.seed),
         rwmixread: spec.rwmixread,
         shuffle: Shuffle::new(blocks, shuffle_key(spec.seed)),
-    };
-    let clock = Clock::new();
-    let mut rec = Recorder {
-        acc: &acc,
+    }
+}
+
+fn recorder<'a>(spec: &WorkerSpec, acc: &'a Mutex<IntervalAcc>, clock: &Clock) -> Recorder<'a> {
+    Recorder {
+        acc,
         local: IntervalAcc::new(),
         next_flush: clock.now().saturating_add(FLUSH_EVERY_NS),
         out: WorkerOutcome {
@@ -425,236 +385,228 @@ pub(crate) fn run_worker(
         ramp_end: clock.ns(spec.ramp_end),
         counted_from: None,
         counted_to: None,
-    };
-
-    if let Some(cpus) = &spec.cpus
-        && let Err(e) = crate::sys::bind_thread(cpus.cpus())
-    {
-        rec.out.error = Some(IoFailure {
-            message: format!("cannot run on CPUs {cpus}: {e}"),
-            errno: e.raw_os_error(),
-            offset: None,
-            op: "setup",
-        });
-        return rec.out;
     }
-    let mut engine = spec.engine;
-    let mut queue = None;
-    if engine == EngineKind::Uring {
-        match UringQueue::new(
-            &file,
-            spec.iodepth,
-            spec.bs as usize,
-            spec.sqpoll,
-            spec.hipri,
-            spec.cpus.as_ref().map(|c| c.cpus()),
+}
+
+/// The job's ring when it runs on io_uring; where the ring cannot be set up, pread/pwrite and
+/// a note saying why.
+fn open_queue(
+    spec: &WorkerSpec,
+    file: &File,
+    out: &mut WorkerOutcome,
+) -> (EngineKind, Option<UringQueue>) {
+    if spec.engine != EngineKind::Uring {
+        return (spec.engine, None);
+    }
+    match UringQueue::new(
+        file,
+        spec.iodepth,
+        spec.bs as usize,
+        spec.sqpoll,
+        spec.hipri,
+        spec.cpus.as_ref().map(|c| c.cpus()),
+    ) {
+        Ok(q) => (EngineKind::Uring, Some(q)),
+        Err(e) => {
+            out.engine_note = Some(super::uring_unavailable_note(&e));
+            (EngineKind::Psync, None)
+        }
+    }
+}
+
+/// No I/O: each "I/O" is issued and completed at once, in batches of iodepth, with the same
+/// pattern, stamping and recording as a real one; what is left is the harness.
+fn null_loop(cx: &mut Ctx) {
+    let spec = cx.spec;
+    let depth = spec.iodepth.max(1) as usize;
+    let mut buf = vec![0u8; spec.bs as usize];
+    loop {
+        let t0 = cx.clock.now();
+        if cx.should_stop(t0) {
+            return;
+        }
+        for _ in 0..depth {
+            let Some((off, dir)) = cx.pattern.next() else {
+                return;
+            };
+            if dir == Dir::Write && cx.random_writes() {
+                stamp(&mut buf, off, spec.seed);
+            }
+            let now = cx.clock.now();
+            cx.rec.record(dir, spec.bs, now.saturating_sub(t0), now);
+        }
+    }
+}
+
+/// The I/Os in flight on a ring: which buffer slots are free, and for each slot in use when
+/// it was issued, its direction and its offset.
+struct Slots {
+    free: Vec<usize>,
+    started: Vec<u64>,
+    dirs: Vec<Dir>,
+    offsets: Vec<u64>,
+}
+
+impl Slots {
+    fn new(depth: usize, now: u64) -> Self {
+        Self {
+            free: (0..depth).rev().collect(),
+            started: vec![now; depth],
+            dirs: vec![Dir::Read; depth],
+            offsets: vec![0u64; depth],
+        }
+    }
+}
+
+/// io_uring: keeps the ring full, waits for a share of what is in flight, records what came
+/// back.
+fn uring_loop(cx: &mut Ctx, q: &mut UringQueue) {
+    let spec = cx.spec;
+    let depth = spec.iodepth as usize;
+    if cx.random_writes() {
+        let body = body_pattern(spec.seed, spec.bs as usize);
+        for s in 0..depth {
+            q.buf_mut(s).copy_from_slice(&body);
+        }
+    }
+    // One clock read a round: after the reap, which also times the next issues. Reads cost
+    // ~40 ns each in a VM, three an I/O at QD1 before.
+    let mut now = cx.clock.now();
+    let mut slots = Slots::new(depth, now);
+    let mut done: Vec<Completion> = Vec::with_capacity(depth);
+    let mut issuing = true;
+    // The wait is bounded (to notice a cancel or the deadline) only once one was slow: the
+    // timer costs ~0.4 us a wait (6% of a 4K read at QD1 on zram pinned to a CPU).
+    let mut slow = false;
+    loop {
+        if cx.should_stop(now) || cx.rec.out.error.is_some() {
+            issuing = false;
+        }
+        if issuing {
+            issuing = issue(cx, q, &mut slots, now);
+        }
+        if q.in_flight() == 0 {
+            return;
+        }
+        // Wait for an eighth of what is in flight (at least one). Waiting for one at a time
+        // woke this thread on every completion; waiting for a quarter let the queue run low
+        // while it slept. On a filled zram (4K random reads, alternating runs) an eighth gave
+        // 474K IOPS at QD32 against 419K for a quarter and 428K for one, and 342K at QD8
+        // against 237K for a quarter: bench/vs_fio.sh.
+        let waited_from = now;
+        if let Err(e) = q.submit_and_wait(
+            (q.in_flight() / 8).max(1),
+            slow.then_some(Duration::from_millis(50)),
         ) {
-            Ok(q) => queue = Some(q),
+            let message = format!("io_uring submit failed: {e}");
+            cx.rec.out.error = Some(setup_failure("submit", message, &e));
+            issuing = false;
+            continue;
+        }
+        done.clear();
+        q.reap(&mut done);
+        now = cx.clock.now();
+        slow = now.saturating_sub(waited_from) > 10_000_000;
+        complete(cx, q, &mut slots, &done, now);
+    }
+}
+
+/// Fills the free slots with the next I/Os; false once the pattern has no more.
+#[inline]
+fn issue(cx: &mut Ctx, q: &mut UringQueue, slots: &mut Slots, now: u64) -> bool {
+    let spec = cx.spec;
+    while let Some(slot) = slots.free.pop() {
+        let Some((off, dir)) = cx.pattern.next() else {
+            slots.free.push(slot);
+            return false;
+        };
+        slots.started[slot] = if dir == Dir::Write && cx.random_writes() {
+            stamp(q.buf_mut(slot), off, spec.seed);
+            cx.clock.now()
+        } else {
+            now
+        };
+        slots.dirs[slot] = dir;
+        slots.offsets[slot] = off;
+        q.push(slot, dir, off, spec.bs as u32);
+    }
+    true
+}
+
+/// Records the completions reaped at `now` and frees their slots; an error or a short I/O is
+/// the job's error (the first one).
+#[inline]
+fn complete(cx: &mut Ctx, q: &UringQueue, slots: &mut Slots, done: &[Completion], now: u64) {
+    let bs = cx.spec.bs;
+    for c in done {
+        let s = c.slot;
+        slots.free.push(s);
+        let (dir, off) = (slots.dirs[s], slots.offsets[s]);
+        if c.result < 0 {
+            cx.fail(failure(dir, off, Some(-c.result), errno_message(-c.result)));
+            continue;
+        }
+        if c.result as u64 != bs {
+            let message = format!("short I/O: {} of {} bytes", c.result, bs);
+            cx.fail(failure(dir, off, None, message));
+            continue;
+        }
+        cx.rec
+            .record(dir, bs, now.saturating_sub(slots.started[s]), now);
+        if dir == Dir::Read {
+            cx.rec.out.zeros.see(bs, || q.buf(s));
+        }
+    }
+}
+
+/// pread/pwrite: one I/O at a time, each timed around its system call.
+fn psync_loop(cx: &mut Ctx, file: &File) {
+    let spec = cx.spec;
+    let mut buf = AlignedBuf::new(spec.bs as usize, 4096);
+    if cx.random_writes() {
+        buf.as_mut_slice()
+            .copy_from_slice(&body_pattern(spec.seed, spec.bs as usize));
+    }
+    loop {
+        if cx.should_stop(cx.clock.now()) {
+            return;
+        }
+        let Some((off, dir)) = cx.pattern.next() else {
+            return;
+        };
+        if dir == Dir::Write && cx.random_writes() {
+            stamp(buf.as_mut_slice(), off, spec.seed);
+        }
+        let t0 = cx.clock.now();
+        let r = match dir {
+            Dir::Read => file.read_at(buf.as_mut_slice(), off),
+            Dir::Write => file.write_at(buf.as_slice(), off),
+        };
+        let now = cx.clock.now();
+        let e = match r {
+            Ok(n) if n as u64 == spec.bs => {
+                cx.rec.record(dir, spec.bs, now.saturating_sub(t0), now);
+                if dir == Dir::Read {
+                    cx.rec.out.zeros.see(spec.bs, || buf.as_slice());
+                }
+                continue;
+            }
+            Ok(n) => failure(
+                dir,
+                off,
+                None,
+                format!("short I/O: {n} of {} bytes", spec.bs),
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                rec.out.engine_note = Some(super::uring_unavailable_note(&e));
-                engine = EngineKind::Psync;
+                let code = e.raw_os_error();
+                let message = code.map(errno_message).unwrap_or_else(|| e.to_string());
+                failure(dir, off, code, message)
             }
-        }
+        };
+        cx.rec.out.error = Some(e);
+        return;
     }
-    rec.out.engine_used = engine;
-    let stop = |cancel: &AtomicBool| cancel.load(Ordering::Relaxed);
-    let deadline = spec.deadline.map(|d| clock.ns(d));
-    let past_deadline = |now: u64| deadline.is_some_and(|d| now >= d);
-
-    if engine == EngineKind::Null {
-        // No I/O: each "I/O" is issued and completed at once, in batches of iodepth, with the
-        // same pattern, stamping and recording as a real one; what is left is the harness.
-        let depth = spec.iodepth.max(1) as usize;
-        let mut buf = vec![0u8; spec.bs as usize];
-        'null: loop {
-            let t0 = clock.now();
-            if stop(&cancel) || past_deadline(t0) {
-                break;
-            }
-            for _ in 0..depth {
-                let Some((off, dir)) = pattern.next() else {
-                    break 'null;
-                };
-                if dir == Dir::Write && spec.data == Data::Random {
-                    stamp(&mut buf, off, spec.seed);
-                }
-                let now = clock.now();
-                rec.record(dir, spec.bs, now.saturating_sub(t0), now);
-            }
-        }
-        return rec.finish(&clock);
-    }
-
-    match queue.as_mut() {
-        Some(q) => {
-            let depth = spec.iodepth as usize;
-            if spec.data == Data::Random {
-                let body = body_pattern(spec.seed, spec.bs as usize);
-                for s in 0..depth {
-                    q.buf_mut(s).copy_from_slice(&body);
-                }
-            }
-            let mut free: Vec<usize> = (0..depth).rev().collect();
-            let mut started = vec![clock.now(); depth];
-            let mut dirs = vec![Dir::Read; depth];
-            let mut offsets = vec![0u64; depth];
-            let mut done: Vec<Completion> = Vec::with_capacity(depth);
-            let mut issuing = true;
-            // One clock read a round: after the reap, which also times the next issues. Reads
-            // cost ~40 ns each in a VM, three an I/O at QD1 before.
-            let mut now = clock.now();
-            // The wait is bounded (to notice a cancel or the deadline) only once one was slow:
-            // the timer costs ~0.4 us a wait (6% of a 4K read at QD1 on zram pinned to a CPU).
-            let mut slow = false;
-            loop {
-                if stop(&cancel) || past_deadline(now) || rec.out.error.is_some() {
-                    issuing = false;
-                }
-                while issuing {
-                    let Some(slot) = free.pop() else { break };
-                    let Some((off, dir)) = pattern.next() else {
-                        free.push(slot);
-                        issuing = false;
-                        break;
-                    };
-                    started[slot] = if dir == Dir::Write && spec.data == Data::Random {
-                        stamp(q.buf_mut(slot), off, spec.seed);
-                        clock.now()
-                    } else {
-                        now
-                    };
-                    dirs[slot] = dir;
-                    offsets[slot] = off;
-                    q.push(slot, dir, off, spec.bs as u32);
-                }
-                if q.in_flight() == 0 {
-                    break;
-                }
-                // Wait for an eighth of what is in flight (at least one). Waiting for one at a
-                // time woke this thread on every completion; waiting for a quarter let the queue
-                // run low while it slept. On a filled zram (4K random reads, alternating runs)
-                // an eighth gave 474K IOPS at QD32 against 419K for a quarter and 428K for one,
-                // and 342K at QD8 against 237K for a quarter: bench/vs_fio.sh.
-                let waited_from = now;
-                if let Err(e) = q.submit_and_wait(
-                    (q.in_flight() / 8).max(1),
-                    slow.then_some(Duration::from_millis(50)),
-                ) {
-                    rec.out.error = Some(IoFailure {
-                        message: format!("io_uring submit failed: {e}"),
-                        errno: e.raw_os_error(),
-                        offset: None,
-                        op: "submit",
-                    });
-                    issuing = false;
-                    continue;
-                }
-                done.clear();
-                q.reap(&mut done);
-                now = clock.now();
-                slow = now.saturating_sub(waited_from) > 10_000_000;
-                for c in &done {
-                    let s = c.slot;
-                    free.push(s);
-                    if c.result < 0 {
-                        if rec.out.error.is_none() {
-                            rec.out.error = Some(failure(
-                                dirs[s],
-                                offsets[s],
-                                Some(-c.result),
-                                errno_message(-c.result),
-                            ));
-                        }
-                        continue;
-                    }
-                    if c.result as u64 != spec.bs {
-                        if rec.out.error.is_none() {
-                            rec.out.error = Some(failure(
-                                dirs[s],
-                                offsets[s],
-                                None,
-                                format!("short I/O: {} of {} bytes", c.result, spec.bs),
-                            ));
-                        }
-                        continue;
-                    }
-                    rec.record(dirs[s], spec.bs, now.saturating_sub(started[s]), now);
-                    if dirs[s] == Dir::Read {
-                        rec.out.zeros.see(spec.bs, || q.buf(s));
-                    }
-                }
-            }
-            rec.out.io_workers = io_worker_threads();
-        }
-        None => {
-            let mut buf = AlignedBuf::new(spec.bs as usize, 4096);
-            if spec.data == Data::Random {
-                buf.as_mut_slice()
-                    .copy_from_slice(&body_pattern(spec.seed, spec.bs as usize));
-            }
-            loop {
-                if stop(&cancel) || past_deadline(clock.now()) {
-                    break;
-                }
-                let Some((off, dir)) = pattern.next() else {
-                    break;
-                };
-                if dir == Dir::Write && spec.data == Data::Random {
-                    stamp(buf.as_mut_slice(), off, spec.seed);
-                }
-                let t0 = clock.now();
-                let r = match dir {
-                    Dir::Read => file.read_at(buf.as_mut_slice(), off),
-                    Dir::Write => file.write_at(buf.as_slice(), off),
-                };
-                let now = clock.now();
-                match r {
-                    Ok(n) if n as u64 == spec.bs => {
-                        rec.record(dir, spec.bs, now.saturating_sub(t0), now);
-                        if dir == Dir::Read {
-                            rec.out.zeros.see(spec.bs, || buf.as_slice());
-                        }
-                    }
-                    Ok(n) => {
-                        rec.out.error = Some(failure(
-                            dir,
-                            off,
-                            None,
-                            format!("short I/O: {n} of {} bytes", spec.bs),
-                        ));
-                        break;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        let code = e.raw_os_error();
-                        rec.out.error = Some(failure(
-                            dir,
-                            off,
-                            code,
-                            code.map(errno_message).unwrap_or_else(|| e.to_string()),
-                        ));
-                        break;
-                    }
-                }
-            }
-        }
-    }
-    drop(queue);
-
-    if spec.fdatasync_at_end && rec.out.error.is_none() && !stop(&cancel) {
-        // dd conv=fdatasync: the flush is part of the timed region.
-        if let Err(e) = file.sync_data() {
-            rec.out.error = Some(IoFailure {
-                message: format!("fdatasync failed: {e}"),
-                errno: e.raw_os_error(),
-                offset: None,
-                op: "fdatasync",
-            });
-        } else if rec.counted_to.is_some() {
-            rec.counted_to = Some(clock.now());
-        }
-    }
-    rec.finish(&clock)
 }
 
 #[cfg(test)]
@@ -737,96 +689,6 @@ mod tests {
     }
 
     #[test]
-    fn stamps_every_sector_with_its_offset() {
-        let mut b = vec![0xAAu8; 4096];
-        stamp(&mut b, 1 << 20, 7);
-        for i in 0..8 {
-            let s = &b[i * 512..];
-            assert_eq!(
-                u64::from_le_bytes(s[..8].try_into().unwrap()),
-                (1 << 20) + i as u64 * 512
-            );
-            assert_eq!(u64::from_le_bytes(s[8..16].try_into().unwrap()), 7);
-            assert_eq!(s[16], 0xAA);
-        }
-    }
-
-    #[test]
-    fn sequential_pattern_covers_the_region_once() {
-        let mut p = Pattern {
-            op: Op::Write,
-            bs: 4096,
-            start: 8192,
-            blocks: 4,
-            next: 0,
-            remaining: Some(4),
-            rng: fastrand::Rng::with_seed(1),
-            rwmixread: 50,
-            shuffle: Shuffle::new(4, 1),
-        };
-        let offs: Vec<u64> = std::iter::from_fn(|| p.next().map(|x| x.0)).collect();
-        assert_eq!(offs, [8192, 12288, 16384, 20480]);
-    }
-
-    #[test]
-    fn random_pattern_stays_in_region_and_mixes() {
-        let mut p = Pattern {
-            op: Op::Randrw,
-            bs: 4096,
-            start: 1 << 20,
-            blocks: 256,
-            next: 0,
-            remaining: Some(10_000),
-            rng: fastrand::Rng::with_seed(1),
-            rwmixread: 70,
-            shuffle: Shuffle::new(256, 1),
-        };
-        let mut reads = 0;
-        while let Some((off, dir)) = p.next() {
-            assert!((1 << 20..(1 << 20) + 256 * 4096).contains(&off) && off % 4096 == 0);
-            if dir == Dir::Read {
-                reads += 1;
-            }
-        }
-        assert!((6500..7500).contains(&reads), "{reads}");
-    }
-
-    #[test]
-    fn a_timed_pattern_wraps_to_the_region_start_every_pass() {
-        // Time-based (no remaining count): the counters wrap by comparison, not division.
-        for op in [Op::Read, Op::Randread] {
-            let mut p = Pattern {
-                op,
-                bs: 512,
-                start: 4096,
-                blocks: 7,
-                next: 0,
-                remaining: None,
-                rng: fastrand::Rng::with_seed(1),
-                rwmixread: 100,
-                shuffle: Shuffle::new(7, 3),
-            };
-            let passes: Vec<Vec<u64>> = (0..3)
-                .map(|_| (0..7).map(|_| (p.next().unwrap().0 - 4096) / 512).collect())
-                .collect();
-            println!("{op:?}: {passes:?}");
-            for pass in &passes {
-                let mut sorted = pass.clone();
-                sorted.sort();
-                assert_eq!(
-                    sorted,
-                    (0..7).collect::<Vec<_>>(),
-                    "{op:?}: each block once a pass"
-                );
-                assert_eq!(pass, &passes[0], "{op:?}: every pass in the same order");
-            }
-            if op == Op::Read {
-                assert_eq!(passes[0], (0..7).collect::<Vec<_>>());
-            }
-        }
-    }
-
-    #[test]
     fn the_job_clock_converts_to_instants_and_back() {
         // How far apart the clock's two base readings can be: no more than Clock::new took.
         let t0 = Instant::now();
@@ -845,23 +707,5 @@ mod tests {
         let (a, n, b) = (Instant::now(), c.now(), Instant::now());
         println!("{} <= {n} <= {} ns, skew up to {skew} ns", c.ns(a), c.ns(b));
         assert!(c.ns(a) <= n + skew && n <= c.ns(b) + skew);
-    }
-
-    #[test]
-    fn the_random_order_visits_every_block_once_per_pass() {
-        for blocks in [1u64, 2, 3, 7, 256, 1000, 4097] {
-            let sh = Shuffle::new(blocks, 42);
-            let mut seen = vec![false; blocks as usize];
-            for i in 0..blocks {
-                let b = sh.at(i);
-                assert!(b < blocks, "{b} of {blocks}");
-                assert!(!seen[b as usize], "{b} twice in {blocks}");
-                seen[b as usize] = true;
-            }
-        }
-        // Not in order: a shuffle.
-        let sh = Shuffle::new(1000, 7);
-        let in_place = (0..1000).filter(|&i| sh.at(i) == i).count();
-        assert!(in_place < 20, "{in_place} blocks in place");
     }
 }

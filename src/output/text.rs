@@ -5,8 +5,10 @@
 use std::fmt::Write as _;
 
 use super::{fmt_duration, fmt_rate};
+use crate::analysis::explain;
 use crate::device::{ReasonCode, SafetyReport, WriteSafety};
-use crate::engine::{Job, RunResult, TargetInfo, explain};
+use crate::engine::{Job, TargetInfo};
+use crate::result::RunResult;
 use crate::units::fmt_size;
 
 fn fmt_ns(ns: f64) -> String {
@@ -148,12 +150,12 @@ pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String
 }
 
 /// The end of the last region a stamp covers (for the bad-range map's scale).
-fn stamp_span(s: &crate::engine::verify::Stamp) -> u64 {
+fn stamp_span(s: &crate::engine::pattern::Stamp) -> u64 {
     s.jobs.iter().map(|j| j.start + j.len).max().unwrap_or(0)
 }
 
 /// A read-back: sectors checked and bad, the first bad ranges, and a map over `size` bytes.
-pub fn verify_report(v: &crate::engine::verify::VerifyReport, size: u64, indent: &str) -> String {
+pub fn verify_report(v: &crate::verify::VerifyReport, size: u64, indent: &str) -> String {
     let mut out = String::new();
     let rate = if v.seconds > 0.0 {
         format!(
@@ -197,12 +199,12 @@ pub fn verify_report(v: &crate::engine::verify::VerifyReport, size: u64, indent:
         let _ = writeln!(
             out,
             "{indent}map [{}] ({})",
-            crate::engine::verify::bad_range_map(v, size, 60),
-            crate::engine::verify::map_legend()
+            crate::verify::bad_range_map(v, size, 60),
+            crate::verify::map_legend()
         );
     }
     // What each kind found means, once each.
-    for kind in crate::engine::verify::BadKind::ALL {
+    for kind in crate::verify::BadKind::ALL {
         if v.bad_ranges.iter().any(|r| r.kind == kind) {
             let _ = writeln!(out, "{indent}{}: {}", kind.name(), kind.meaning());
         }
@@ -348,9 +350,9 @@ pub fn suite_table(
     );
     // A finding every test has word for word (never_written on a device not yet filled, a
     // sweep's every point) is said once, under the table, instead of under each row.
-    let lists: Vec<&[crate::engine::result::Warning]> =
+    let lists: Vec<&[crate::analysis::Warning]> =
         tests.iter().map(|t| &t.result.warnings[..]).collect();
-    let shared = crate::engine::result::shared_warnings(&lists);
+    let shared = crate::result::shared_warnings(&lists);
     for t in tests {
         let r = &t.result;
         let (lo, hi, spread) = match &r.spread {
@@ -362,7 +364,7 @@ pub fn suite_table(
             None => (r.bytes_per_sec / 1e6, r.bytes_per_sec / 1e6, "-".into()),
         };
         // The row's figure whatever became of the run (a failed one says so beneath).
-        let med = crate::engine::result::median_rate(r.bytes_per_sec, r.spread.as_ref());
+        let med = crate::result::median_rate(r.bytes_per_sec, r.spread.as_ref());
         let _ = writeln!(
             out,
             "  {:<28} {:>10.1} {:>19} {:>9.0} {:>9} {:>7}",
@@ -545,8 +547,8 @@ pub fn doctor(reports: &[crate::doctor::DeviceReport]) -> String {
 }
 
 /// A sweep: each point with a bar of its throughput and its latency, and the knee.
-pub fn sweep(series: &[crate::sweep::Series]) -> String {
-    use crate::sweep::Param;
+pub fn sweep(series: &[crate::analysis::sweep::Series]) -> String {
+    use crate::analysis::sweep::Param;
     let mut out = String::new();
     for s in series {
         let _ = writeln!(out, "\n{} by {}:", s.op, s.param.as_str());
@@ -597,8 +599,9 @@ pub fn sweep(series: &[crate::sweep::Series]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::analysis::Warning;
     use crate::device::{Reason, ReasonCode, SafetyReport, WriteSafety};
-    use crate::engine::result::{Warning, fixed_result};
+    use crate::result::fixed_result;
     use crate::session::TestOutcome;
 
     /// A blocked device's last line says whether a read may run: not on a device of size 0

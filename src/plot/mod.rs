@@ -1,15 +1,15 @@
-//! Charts as SVG (plotters' SVG backend: no fonts or scripts fetched, text as SVG text) and the
-//! self-contained HTML reports built from them: throughput and IOPS over time, the latency
-//! heatmap and histogram, and sweep curves with their knee. The TUI draws the same data in
-//! cells (`ui::render::latency`); both read a result's samples and latency buckets.
+//! Charts as SVG (plotters' SVG backend: no fonts or scripts fetched, text as SVG text), which
+//! the self-contained HTML reports (`crate::report::html`) are built from: throughput and IOPS
+//! over time, the latency heatmap and histogram, and sweep curves with their knee. The TUI
+//! draws the same data in cells (`ui::render::latency`); both read a result's samples and
+//! latency buckets.
 
-pub mod html;
 pub mod svg;
 
+use crate::analysis::sweep::{Param, Point, Series};
 use crate::engine::Sample;
 use crate::engine::result::LAT_BUCKETS;
 use crate::runs::SavedRun;
-use crate::sweep::{Param, Point, Series};
 
 /// The latency-bucket counts of a whole run, from its samples.
 pub fn total_buckets(samples: &[Sample]) -> Vec<u64> {
@@ -71,7 +71,7 @@ pub fn sweeps_in(tests: &[(&crate::engine::Job, &crate::runs::SavedResult)]) -> 
                 p99_ns: r.latency_ns.p99,
             })
             .collect();
-        let knee = crate::sweep::knee(param, &points);
+        let knee = crate::analysis::sweep::knee(param, &points);
         out.push(Series {
             op: op.as_str().to_string(),
             param,
@@ -84,9 +84,9 @@ pub fn sweeps_in(tests: &[(&crate::engine::Job, &crate::runs::SavedResult)]) -> 
 
 #[cfg(test)]
 mod tests {
+    use crate::analysis::sweep::Param;
     use crate::engine::{Job, Op};
     use crate::runs::SavedResult;
-    use crate::sweep::Param;
 
     fn result(iops: f64) -> SavedResult {
         serde_json::from_value(serde_json::json!({

@@ -2,9 +2,9 @@
 
 use plotters::prelude::*;
 
+use crate::analysis::sweep::{Param, Series};
 use crate::engine::Sample;
 use crate::engine::result::{LAT_BUCKETS, lat_bucket_floor};
-use crate::sweep::{Param, Series};
 
 const W: u32 = 760;
 const H: u32 = 300;
@@ -230,7 +230,7 @@ pub fn sweep(series: &Series) -> Result<String, String> {
         xs.iter().copied().fold(f64::MAX, f64::min).max(1.0),
         xs.iter().copied().fold(0.0, f64::max).max(2.0),
     );
-    let thr = |p: &crate::sweep::Point| series.param.throughput(p);
+    let thr = |p: &crate::analysis::sweep::Point| series.param.throughput(p);
     let unit = series.param.throughput_unit();
     let mut s = String::new();
     {
@@ -242,13 +242,13 @@ pub fn sweep(series: &Series) -> Result<String, String> {
             (
                 &top,
                 unit,
-                &thr as &dyn Fn(&crate::sweep::Point) -> f64,
+                &thr as &dyn Fn(&crate::analysis::sweep::Point) -> f64,
                 PALETTE[0],
             ),
             (
                 &bottom,
                 "p99 latency (ms)",
-                &|p: &crate::sweep::Point| p.p99_ns as f64 / 1e6,
+                &|p: &crate::analysis::sweep::Point| p.p99_ns as f64 / 1e6,
                 PALETTE[1],
             ),
         ] {

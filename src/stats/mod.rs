@@ -1,6 +1,7 @@
-//! /proc/diskstats in `iostat -x` terms: a sampler over the same [`SysRoot`] as discovery,
-//! the columns computed as sysstat does ([`iostat`]), and findings that explain what the
-//! numbers mean during a test ([`findings`]). Nothing here knows of any UI.
+//! /proc/diskstats in `iostat -x` terms: a sampler over the same [`SysRoot`] as discovery, the
+//! columns computed as sysstat does ([`iostat`]), and other processes' I/O from /proc/PID/io
+//! ([`procs`]). What the numbers mean during a test is the analysis layer's
+//! (`crate::analysis::findings`). Nothing here knows of any UI.
 
 pub mod iostat;
 pub mod procs;

@@ -20,7 +20,8 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use crate::device::{DiscoverOptions, discover};
 use crate::engine::result::Sample;
-use crate::engine::{self, RunResult, TargetInfo};
+use crate::engine::{self, TargetInfo};
+use crate::result::RunResult;
 use crate::stats::Sampler;
 use crate::sysroot::SysRoot;
 use app::{Action, App};
@@ -257,246 +258,379 @@ async fn event_loop(
     let mut sighup = signal(SignalKind::hangup()).map_err(io_err)?;
     let mut sampler = Sampler::new(opts.root.clone());
     let _ = sampler.prime();
-    let mut procs: Option<crate::stats::procs::ProcSnapshot> = None;
-    let mut cancel: Option<Arc<AtomicBool>> = None;
-    let mut worker: Option<std::thread::JoinHandle<()>> = None;
-    let mut dirty = true;
-    let mut quitting = false;
-    let mut hosts = remote::Hosts::default();
-    remote::connect(&opts.hosts, &opts.ssh, &tx);
+    let mut lp = Loop {
+        app,
+        opts,
+        tx,
+        sampler,
+        procs: None,
+        cancel: None,
+        worker: None,
+        dirty: true,
+        quitting: false,
+        hosts: remote::Hosts::default(),
+    };
+    remote::connect(&opts.hosts, &opts.ssh, &lp.tx);
 
-    loop {
+    while !lp.quitting {
         tokio::select! {
-            ev = events.next() => {
-                match ev {
-                    Some(Ok(Event::Key(k))) if k.kind == KeyEventKind::Press => {
-                        dirty = true;
-                        // Debug builds only: a key that panics, so tests can check that a panic
-                        // stops the engine, removes the scratch file and restores the terminal.
-                        #[cfg(debug_assertions)]
-                        if let crossterm::event::KeyCode::Char(c) = k.code
-                            && std::env::var("BLKSCOPE_DEBUG_PANIC_KEY").ok() == Some(c.to_string())
-                        {
-                            panic!("BLKSCOPE_DEBUG_PANIC_KEY pressed");
-                        }
-                        match app.on_key(k) {
-                            Action::None => {}
-                            Action::Start { spec, job } => {
-                                let root = opts.root.clone();
-                                let name = app.run.as_ref().map(|r| r.test.clone()).unwrap_or_else(|| job.label());
-                                match spawn_engine(&tx, move |flag, tx| {
-                                    let mut obs = ToUi(tx);
-                                    let r = crate::session::run_test(&root, &spec, &name, &job, 1, flag, &mut obs);
-                                    let saved = r.as_ref().ok().and_then(|o| save(&root, "run", &name, o));
-                                    let r = r.map_err(|e| e.to_string()).and_then(|o| {
-                                        match (o.target, o.tests.into_iter().next()) {
-                                            (Some(info), Some(t)) => Ok((info, t.result)),
-                                            _ => Err("cancelled before the test started".to_string()),
-                                        }
-                                    });
-                                    EngineMsg::Finished(Box::new(r), saved)
-                                }) {
-                                    Ok((h, flag)) => { worker = Some(h); cancel = Some(flag); }
-                                    Err(e) => app.on_finished(Err(format!("cannot start the engine thread: {e}"))),
-                                }
-                            }
-                            Action::StartSuite { spec, suite } => {
-                                let root = opts.root.clone();
-                                match spawn_engine(&tx, move |flag, tx| {
-                                    let mut obs = ToUi(tx);
-                                    let r = crate::session::run_suite(&root, &suite, &spec, suite.repeat, false, flag, &mut obs);
-                                    let saved = r.as_ref().ok().and_then(|o| save(&root, "suite", &suite.name, o));
-                                    EngineMsg::SuiteFinished(Box::new(r.map_err(|e| e.to_string())), saved)
-                                }) {
-                                    Ok((h, flag)) => { worker = Some(h); cancel = Some(flag); }
-                                    Err(e) => app.on_suite_finished(Err(format!("cannot start the engine thread: {e}"))),
-                                }
-                            }
-                            Action::StartRemote { host, args } => {
-                                match hosts.links.get(&host).cloned() {
-                                    Some(link) => match spawn_engine(&tx, move |flag, tx| {
-                                        let o = remote::run(&link, &args, &flag, tx);
-                                        EngineMsg::RemoteFinished(Box::new(o), flag.load(Ordering::Relaxed))
-                                    }) {
-                                        Ok((h, flag)) => { worker = Some(h); cancel = Some(flag); }
-                                        Err(e) => app.on_remote_finished(Err(format!("cannot start the engine thread: {e}"))),
-                                    },
-                                    None => app.on_remote_finished(Err(format!("{host} has not answered"))),
-                                }
-                            }
-                            Action::Doctor { device, host } => {
-                                let (root, tx) = (opts.root.clone(), tx.clone());
-                                let link = host.and_then(|h| hosts.links.get(&h).cloned());
-                                let spawned = std::thread::Builder::new().name("blkscope-doctor".into()).spawn(move || {
-                                    let r = match link {
-                                        Some(link) => remote::doctor(&link, &device),
-                                        None => crate::doctor::examine(&root, std::slice::from_ref(&device), &crate::doctor::Options::default())
-                                            .map(|mut v| v.pop().map(|d| d.findings).unwrap_or_default())
-                                            .map_err(|e| e.to_string()),
-                                    };
-                                    let _ = tx.send(EngineMsg::Doctor(device, r));
-                                });
-                                if let Err(e) = spawned {
-                                    app.status = Some(format!("cannot start the doctor: {e}"));
-                                }
-                            }
-                            // Over hosts, their saved runs (an ssh call a run, so fewer).
-                            Action::Reopen if app.remote() => {
-                                let links: Vec<crate::remote::Link> = hosts.links.values().cloned().collect();
-                                let tx = tx.clone();
-                                app.status = Some(format!("fetching the newest saved runs of {}...", crate::output::count(links.len(), "host")));
-                                let spawned = std::thread::Builder::new().name("blkscope-reopen".into()).spawn(move || {
-                                    let (mut runs, mut errors) = (Vec::new(), Vec::new());
-                                    for link in links {
-                                        let (r, e) = link.saved_runs(REOPEN_PER_HOST);
-                                        runs.extend(r);
-                                        errors.extend(e);
-                                    }
-                                    let _ = tx.send(EngineMsg::Reopened(runs, errors));
-                                });
-                                if let Err(e) = spawned {
-                                    app.status = Some(format!("cannot fetch the hosts' runs: {e}"));
-                                }
-                            }
-                            Action::Reopen => {
-                                app.add_reopened(crate::runs::newest(20));
-                            }
-                            Action::Cancel => {
-                                if let Some(c) = &cancel { c.store(true, Ordering::Relaxed); }
-                            }
-                            Action::Quit | Action::QuitNow => {
-                                if let Some(c) = &cancel { c.store(true, Ordering::Relaxed); }
-                                quitting = true;
-                            }
-                        }
-                    }
-                    Some(Ok(Event::Mouse(m))) => {
-                        use crossterm::event::{MouseButton, MouseEventKind};
-                        let size = terminal.size().map_err(io_err)?;
-                        let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
-                        let hit = render::hit_test(app, area, m.column, m.row);
-                        match m.kind {
-                            MouseEventKind::Down(MouseButton::Left) => { app.on_click(hit); dirty = true; }
-                            MouseEventKind::ScrollDown => { app.on_wheel(hit, 1); dirty = true; }
-                            MouseEventKind::ScrollUp => { app.on_wheel(hit, -1); dirty = true; }
-                            _ => {}
-                        }
-                    }
-                    Some(Ok(Event::Resize(_, _))) => dirty = true,
-                    Some(Ok(_)) => {}
-                    Some(Err(_)) | None => quitting = true,
+            ev = events.next() => match ev {
+                Some(Ok(Event::Key(k))) if k.kind == KeyEventKind::Press => lp.on_key(k),
+                Some(Ok(Event::Mouse(m))) => {
+                    let size = terminal.size().map_err(io_err)?;
+                    lp.on_mouse(m, ratatui::layout::Rect::new(0, 0, size.width, size.height));
                 }
-            }
-            Some(msg) = rx.recv() => {
-                match msg {
-                    EngineMsg::Sample(s) => app.on_sample(s),
-                    EngineMsg::Doctor(d, r) => app.on_doctor(&d, r),
-                    EngineMsg::SuiteProgress(t, i, n) => app.on_suite_progress(&t, i, n),
-                    EngineMsg::SuiteFinished(r, saved) => {
-                        app.on_suite_saved(*r, saved);
-                        if let Some(w) = worker.take() { let _ = w.join(); }
-                        cancel = None;
-                    }
-                    EngineMsg::HostUp(label, r) => match *r {
-                        Ok((link, tree)) => {
-                            let names: Vec<String> = tree.listed(false).devices.iter().map(|d| d.name.clone()).collect();
-                            match remote::stream_stats(&link, &names, &tx) {
-                                Ok(c) => hosts.streams.push(c),
-                                Err(e) => app.on_host_stats(&label, Err(format!("iostat stream: {e}"))),
-                            }
-                            hosts.links.insert(label.clone(), link);
-                            app.on_host_tree(&label, Ok(tree));
-                        }
-                        Err(e) => app.on_host_tree(&label, Err(e)),
-                    },
-                    EngineMsg::HostStats(label, r) => app.on_host_stats(&label, r),
-                    EngineMsg::HostTree(label, r) => app.on_host_tree(&label, r),
-                    EngineMsg::RemoteFinished(o, cancelled) => {
-                        let job = app.run.as_ref().map(|r| r.job.clone()).unwrap_or_default();
-                        if o.code == 3 && !cancelled {
-                            let why = o.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-                            app.on_remote_needs_confirm(&format!("{}: {why}", o.host));
-                        } else {
-                            app.on_remote_finished(remote::outcome(&o, &job, cancelled));
-                        }
-                        // What the run wrote changes what the host's tree says of its devices.
-                        if let Some(link) = hosts.links.get(&o.host) {
-                            remote::relist(link, &tx);
-                        }
-                        if let Some(w) = worker.take() { let _ = w.join(); }
-                        cancel = None;
-                    }
-                    EngineMsg::Reopened(runs, errors) => {
-                        app.add_reopened(runs);
-                        if let Some(e) = errors.first() {
-                            let more = errors.len() - 1;
-                            let tail = if more > 0 { format!(" (and {more} more)") } else { String::new() };
-                            app.status = Some(format!("{}; not read: {e}{tail}", app.status.clone().unwrap_or_default()));
-                        }
-                    }
-                    EngineMsg::Finished(r, saved) => {
-                        app.on_finished(*r);
-                        if let (Some(id), Some(row)) = (saved, app.results.last_mut()) {
-                            row.saved_id = Some(id);
-                        }
-                        if let Some(w) = worker.take() { let _ = w.join(); }
-                        cancel = None;
-                    }
-                }
-                dirty = true;
-            }
-            _ = stats_tick.tick() => {
-                // Who else does I/O, while a test runs (not when idle: it costs a /proc walk).
-                // With --host, the hosts' own `stat` streams feed the panel instead.
-                if app.remote() {
-                    continue;
-                }
-                if app.running() {
-                    let now = crate::stats::procs::ProcSnapshot::read(&opts.root);
-                    if let Some(prev) = &procs {
-                        let mut b = crate::stats::procs::busy(&opts.root, prev, &now, &[std::process::id()]);
-                        b.truncate(3);
-                        app.busy = b;
-                    }
-                    procs = Some(now);
-                } else if procs.is_some() {
-                    procs = None;
-                    app.busy.clear();
-                }
-                if let Ok(v) = sampler.sample() {
-                    app.diskstats = v.into_iter().filter(|x| app.watched.contains(&x.disk_device)).collect();
-                    dirty = true;
-                }
-            }
+                Some(Ok(Event::Resize(_, _))) => lp.dirty = true,
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => lp.quitting = true,
+            },
+            Some(msg) = rx.recv() => lp.on_engine(msg),
+            _ = stats_tick.tick() => lp.on_stats_tick(),
             _ = render_tick.tick() => {
-                if dirty {
-                    terminal.draw(|f| render::draw(f, app, opts.look)).map_err(io_err)?;
-                    dirty = false;
+                if lp.dirty {
+                    terminal.draw(|f| render::draw(f, lp.app, opts.look)).map_err(io_err)?;
+                    lp.dirty = false;
                 }
             }
-            _ = sigterm.recv() => {
-                if let Some(c) = &cancel { c.store(true, Ordering::Relaxed); }
-                quitting = true;
-            }
-            _ = sighup.recv() => {
-                if let Some(c) = &cancel { c.store(true, Ordering::Relaxed); }
-                quitting = true;
-            }
-        }
-        if quitting {
-            break;
+            _ = sigterm.recv() => lp.quit(),
+            _ = sighup.recv() => lp.quit(),
         }
     }
-    // Stop the engine (it was told to cancel) and let it remove its scratch file.
-    if let Some(w) = worker.take() {
-        let t = Instant::now();
-        while !w.is_finished() && t.elapsed() < Duration::from_secs(2) {
-            std::thread::sleep(Duration::from_millis(5));
+    lp.shut_down();
+    Ok(())
+}
+
+/// The event loop's state beside the app's: the engine thread and its cancel flag, the
+/// samplers, the hosts' links and streams, and whether to redraw or stop.
+struct Loop<'a> {
+    app: &'a mut App,
+    opts: &'a UiOptions,
+    tx: tokio::sync::mpsc::UnboundedSender<EngineMsg>,
+    sampler: Sampler,
+    /// Every process's I/O counters at the last stats tick, while a test runs.
+    procs: Option<crate::stats::procs::ProcSnapshot>,
+    cancel: Option<Arc<AtomicBool>>,
+    worker: Option<std::thread::JoinHandle<()>>,
+    dirty: bool,
+    quitting: bool,
+    hosts: remote::Hosts,
+}
+
+/// An engine thread that started (and its cancel flag), or why it did not.
+type Spawned = std::io::Result<(std::thread::JoinHandle<()>, Arc<AtomicBool>)>;
+
+impl Loop<'_> {
+    fn on_key(&mut self, k: crossterm::event::KeyEvent) {
+        self.dirty = true;
+        // Debug builds only: a key that panics, so tests can check that a panic stops the
+        // engine, removes the scratch file and restores the terminal.
+        #[cfg(debug_assertions)]
+        if let crossterm::event::KeyCode::Char(c) = k.code
+            && std::env::var("BLKSCOPE_DEBUG_PANIC_KEY").ok() == Some(c.to_string())
+        {
+            panic!("BLKSCOPE_DEBUG_PANIC_KEY pressed");
         }
-        if w.is_finished() {
+        match self.app.on_key(k) {
+            Action::None => {}
+            Action::Start { spec, job } => self.start_test(spec, job),
+            Action::StartSuite { spec, suite } => self.start_suite(spec, suite),
+            Action::StartRemote { host, args } => self.start_remote(host, args),
+            Action::Doctor { device, host } => self.doctor(device, host),
+            // Over hosts, their saved runs (an ssh call a run, so fewer).
+            Action::Reopen if self.app.remote() => self.reopen_remote(),
+            Action::Reopen => self.app.add_reopened(crate::runs::newest(20)),
+            Action::Cancel => self.cancel(),
+            Action::Quit | Action::QuitNow => self.quit(),
+        }
+    }
+
+    fn on_mouse(&mut self, m: crossterm::event::MouseEvent, area: ratatui::layout::Rect) {
+        use crossterm::event::{MouseButton, MouseEventKind};
+        let hit = render::hit_test(self.app, area, m.column, m.row);
+        // A click or a turn of the wheel selects or scrolls; neither starts anything.
+        let _ = match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => self.app.on_click(hit),
+            MouseEventKind::ScrollDown => self.app.on_wheel(hit, 1),
+            MouseEventKind::ScrollUp => self.app.on_wheel(hit, -1),
+            _ => return,
+        };
+        self.dirty = true;
+    }
+
+    /// Tells a running engine to stop.
+    fn cancel(&self) {
+        if let Some(c) = &self.cancel {
+            c.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Stops what runs and ends the loop (q, SIGTERM, SIGHUP).
+    fn quit(&mut self) {
+        self.cancel();
+        self.quitting = true;
+    }
+
+    /// Keeps a started engine thread, or hands why it could not start to `failed`.
+    fn started(&mut self, r: Spawned, failed: impl FnOnce(&mut App, String)) {
+        match r {
+            Ok((h, flag)) => {
+                self.worker = Some(h);
+                self.cancel = Some(flag);
+            }
+            Err(e) => failed(self.app, format!("cannot start the engine thread: {e}")),
+        }
+    }
+
+    /// The engine thread sent its last message: it is done.
+    fn engine_done(&mut self) {
+        if let Some(w) = self.worker.take() {
             let _ = w.join();
         }
+        self.cancel = None;
     }
-    hosts.close();
-    Ok(())
+
+    fn start_test(&mut self, spec: crate::engine::TargetSpec, job: crate::engine::Job) {
+        let root = self.opts.root.clone();
+        let name = self
+            .app
+            .run
+            .as_ref()
+            .map(|r| r.test.clone())
+            .unwrap_or_else(|| job.label());
+        let r = spawn_engine(&self.tx, move |flag, tx| {
+            let mut obs = ToUi(tx);
+            let r = crate::session::run_test(&root, &spec, &name, &job, 1, flag, &mut obs);
+            let saved = r.as_ref().ok().and_then(|o| save(&root, "run", &name, o));
+            let r = r.map_err(|e| e.to_string()).and_then(|o| {
+                match (o.target, o.tests.into_iter().next()) {
+                    (Some(info), Some(t)) => Ok((info, t.result)),
+                    _ => Err("cancelled before the test started".to_string()),
+                }
+            });
+            EngineMsg::Finished(Box::new(r), saved)
+        });
+        self.started(r, |app, e| app.on_finished(Err(e)));
+    }
+
+    fn start_suite(&mut self, spec: crate::engine::TargetSpec, suite: Box<crate::suite::Suite>) {
+        let root = self.opts.root.clone();
+        let r = spawn_engine(&self.tx, move |flag, tx| {
+            let mut obs = ToUi(tx);
+            let r = crate::session::run_suite(
+                &root,
+                &suite,
+                &spec,
+                suite.repeat,
+                false,
+                flag,
+                &mut obs,
+            );
+            let saved = r
+                .as_ref()
+                .ok()
+                .and_then(|o| save(&root, "suite", &suite.name, o));
+            EngineMsg::SuiteFinished(Box::new(r.map_err(|e| e.to_string())), saved)
+        });
+        self.started(r, |app, e| app.on_suite_finished(Err(e)));
+    }
+
+    fn start_remote(&mut self, host: String, args: Vec<String>) {
+        let Some(link) = self.hosts.links.get(&host).cloned() else {
+            self.app
+                .on_remote_finished(Err(format!("{host} has not answered")));
+            return;
+        };
+        let r = spawn_engine(&self.tx, move |flag, tx| {
+            let o = remote::run(&link, &args, &flag, tx);
+            EngineMsg::RemoteFinished(Box::new(o), flag.load(Ordering::Relaxed))
+        });
+        self.started(r, |app, e| app.on_remote_finished(Err(e)));
+    }
+
+    /// The doctor's findings for a device, here or on its host, on a thread of their own.
+    fn doctor(&mut self, device: String, host: Option<String>) {
+        let (root, tx) = (self.opts.root.clone(), self.tx.clone());
+        let link = host.and_then(|h| self.hosts.links.get(&h).cloned());
+        let spawned = std::thread::Builder::new()
+            .name("blkscope-doctor".into())
+            .spawn(move || {
+                let r = match link {
+                    Some(link) => remote::doctor(&link, &device),
+                    None => crate::doctor::examine(
+                        &root,
+                        std::slice::from_ref(&device),
+                        &crate::doctor::Options::default(),
+                    )
+                    .map(|mut v| v.pop().map(|d| d.findings).unwrap_or_default())
+                    .map_err(|e| e.to_string()),
+                };
+                let _ = tx.send(EngineMsg::Doctor(device, r));
+            });
+        if let Err(e) = spawned {
+            self.app.status = Some(format!("cannot start the doctor: {e}"));
+        }
+    }
+
+    /// The hosts' newest saved runs, fetched on a thread of their own.
+    fn reopen_remote(&mut self) {
+        let links: Vec<crate::remote::Link> = self.hosts.links.values().cloned().collect();
+        let tx = self.tx.clone();
+        self.app.status = Some(format!(
+            "fetching the newest saved runs of {}...",
+            crate::output::count(links.len(), "host")
+        ));
+        let spawned = std::thread::Builder::new()
+            .name("blkscope-reopen".into())
+            .spawn(move || {
+                let (mut runs, mut errors) = (Vec::new(), Vec::new());
+                for link in links {
+                    let (r, e) = link.saved_runs(REOPEN_PER_HOST);
+                    runs.extend(r);
+                    errors.extend(e);
+                }
+                let _ = tx.send(EngineMsg::Reopened(runs, errors));
+            });
+        if let Err(e) = spawned {
+            self.app.status = Some(format!("cannot fetch the hosts' runs: {e}"));
+        }
+    }
+
+    fn on_engine(&mut self, msg: EngineMsg) {
+        let app = &mut *self.app;
+        match msg {
+            EngineMsg::Sample(s) => app.on_sample(s),
+            EngineMsg::Doctor(d, r) => app.on_doctor(&d, r),
+            EngineMsg::SuiteProgress(t, i, n) => app.on_suite_progress(&t, i, n),
+            EngineMsg::SuiteFinished(r, saved) => {
+                app.on_suite_saved(*r, saved);
+                self.engine_done();
+            }
+            EngineMsg::HostUp(label, r) => self.on_host_up(label, *r),
+            EngineMsg::HostStats(label, r) => app.on_host_stats(&label, r),
+            EngineMsg::HostTree(label, r) => app.on_host_tree(&label, r),
+            EngineMsg::RemoteFinished(o, cancelled) => self.on_remote_finished(&o, cancelled),
+            EngineMsg::Reopened(runs, errors) => {
+                app.add_reopened(runs);
+                if let Some(e) = errors.first() {
+                    let more = errors.len() - 1;
+                    let tail = if more > 0 {
+                        format!(" (and {more} more)")
+                    } else {
+                        String::new()
+                    };
+                    app.status = Some(format!(
+                        "{}; not read: {e}{tail}",
+                        app.status.clone().unwrap_or_default()
+                    ));
+                }
+            }
+            EngineMsg::Finished(r, saved) => {
+                app.on_finished(*r);
+                if let (Some(id), Some(row)) = (saved, app.results.last_mut()) {
+                    row.saved_id = Some(id);
+                }
+                self.engine_done();
+            }
+        }
+        self.dirty = true;
+    }
+
+    /// A host answered: its iostat stream starts and its devices join the tree.
+    fn on_host_up(
+        &mut self,
+        label: String,
+        r: Result<(crate::remote::Link, crate::device::DeviceTree), String>,
+    ) {
+        let (link, tree) = match r {
+            Ok(x) => x,
+            Err(e) => return self.app.on_host_tree(&label, Err(e)),
+        };
+        let names: Vec<String> = tree
+            .listed(false)
+            .devices
+            .iter()
+            .map(|d| d.name.clone())
+            .collect();
+        match remote::stream_stats(&link, &names, &self.tx) {
+            Ok(c) => self.hosts.streams.push(c),
+            Err(e) => self
+                .app
+                .on_host_stats(&label, Err(format!("iostat stream: {e}"))),
+        }
+        self.hosts.links.insert(label.clone(), link);
+        self.app.on_host_tree(&label, Ok(tree));
+    }
+
+    fn on_remote_finished(&mut self, o: &crate::remote::HostOutcome, cancelled: bool) {
+        let job = self
+            .app
+            .run
+            .as_ref()
+            .map(|r| r.job.clone())
+            .unwrap_or_default();
+        if o.code == 3 && !cancelled {
+            let why = o
+                .stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim();
+            self.app
+                .on_remote_needs_confirm(&format!("{}: {why}", o.host));
+        } else {
+            self.app
+                .on_remote_finished(remote::outcome(o, &job, cancelled));
+        }
+        // What the run wrote changes what the host's tree says of its devices.
+        if let Some(link) = self.hosts.links.get(&o.host) {
+            remote::relist(link, &self.tx);
+        }
+        self.engine_done();
+    }
+
+    /// Once a second: diskstats for the panel, and who else does I/O while a test runs (not
+    /// when idle: it costs a /proc walk). With --host, the hosts' own `stat` streams feed the
+    /// panel instead.
+    fn on_stats_tick(&mut self) {
+        if self.app.remote() {
+            return;
+        }
+        let root = &self.opts.root;
+        if self.app.running() {
+            let now = crate::stats::procs::ProcSnapshot::read(root);
+            if let Some(prev) = &self.procs {
+                let mut b = crate::stats::procs::busy(root, prev, &now, &[std::process::id()]);
+                b.truncate(3);
+                self.app.busy = b;
+            }
+            self.procs = Some(now);
+        } else if self.procs.is_some() {
+            self.procs = None;
+            self.app.busy.clear();
+        }
+        if let Ok(v) = self.sampler.sample() {
+            let app = &mut *self.app;
+            app.diskstats = v
+                .into_iter()
+                .filter(|x| app.watched.contains(&x.disk_device))
+                .collect();
+            self.dirty = true;
+        }
+    }
+
+    /// Stops the engine (it was told to cancel) and lets it remove its scratch file; closes the
+    /// hosts' links.
+    fn shut_down(mut self) {
+        if let Some(w) = self.worker.take() {
+            let t = Instant::now();
+            while !w.is_finished() && t.elapsed() < Duration::from_secs(2) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if w.is_finished() {
+                let _ = w.join();
+            }
+        }
+        self.hosts.close();
+    }
 }

@@ -142,6 +142,85 @@ pub fn json_of(out: &Output, args: &[&str]) -> (serde_json::Value, i32) {
     (v, out.status.code().unwrap_or(-1))
 }
 
+/// The stdout of a command that must have exited 0 (else its status and stderr, and `what` it
+/// was, in the failure).
+pub fn ok_stdout(out: &Output, what: impl std::fmt::Debug) -> String {
+    assert!(
+        out.status.success(),
+        "{what:?}: {:?} {}{}",
+        out.status,
+        stdout_of(out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout_of(out)
+}
+
+/// The JSON a command printed, once it exited 0.
+pub fn ok_json(out: &Output, what: impl std::fmt::Debug) -> serde_json::Value {
+    let text = ok_stdout(out, &what);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{what:?} printed no JSON ({e}): {text}"))
+}
+
+/// The first result of a `run --json` or `suite --json` document.
+pub fn first_result(doc: &serde_json::Value) -> &serde_json::Value {
+    &doc["results"][0]
+}
+
+/// Saved runs of a test's own: a data home (XDG_DATA_HOME) that blkscope saves runs into and
+/// reads them back from, removed on drop.
+pub struct SavedRuns {
+    pub data: tempfile::TempDir,
+}
+
+impl SavedRuns {
+    pub fn new() -> Self {
+        Self {
+            data: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.data.path()
+    }
+
+    /// blkscope with these saved runs.
+    pub fn run(&self, args: &[&str]) -> Output {
+        blkscope_with("XDG_DATA_HOME", self.path(), args)
+    }
+
+    /// The stdout of a command with these saved runs that must succeed.
+    pub fn ok(&self, args: &[&str]) -> String {
+        ok_stdout(&self.run(args), args)
+    }
+
+    /// The ids of the saved runs, oldest first (an id starts with its time).
+    pub fn ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = std::fs::read_dir(self.path().join("blkscope/runs"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.path().file_stem().unwrap().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        ids.sort();
+        ids
+    }
+}
+
+/// The id of the run that a command's `saved PATH` line on stderr names.
+pub fn saved_id(stderr: &[u8]) -> String {
+    let err = String::from_utf8_lossy(stderr);
+    let line = err
+        .lines()
+        .find(|l| l.contains("saved "))
+        .unwrap_or_else(|| panic!("not saved: {err}"));
+    Path::new(line.rsplit(' ').next().unwrap())
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// A sparse file of `size` bytes in its own temporary directory.
 pub struct Image {
     pub dir: tempfile::TempDir,
@@ -377,7 +456,6 @@ pub struct Tmux {
 impl Tmux {
     /// `cd DIR && [EXTRA_ENV] blkscope ARGS`, then `BLKSCOPE-EXITED` is printed.
     pub fn start(dir: &Path, extra_env: &str, args: &str) -> Self {
-        let session = format!("blkscope-e2e-{}-{}", std::process::id(), fastrand::u32(..));
         // Saved runs and user suites go to the test's own home, not the real one.
         let home = test_home();
         let cmd = format!(
@@ -387,6 +465,13 @@ impl Tmux {
             home.join("config").display(),
             env!("CARGO_BIN_EXE_blkscope")
         );
+        Self::command(&cmd, &[])
+    }
+
+    /// Any shell command line in a session of its own at 80x24 (TERM=xterm-256color), with
+    /// `env` set: a blkscope started some other way (in a chroot, say).
+    pub fn command(cmd: &str, env: &[(&str, &str)]) -> Self {
+        let session = format!("blkscope-e2e-{}-{}", std::process::id(), fastrand::u32(..));
         let ok = Command::new("tmux")
             .args([
                 "new-session",
@@ -397,9 +482,10 @@ impl Tmux {
                 "80",
                 "-y",
                 "24",
-                &cmd,
+                cmd,
             ])
             .env("TERM", "xterm-256color")
+            .envs(env.iter().copied())
             .status()
             .unwrap()
             .success();

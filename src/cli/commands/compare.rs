@@ -63,7 +63,7 @@ pub fn run(
     if json {
         print_json(out, &diffs)?;
     } else if format == "html" {
-        print(out, &crate::plot::html::compare(&ra, &rb, &diffs))?;
+        print(out, &crate::report::html::compare(&ra, &rb, &diffs))?;
     } else {
         print(
             out,

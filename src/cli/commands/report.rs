@@ -3,7 +3,8 @@
 use std::io::Write;
 
 use crate::cli::print;
-use crate::plot::{html, svg, sweeps, total_buckets};
+use crate::plot::{svg, sweeps, total_buckets};
+use crate::report::html;
 
 pub fn run(
     run: &str,
@@ -76,7 +77,7 @@ pub fn run(
             }
             .map_err(|e| crate::Error::Usage(format!("cannot draw the chart: {e}")))?
         }
-        _ => crate::runs::render(&saved, format).map_err(crate::Error::Usage)?,
+        _ => crate::report::render(&saved, format).map_err(crate::Error::Usage)?,
     };
     print(out, &text)?;
     Ok(0)

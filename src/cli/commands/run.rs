@@ -4,8 +4,9 @@
 use std::io::{self, IsTerminal, Write};
 
 use crate::cli::{RunArgs, print, println, say, stdout_err};
-use crate::engine::{RunResult, Sample, TargetInfo, TargetSpec};
+use crate::engine::{Sample, TargetInfo, TargetSpec};
 use crate::output::text;
+use crate::result::RunResult;
 use crate::session::{self, Observer};
 use crate::sysroot::SysRoot;
 use crate::units::fmt_size;

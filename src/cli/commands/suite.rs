@@ -158,6 +158,71 @@ pub struct SuiteOpts {
     pub cpus: Option<crate::engine::cpus::CpuList>,
 }
 
+impl crate::cli::args::SuiteArgs {
+    /// The target as named and confirmed.
+    pub fn spec(&self) -> TargetSpec {
+        TargetSpec {
+            path: self.target.clone(),
+            confirm: self.confirm.clone(),
+            force: self.force,
+        }
+    }
+
+    /// How the suite runs and what it prints.
+    pub fn opts(&self) -> SuiteOpts {
+        SuiteOpts {
+            repeat: self.repeat,
+            json: self.json,
+            ndjson: self.ndjson,
+            no_save: self.no_save,
+            verify: self.verify,
+            allow_cache_toggle: self.allow_cache_toggle,
+            cpus: self.cpus.clone(),
+        }
+    }
+}
+
+/// `blkscope sweep`: one test over the depths or sizes given, run as a suite of its points.
+pub fn sweep(
+    root: &SysRoot,
+    a: crate::cli::args::SweepArgs,
+    out: &mut impl Write,
+) -> Result<i32, crate::Error> {
+    use crate::analysis::sweep::Param;
+    let (param, values, block, depth) =
+        session::sweep::resolve(a.qd.as_deref(), a.bs.as_deref(), a.block, a.depth)
+            .map_err(crate::Error::Usage)?;
+    let base = crate::engine::Job {
+        op: a.op.unwrap_or(match param {
+            Param::Iodepth => crate::engine::Op::Randread,
+            Param::Bs => crate::engine::Op::Read,
+        }),
+        bs: block,
+        iodepth: depth,
+        runtime: Some(a.runtime),
+        size: a.size.map(crate::engine::job::SizeSpec::Text),
+        mode: a.mode,
+        cpus: a.cpus,
+        ..Default::default()
+    };
+    let suite = session::sweep::suite(param, &values, &base);
+    let spec = TargetSpec {
+        path: a.target,
+        confirm: a.confirm,
+        force: false,
+    };
+    let opts = SuiteOpts {
+        repeat: Some(1),
+        json: a.json,
+        ndjson: false,
+        no_save: a.no_save,
+        verify: false,
+        allow_cache_toggle: false,
+        cpus: None,
+    };
+    run_suite(root, &suite, &spec, &opts, out)
+}
+
 pub fn run(
     root: &SysRoot,
     name: &str,
@@ -231,8 +296,8 @@ pub fn run_suite(
     let sweep = suite
         .sweep
         .as_deref()
-        .and_then(crate::sweep::Param::parse)
-        .map(|p| crate::sweep::analyze(p, &outcome.tests));
+        .and_then(crate::analysis::sweep::Param::parse)
+        .map(|p| crate::session::sweep::analyze(p, &outcome.tests));
     let failed = outcome.failed();
     let bad = outcome
         .tests

@@ -2,23 +2,15 @@
 
 use std::io::Write;
 
+use crate::cli::args::VerifyArgs;
 use crate::cli::{print, print_json, say};
 use crate::engine::TargetSpec;
-use crate::engine::verify::CapacityMode;
 use crate::output::text;
 use crate::sysroot::SysRoot;
+use crate::verify::CapacityMode;
 
 /// The exit status when something read back is bad.
 pub const BAD: i32 = 6;
-
-pub struct VerifyArgs {
-    pub target: String,
-    pub stamp: Option<String>,
-    pub capacity: Option<String>,
-    pub confirm: Option<String>,
-    pub max_errors: u64,
-    pub json: bool,
-}
 
 pub fn run(root: &SysRoot, a: &VerifyArgs, out: &mut impl Write) -> Result<i32, crate::Error> {
     let cancel = crate::session::cancel_on_signals();
@@ -45,11 +37,11 @@ pub fn run(root: &SysRoot, a: &VerifyArgs, out: &mut impl Write) -> Result<i32, 
             print_json(out, &serde_json::json!({"capacity": cap, "verify": rep}))?;
         } else {
             let how = match cap.how {
-                crate::engine::verify::CapacityHow::Ok => "every block came back",
-                crate::engine::verify::CapacityHow::IoError => {
+                crate::verify::CapacityHow::Ok => "every block came back",
+                crate::verify::CapacityHow::IoError => {
                     "blocks from there on fail: the device is smaller than it says"
                 }
-                crate::engine::verify::CapacityHow::Wrap => {
+                crate::verify::CapacityHow::Wrap => {
                     "blocks from there on come back at lower offsets: the device wraps around \
                      (fake capacity)"
                 }
@@ -88,7 +80,7 @@ pub fn run(root: &SysRoot, a: &VerifyArgs, out: &mut impl Write) -> Result<i32, 
         print(out, &text::verify_report(&rep, size, ""))?;
         // Every sector checked here was acknowledged as written: one that holds anything but
         // this run's data at its own offset lost that write.
-        use crate::engine::verify::BadKind;
+        use crate::verify::BadKind;
         let lost: Vec<&str> = [BadKind::Zeroed, BadKind::Foreign, BadKind::WrongStamp]
             .into_iter()
             .filter(|k| rep.bad_ranges.iter().any(|r| r.kind == *k))

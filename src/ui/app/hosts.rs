@@ -475,7 +475,7 @@ mod tests {
         }
         let cli = parsed(&suite_args("fedora-four", "/dev/sdb", Some("sdb")));
         assert!(
-            matches!(cli.command, Some(crate::cli::Command::Suite { ndjson: true, ref confirm, .. }) if confirm.as_deref() == Some("sdb"))
+            matches!(cli.command, Some(crate::cli::Command::Suite(ref a)) if a.ndjson && a.confirm.as_deref() == Some("sdb"))
         );
     }
 }

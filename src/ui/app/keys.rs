@@ -88,7 +88,7 @@ impl App {
         }
     }
 
-    /// Handles one key.
+    /// Handles one key: the open overlay's keys first, then the screen's.
     pub fn on_key(&mut self, key: KeyEvent) -> Action {
         if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
             self.quit = true;
@@ -105,59 +105,9 @@ impl App {
                 Action::None
             }
             Overlay::Refused { .. } | Overlay::Explain { .. } | Overlay::Doctor { .. } => {
-                match key.code {
-                    KeyCode::Esc
-                    | KeyCode::Enter
-                    | KeyCode::Char('q')
-                    | KeyCode::Char('x')
-                    | KeyCode::Char('d') => {
-                        self.overlay = Overlay::None;
-                        // The next pane opens at its top.
-                        self.overlay_scroll = 0;
-                    }
-                    KeyCode::Down | KeyCode::Char('j') => self.scroll_overlay(1),
-                    KeyCode::Up | KeyCode::Char('k') => self.scroll_overlay(-1),
-                    KeyCode::PageDown | KeyCode::Char(' ') => self.scroll_overlay(8),
-                    KeyCode::PageUp => self.scroll_overlay(-8),
-                    _ => {}
-                }
-                Action::None
+                self.on_pane_key(key)
             }
-            Overlay::Confirm {
-                device, mut typed, ..
-            } => match key.code {
-                KeyCode::Esc => {
-                    self.overlay = Overlay::None;
-                    self.status = Some("write test not started".into());
-                    Action::None
-                }
-                KeyCode::Enter => {
-                    if typed.trim() == device {
-                        self.overlay = Overlay::None;
-                        match self.selected_suite().cloned() {
-                            Some(s) => self.start_suite(s, Some(device)),
-                            None => self.start(Some(device)),
-                        }
-                    } else {
-                        self.overlay = Overlay::Confirm {
-                            device: device.clone(),
-                            typed,
-                            error: Some(format!("that is not {device}; type {device} exactly")),
-                        };
-                        Action::None
-                    }
-                }
-                _ => {
-                    if edit_line(&mut typed, &key) {
-                        self.overlay = Overlay::Confirm {
-                            device,
-                            typed,
-                            error: None,
-                        };
-                    }
-                    Action::None
-                }
-            },
+            Overlay::Confirm { device, typed, .. } => self.on_confirm_key(key, device, typed),
             Overlay::Form(form) => self.on_form_key(form, key),
             // Every screen quits on q and opens the help on ?.
             Overlay::None if key.code == KeyCode::Char('q') => {
@@ -169,56 +119,124 @@ impl App {
                 Action::None
             }
             Overlay::None => match self.screen {
-                Screen::Run => match key.code {
-                    KeyCode::Esc => {
-                        if let Some(r) = self.run.as_mut() {
-                            r.cancelling = true;
-                        }
-                        Action::Cancel
-                    }
-                    KeyCode::Char('l') => {
-                        self.latency_view = !self.latency_view;
-                        Action::None
-                    }
-                    _ => Action::None,
-                },
-                Screen::Results => match key.code {
-                    KeyCode::Char('g') => {
-                        self.result_charts = !self.result_charts;
-                        Action::None
-                    }
-                    KeyCode::Esc | KeyCode::Backspace => {
-                        self.screen = Screen::Main;
-                        Action::None
-                    }
-                    KeyCode::Up | KeyCode::Char('k') => {
-                        self.selected_result = self.selected_result.saturating_sub(1);
-                        Action::None
-                    }
-                    KeyCode::Down | KeyCode::Char('j') => {
-                        if self.selected_result + 1 < self.results.len() {
-                            self.selected_result += 1;
-                        }
-                        Action::None
-                    }
-                    KeyCode::Char('r') => self.request_run(),
-                    KeyCode::Char('c') => {
-                        self.compare_selected();
-                        Action::None
-                    }
-                    KeyCode::Char('o') => Action::Reopen,
-                    KeyCode::PageDown | KeyCode::Char(' ') => {
-                        self.scroll_notes(8);
-                        Action::None
-                    }
-                    KeyCode::PageUp => {
-                        self.scroll_notes(-8);
-                        Action::None
-                    }
-                    _ => Action::None,
-                },
+                Screen::Run => self.on_run_key(key),
+                Screen::Results => self.on_results_key(key),
                 Screen::Main => self.on_main_key(key),
             },
+        }
+    }
+
+    /// A refusal, explanation or doctor pane: scroll it, or close it.
+    fn on_pane_key(&mut self, key: KeyEvent) -> Action {
+        match key.code {
+            KeyCode::Esc
+            | KeyCode::Enter
+            | KeyCode::Char('q')
+            | KeyCode::Char('x')
+            | KeyCode::Char('d') => {
+                self.overlay = Overlay::None;
+                // The next pane opens at its top.
+                self.overlay_scroll = 0;
+            }
+            KeyCode::Down | KeyCode::Char('j') => self.scroll_overlay(1),
+            KeyCode::Up | KeyCode::Char('k') => self.scroll_overlay(-1),
+            KeyCode::PageDown | KeyCode::Char(' ') => self.scroll_overlay(8),
+            KeyCode::PageUp => self.scroll_overlay(-8),
+            _ => {}
+        }
+        Action::None
+    }
+
+    /// The confirmation: the device's name typed back starts the write test.
+    fn on_confirm_key(&mut self, key: KeyEvent, device: String, mut typed: String) -> Action {
+        match key.code {
+            KeyCode::Esc => {
+                self.overlay = Overlay::None;
+                self.status = Some("write test not started".into());
+                Action::None
+            }
+            KeyCode::Enter => {
+                if typed.trim() == device {
+                    self.overlay = Overlay::None;
+                    match self.selected_suite().cloned() {
+                        Some(s) => self.start_suite(s, Some(device)),
+                        None => self.start(Some(device)),
+                    }
+                } else {
+                    self.overlay = Overlay::Confirm {
+                        device: device.clone(),
+                        typed,
+                        error: Some(format!("that is not {device}; type {device} exactly")),
+                    };
+                    Action::None
+                }
+            }
+            _ => {
+                if edit_line(&mut typed, &key) {
+                    self.overlay = Overlay::Confirm {
+                        device,
+                        typed,
+                        error: None,
+                    };
+                }
+                Action::None
+            }
+        }
+    }
+
+    /// While a test runs: Esc cancels it, l switches the lower chart.
+    fn on_run_key(&mut self, key: KeyEvent) -> Action {
+        match key.code {
+            KeyCode::Esc => {
+                if let Some(r) = self.run.as_mut() {
+                    r.cancelling = true;
+                }
+                Action::Cancel
+            }
+            KeyCode::Char('l') => {
+                self.latency_view = !self.latency_view;
+                Action::None
+            }
+            _ => Action::None,
+        }
+    }
+
+    /// The results: move, compare, reopen saved runs, scroll what a result means.
+    fn on_results_key(&mut self, key: KeyEvent) -> Action {
+        match key.code {
+            KeyCode::Char('g') => {
+                self.result_charts = !self.result_charts;
+                Action::None
+            }
+            KeyCode::Esc | KeyCode::Backspace => {
+                self.screen = Screen::Main;
+                Action::None
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.selected_result = self.selected_result.saturating_sub(1);
+                Action::None
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                if self.selected_result + 1 < self.results.len() {
+                    self.selected_result += 1;
+                }
+                Action::None
+            }
+            KeyCode::Char('r') => self.request_run(),
+            KeyCode::Char('c') => {
+                self.compare_selected();
+                Action::None
+            }
+            KeyCode::Char('o') => Action::Reopen,
+            KeyCode::PageDown | KeyCode::Char(' ') => {
+                self.scroll_notes(8);
+                Action::None
+            }
+            KeyCode::PageUp => {
+                self.scroll_notes(-8);
+                Action::None
+            }
+            _ => Action::None,
         }
     }
 

@@ -11,13 +11,15 @@ pub use hosts::{HostView, RemoteDone, run_args, suite_args};
 
 use std::path::PathBuf;
 
+use crate::analysis::explain;
 use crate::device::{DeviceTree, WriteSafety};
 use crate::engine::job::{Data, EngineKind, Job, Mode, Op, SizeSpec, TargetFacts};
-use crate::engine::presets::{self, Preset};
-use crate::engine::result::{RunResult, Sample};
-use crate::engine::{TargetInfo, TargetSpec, explain};
+use crate::engine::result::Sample;
+use crate::engine::{TargetInfo, TargetSpec};
 use crate::output::fmt_size;
+use crate::result::RunResult;
 use crate::stats::IostatX;
+use crate::suite::presets::{self, Preset};
 
 /// Something the test could run on.
 #[derive(Debug, Clone)]
@@ -237,7 +239,7 @@ pub struct ResultRow {
     pub series: Vec<Sample>,
     /// The sweep this result is a point of (its op's series, with the knee), and which point,
     /// when it is one.
-    pub sweep: Option<(std::sync::Arc<crate::sweep::Series>, usize)>,
+    pub sweep: Option<(std::sync::Arc<crate::analysis::sweep::Series>, usize)>,
     /// What the suite this result is a test of found on its target, where the suite says how
     /// to tell (its contrast: zeros against random data, ...).
     pub found_here: Option<std::sync::Arc<str>>,

@@ -46,7 +46,7 @@ impl App {
     }
 
     /// What suite `suite` found on `target` in these results, by its contrast (None for a
-    /// single test, or a suite that has none). Saved runs: [`crate::runs::found_here_in`].
+    /// single test, or a suite that has none). Saved runs: [`crate::report::found_here_in`].
     pub(super) fn found_here<'a>(
         &self,
         suite: Option<&str>,
@@ -87,7 +87,7 @@ impl App {
                 .map(std::sync::Arc::new)
                 .collect();
             let found_here: Option<std::sync::Arc<str>> =
-                crate::runs::found_here_in(&v, &self.suites).map(Into::into);
+                crate::report::found_here_in(&v, &self.suites).map(Into::into);
             let mut seen = Vec::new();
             for (t, f) in v.tests.iter().zip(crate::runs::figures(&v)) {
                 let c = explain::commands(&t.job, &target, total);
@@ -179,8 +179,8 @@ impl App {
                     .iter()
                     .find(|s| s.name == suite)
                     .and_then(|s| s.sweep.as_deref())
-                    .and_then(crate::sweep::Param::parse)
-                    .map(|p| crate::sweep::analyze(p, &o.tests))
+                    .and_then(crate::analysis::sweep::Param::parse)
+                    .map(|p| crate::session::sweep::analyze(p, &o.tests))
                     .unwrap_or_default()
                     .into_iter()
                     .map(std::sync::Arc::new)
@@ -267,10 +267,10 @@ impl App {
 /// sweep are its points in order, so the n-th test of an op is its series' n-th point (`seen`
 /// holds the ops of the tests before it).
 pub(super) fn point_of(
-    sweeps: &[std::sync::Arc<crate::sweep::Series>],
+    sweeps: &[std::sync::Arc<crate::analysis::sweep::Series>],
     op: crate::engine::Op,
     seen: &mut Vec<crate::engine::Op>,
-) -> Option<(std::sync::Arc<crate::sweep::Series>, usize)> {
+) -> Option<(std::sync::Arc<crate::analysis::sweep::Series>, usize)> {
     let n = seen.iter().filter(|&&o| o == op).count();
     seen.push(op);
     sweeps

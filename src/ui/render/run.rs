@@ -104,8 +104,17 @@ pub(super) fn run_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
     let [left, right] =
         Layout::horizontal([Constraint::Min(36), Constraint::Length(30)]).areas(area);
     let [charts, info] = Layout::vertical([Constraint::Min(6), Constraint::Length(6)]).areas(left);
+    run_charts(f, app, run, look, charts);
+    run_progress(f, run, look, info);
+    let [panel, note] = Layout::vertical([Constraint::Length(14), Constraint::Min(0)]).areas(right);
+    diskstats_panel(f, app, look, panel);
+    run_side_note(f, app, look, note);
+}
+
+/// Throughput over time, and IOPS (or, after `l`, the latency heatmap and histogram).
+fn run_charts(f: &mut Frame, app: &App, run: &crate::ui::app::RunView, look: Look, area: Rect) {
     let [c1, c2] =
-        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(charts);
+        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
     let secs: Vec<(f64, f64)> = run
         .samples
         .iter()
@@ -131,7 +140,10 @@ pub(super) fn run_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
     } else {
         chart(f, look, c2, " IOPS ", "IOPS", &iops, x_max);
     }
+}
 
+/// Progress, ETA and the last sample's figures.
+fn run_progress(f: &mut Frame, run: &crate::ui::app::RunView, look: Look, info: Rect) {
     let last = run.samples.last();
     let done: u64 = last.map(|s| s.total_bytes).unwrap_or(0);
     let elapsed = last.map(|s| s.elapsed_s).unwrap_or(0.0);
@@ -177,8 +189,11 @@ pub(super) fn run_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
         Paragraph::new(lines).block(look.block(format!(" {} ", run.job.label()), false)),
         info,
     );
-    let [panel, note] = Layout::vertical([Constraint::Length(14), Constraint::Min(0)]).areas(right);
-    diskstats_panel(f, app, look, panel);
+}
+
+/// Under the iostat figures: the other processes doing I/O now (top three), then the
+/// explanation of what the figures show.
+fn run_side_note(f: &mut Frame, app: &App, look: Look, note: Rect) {
     let explain = if rmw_live(app) {
         Some(
             "reads during a write-only test: read-modify-write. Writes smaller than the \
@@ -199,8 +214,6 @@ pub(super) fn run_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
     } else {
         None
     };
-    // Under the iostat figures: the other processes doing I/O now (top three), then the
-    // explanation of what the figures show.
     let mut text: Vec<Line> = Vec::new();
     if !app.busy.is_empty() {
         text.push(Line::from(Span::styled("other I/O now:", look.alert())));
@@ -337,6 +350,37 @@ pub(super) fn results_table_area(app: &App, body: Rect) -> (Rect, usize) {
 
 pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
     let (_, detail) = results_areas(app, area);
+    results_table(f, app, look, area);
+    let Some(r) = app.results.get(app.selected_result) else {
+        return;
+    };
+    if app.result_charts {
+        // After `c`, the earlier run of the same test on the same axes.
+        let other = app
+            .compare_with
+            .filter(|&(_, sel)| sel == app.selected_result)
+            .and_then(|(j, _)| app.results.get(j));
+        result_charts(f, look, detail, r, other);
+        return;
+    }
+    let para = Paragraph::new(result_notes(r, look, detail.width)).wrap(Wrap { trim: false });
+    let (scroll, max, shown) = super::scroll_pane(&para, detail, app.notes_offset());
+    let mut limits = app.limits.get();
+    limits.notes = max;
+    app.limits.set(limits);
+    // When the findings run past the pane, the title says where the view is and how to move.
+    let title = match shown {
+        Some(s) => format!(" What it means, dd and fio: lines {s} (PgUp/PgDn) "),
+        None => " What it means, and the same test in dd and fio ".to_string(),
+    };
+    f.render_widget(
+        para.scroll((scroll, 0)).block(look.block(title, false)),
+        detail,
+    );
+}
+
+/// The table of results, from the row that keeps the selected one in view.
+fn results_table(f: &mut Frame, app: &App, look: Look, area: Rect) {
     let (table_area, first) = results_table_area(app, area);
     let header = Row::new(["#", "test", "target", "MB/s", "IOPS", "p50", "p99", ""])
         .style(Style::default().add_modifier(Modifier::BOLD));
@@ -346,44 +390,7 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
         .enumerate()
         .skip(first)
         .map(|(i, r)| {
-            let (mbs, iops, p50, p99, note) = match (&r.result, &r.error) {
-                (None, None) if r.reopened.is_some() => {
-                    let f = r.reopened.as_ref().expect("checked");
-                    (
-                        format!("{:.1}", f.mb_s),
-                        format!("{:.0}", f.iops),
-                        fmt_ns((f.p50_us * 1e3) as u64),
-                        fmt_ns((f.p99_us * 1e3) as u64),
-                        "saved".to_string(),
-                    )
-                }
-                (Some(x), _) => (
-                    format!("{:.1}", x.bytes_per_sec / 1e6),
-                    format!("{:.0}", x.iops),
-                    fmt_ns(x.latency_ns.p50),
-                    fmt_ns(x.latency_ns.p99),
-                    if x.error.is_some() {
-                        "error".to_string()
-                    } else if x.partial {
-                        "partial".to_string()
-                    } else if !x.warnings.is_empty() {
-                        match x.warnings.len() {
-                            1 => "1 note".to_string(),
-                            n => format!("{n} notes"),
-                        }
-                    } else {
-                        String::new()
-                    },
-                ),
-                (None, Some(_)) => (
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "failed".into(),
-                ),
-                _ => Default::default(),
-            };
+            let (mbs, iops, p50, p99, note) = result_figures(r);
             let row = Row::new(vec![
                 Cell::from((i + 1).to_string()),
                 Cell::from(r.test.clone()),
@@ -417,20 +424,54 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
             .block(look.block(" Results ", true)),
         table_area,
     );
-    let Some(r) = app.results.get(app.selected_result) else {
-        return;
-    };
-    if app.result_charts {
-        // After `c`, the earlier run of the same test on the same axes.
-        let other = app
-            .compare_with
-            .filter(|&(_, sel)| sel == app.selected_result)
-            .and_then(|(j, _)| app.results.get(j));
-        result_charts(f, look, detail, r, other);
-        return;
+}
+
+/// A result's row figures: MB/s, IOPS, p50, p99 and a note (saved, error, partial, notes).
+fn result_figures(r: &crate::ui::app::ResultRow) -> (String, String, String, String, String) {
+    match (&r.result, &r.error) {
+        (None, None) if r.reopened.is_some() => {
+            let f = r.reopened.as_ref().expect("checked");
+            (
+                format!("{:.1}", f.mb_s),
+                format!("{:.0}", f.iops),
+                fmt_ns((f.p50_us * 1e3) as u64),
+                fmt_ns((f.p99_us * 1e3) as u64),
+                "saved".to_string(),
+            )
+        }
+        (Some(x), _) => (
+            format!("{:.1}", x.bytes_per_sec / 1e6),
+            format!("{:.0}", x.iops),
+            fmt_ns(x.latency_ns.p50),
+            fmt_ns(x.latency_ns.p99),
+            if x.error.is_some() {
+                "error".to_string()
+            } else if x.partial {
+                "partial".to_string()
+            } else if !x.warnings.is_empty() {
+                match x.warnings.len() {
+                    1 => "1 note".to_string(),
+                    n => format!("{n} notes"),
+                }
+            } else {
+                String::new()
+            },
+        ),
+        (None, Some(_)) => (
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "failed".into(),
+        ),
+        _ => Default::default(),
     }
-    // The command lines first: they must stay in view however many findings follow.
-    // (A suite that failed before its first test has none.)
+}
+
+/// What a result means: its dd and fio lines first (they must stay in view however many
+/// findings follow; a suite that failed before its first test has none), where it was saved,
+/// its sweep, what it found, the read-back, errors, warnings and notes.
+fn result_notes(r: &crate::ui::app::ResultRow, look: Look, width: u16) -> Vec<Line<'static>> {
     let mut lines: Vec<Line> = Vec::new();
     for (label, cmd) in [("dd:  ", &r.dd), ("fio: ", &r.fio)] {
         if !cmd.is_empty() {
@@ -444,12 +485,7 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
         lines.push(Line::from(format!("saved as {id}")));
     }
     if let Some((series, at)) = &r.sweep {
-        lines.extend(sweep_lines(
-            look,
-            series,
-            *at,
-            detail.width.saturating_sub(2),
-        ));
+        lines.extend(sweep_lines(look, series, *at, width.saturating_sub(2)));
     }
     if let Some(f) = &r.found_here {
         lines.push(Line::from(vec![
@@ -466,78 +502,83 @@ pub(super) fn results_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
             look.alert(),
         )));
     }
-    if let Some(x) = &r.result {
-        if let Some(v) = &x.verify {
-            let size = x
-                .stamp
-                .as_ref()
-                .and_then(|s| s.jobs.iter().map(|j| j.start + j.len).max())
-                .unwrap_or(0);
-            let style = if v.is_bad() {
-                look.alert()
-            } else {
-                Style::default()
-            };
-            lines.push(Line::from(Span::styled(
-                format!(
-                    "verify: {} sectors checked, {} bad{}",
-                    v.sectors_checked,
-                    v.sectors_bad,
-                    v.stopped
-                        .as_deref()
-                        .map(|w| format!(" (stopped: {w})"))
-                        .unwrap_or_default()
-                ),
-                style,
-            )));
-            if v.is_bad() {
-                let w = detail.width.saturating_sub(10) as usize;
-                lines.push(Line::from(format!(
-                    "map [{}]",
-                    crate::engine::verify::bad_range_map(v, size, w)
-                )));
-                lines.push(Line::from(Span::styled(
-                    format!("    {}", crate::engine::verify::map_legend()),
-                    look.dim(),
-                )));
-            }
-        }
-        if let Some(e) = &x.error {
-            lines.push(Line::from(Span::styled(
-                format!("I/O error: {} {}", e.op, e.message),
-                look.alert(),
-            )));
-        }
-        for w in &x.warnings {
-            lines.push(Line::from(vec![
-                Span::styled(format!("[{}] ", w.kind), look.alert()),
-                Span::raw(w.message.clone()),
-            ]));
-        }
-        if let Some(n) = &x.engine_note {
-            lines.push(Line::from(format!("note: {n}")));
-        }
-    }
-    let para = Paragraph::new(lines).wrap(Wrap { trim: false });
-    let (scroll, max, shown) = super::scroll_pane(&para, detail, app.notes_offset());
-    let mut limits = app.limits.get();
-    limits.notes = max;
-    app.limits.set(limits);
-    // When the findings run past the pane, the title says where the view is and how to move.
-    let title = match shown {
-        Some(s) => format!(" What it means, dd and fio: lines {s} (PgUp/PgDn) "),
-        None => " What it means, and the same test in dd and fio ".to_string(),
+    let Some(x) = &r.result else {
+        return lines;
     };
-    f.render_widget(
-        para.scroll((scroll, 0)).block(look.block(title, false)),
-        detail,
-    );
+    if let Some(v) = &x.verify {
+        lines.extend(verify_lines(x, v, look, width));
+    }
+    if let Some(e) = &x.error {
+        lines.push(Line::from(Span::styled(
+            format!("I/O error: {} {}", e.op, e.message),
+            look.alert(),
+        )));
+    }
+    for w in &x.warnings {
+        lines.push(Line::from(vec![
+            Span::styled(format!("[{}] ", w.kind), look.alert()),
+            Span::raw(w.message.clone()),
+        ]));
+    }
+    if let Some(n) = &x.engine_note {
+        lines.push(Line::from(format!("note: {n}")));
+    }
+    lines
+}
+
+/// The read-back of `--verify`: sectors checked and bad, and where the bad ones are.
+fn verify_lines(
+    x: &crate::result::RunResult,
+    v: &crate::verify::VerifyReport,
+    look: Look,
+    width: u16,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    let size = x
+        .stamp
+        .as_ref()
+        .and_then(|s| s.jobs.iter().map(|j| j.start + j.len).max())
+        .unwrap_or(0);
+    let style = if v.is_bad() {
+        look.alert()
+    } else {
+        Style::default()
+    };
+    lines.push(Line::from(Span::styled(
+        format!(
+            "verify: {} sectors checked, {} bad{}",
+            v.sectors_checked,
+            v.sectors_bad,
+            v.stopped
+                .as_deref()
+                .map(|w| format!(" (stopped: {w})"))
+                .unwrap_or_default()
+        ),
+        style,
+    )));
+    if v.is_bad() {
+        let w = width.saturating_sub(10) as usize;
+        lines.push(Line::from(format!(
+            "map [{}]",
+            crate::verify::bad_range_map(v, size, w)
+        )));
+        lines.push(Line::from(Span::styled(
+            format!("    {}", crate::verify::map_legend()),
+            look.dim(),
+        )));
+    }
+    lines
 }
 
 /// A sweep as bars, one line a point (this result's point marked with `>`), and its knee,
 /// in `width` columns.
-fn sweep_lines(look: Look, s: &crate::sweep::Series, at: usize, width: u16) -> Vec<Line<'static>> {
-    let thr = |p: &crate::sweep::Point| s.param.throughput(p);
+fn sweep_lines(
+    look: Look,
+    s: &crate::analysis::sweep::Series,
+    at: usize,
+    width: u16,
+) -> Vec<Line<'static>> {
+    let thr = |p: &crate::analysis::sweep::Point| s.param.throughput(p);
     let unit = s.param.throughput_unit();
     let max = s.points.iter().map(thr).fold(0.0f64, f64::max).max(1e-9);
     // "> QD256 " + bar + " 123456 IOPS  p99 12.3 ms <- knee"

@@ -1,17 +1,26 @@
 //! Saved runs: every `run` and `suite` is kept as JSON (schema `blkscope-run/2`; `/1` files still load) in
 //! `$XDG_DATA_HOME/blkscope/runs/` (default `~/.local/share/blkscope/runs/`), with the device's
-//! properties, the jobs, the results, their diskstats summaries and findings. Reports export one
-//! as Markdown, CSV or JSON; `compare` sets two side by side, test by test.
+//! properties, the jobs, the results, their diskstats summaries and findings: the types they
+//! are read into, and their storage. [`compare`] sets two side by side, test by test, and
+//! [`fleet`] one test across hosts; reports (`crate::report`) render them.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+pub mod compare;
+pub mod fleet;
+
+pub use compare::{Diff, compare, pair_name, pairs};
+pub use fleet::{FleetRow, fleet};
+
+use crate::analysis::Warning;
 use crate::device::Device;
-use crate::engine::result::{Latency, Spread};
-use crate::engine::{Job, RunResult, TargetInfo, Warning};
+use crate::engine::result::Latency;
+use crate::engine::{Job, TargetInfo};
+use crate::result::RunResult;
+use crate::result::Spread;
 
 /// The schema saved runs are written in. `/2` adds each test's time series (`samples`) and
 /// whole-run latency histogram (`histogram`); `/1` files still load.
@@ -46,16 +55,7 @@ pub fn rfc3339_now() -> String {
 
 /// `$XDG_DATA_HOME/blkscope/runs`, or `~/.local/share/blkscope/runs`.
 pub fn runs_dir() -> Option<PathBuf> {
-    Some(xdg_dir("XDG_DATA_HOME", ".local/share")?.join("runs"))
-}
-
-/// `$VAR/blkscope`, or `~/FALLBACK/blkscope` (the XDG base directory rules).
-pub fn xdg_dir(var: &str, home_fallback: &str) -> Option<PathBuf> {
-    let base = std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(home_fallback)))?;
-    Some(base.join("blkscope"))
+    Some(crate::xdg::dir("XDG_DATA_HOME", ".local/share")?.join("runs"))
 }
 
 /// One test of a run, as it is saved.
@@ -127,7 +127,7 @@ pub struct SavedResult {
     pub warnings: Vec<Warning>,
     /// What a write put where, for `blkscope verify --stamp`.
     #[serde(default)]
-    pub stamp: Option<crate::engine::verify::Stamp>,
+    pub stamp: Option<crate::engine::pattern::Stamp>,
     /// The time series (schema /2; empty in /1 files).
     #[serde(default)]
     pub samples: Vec<crate::engine::Sample>,
@@ -139,7 +139,7 @@ pub struct SavedResult {
 impl SavedResult {
     /// The throughput it stands for: the median over its repeats, or its one run's.
     pub fn median_rate(&self) -> f64 {
-        crate::engine::result::median_rate(self.bytes_per_sec, self.spread.as_ref())
+        crate::result::median_rate(self.bytes_per_sec, self.spread.as_ref())
     }
 }
 
@@ -325,65 +325,6 @@ pub fn parse(text: &str, from: &str) -> Result<SavedRun, String> {
     Ok(run)
 }
 
-/// One test across hosts: each host's figures, the median, the spread, and the outliers.
-#[derive(Debug, Clone, Serialize)]
-pub struct FleetRow {
-    pub test: String,
-    pub hosts: Vec<(String, f64, f64, f64)>,
-    pub median_mb_s: f64,
-    /// (max - min) / median of MB/s.
-    pub spread: f64,
-    /// Hosts more than 25% from the median.
-    pub outliers: Vec<String>,
-}
-
-/// A fleet table from each host's saved run: one row per test, the hosts' MB/s, IOPS and p99.
-pub fn fleet(runs: &[(String, SavedRun)]) -> Vec<FleetRow> {
-    let mut tests: Vec<String> = Vec::new();
-    for (_, r) in runs {
-        for t in &r.tests {
-            if !tests.contains(&t.name) {
-                tests.push(t.name.clone());
-            }
-        }
-    }
-    tests
-        .into_iter()
-        .map(|name| {
-            let hosts: Vec<(String, f64, f64, f64)> = runs
-                .iter()
-                .filter_map(|(h, r)| {
-                    let t = r.tests.iter().find(|t| t.name == name)?;
-                    let f = Figures::of_saved(&t.name, &t.result);
-                    Some((h.clone(), f.mb_s, f.iops, f.p99_us))
-                })
-                .collect();
-            let mut v: Vec<f64> = hosts.iter().map(|x| x.1).collect();
-            v.sort_by(|a, b| a.total_cmp(b));
-            let median = crate::engine::result::MinMedMax::of(v.clone()).median;
-            let spread = match (v.first(), v.last()) {
-                (Some(lo), Some(hi)) if median > 0.0 => (hi - lo) / median,
-                _ => 0.0,
-            };
-            let outliers = hosts
-                .iter()
-                .filter(|x| {
-                    median > 0.0
-                        && (x.1 - median).abs() / median > crate::engine::result::OUTLIER_DISTANCE
-                })
-                .map(|x| x.0.clone())
-                .collect();
-            FleetRow {
-                test: name,
-                hosts,
-                median_mb_s: median,
-                spread,
-                outliers,
-            }
-        })
-        .collect()
-}
-
 /// Figures of one test, as reports and comparisons use them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figures {
@@ -438,235 +379,4 @@ pub fn figures(run: &SavedRun) -> Vec<Figures> {
         .iter()
         .map(|t| Figures::of_saved(&t.name, &t.result))
         .collect()
-}
-
-/// Formats a saved run as `md`, `csv` or `json`.
-pub fn render(run: &SavedRun, format: &str) -> Result<String, String> {
-    let figs = figures(run);
-    match format {
-        "json" => serde_json::to_string_pretty(&run.raw).map_err(|e| e.to_string()),
-        "csv" => {
-            let mut s = String::from("test,mb_per_s,iops,p50_us,p99_us,relative_spread,warnings\n");
-            for x in &figs {
-                let _ = writeln!(
-                    s,
-                    "{},{:.3},{:.1},{:.1},{:.1},{},{}",
-                    csv_field(&x.name),
-                    x.mb_s,
-                    x.iops,
-                    x.p50_us,
-                    x.p99_us,
-                    x.spread.map(|v| format!("{v:.4}")).unwrap_or_default(),
-                    csv_field(&x.warnings.join(" "))
-                );
-            }
-            Ok(s)
-        }
-        "md" => {
-            let mut s = format!(
-                "# blkscope {} `{}`\n\n- run: {}\n- created: {}\n- target: {} ({})\n",
-                run.kind,
-                run.name,
-                run.id,
-                run.created,
-                run.target.as_ref().map(|t| t.path.as_str()).unwrap_or("-"),
-                run.target
-                    .as_ref()
-                    .and_then(|t| t.device.as_deref())
-                    .unwrap_or("file"),
-            );
-            if let Some(d) = &run.device {
-                if let Some(m) = &d.model {
-                    let _ = writeln!(s, "- model: {m}");
-                }
-                let _ = writeln!(
-                    s,
-                    "- block size: logical {} physical {}, rotational {}, write cache {}",
-                    d.logical_block_size,
-                    d.physical_block_size,
-                    d.rotational,
-                    d.write_cache.as_deref().unwrap_or("-")
-                );
-            }
-            s.push_str("\n| test | MB/s | IOPS | p50 | p99 | spread | notes |\n");
-            s.push_str("| --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
-            for x in &figs {
-                let _ = writeln!(
-                    s,
-                    "| {} | {:.1} | {:.0} | {:.1} us | {:.1} us | {} | {} |",
-                    x.name,
-                    x.mb_s,
-                    x.iops,
-                    x.p50_us,
-                    x.p99_us,
-                    x.spread
-                        .map(|v| format!("{:.1}%", v * 100.0))
-                        .unwrap_or("-".into()),
-                    x.warnings.join(", ")
-                );
-            }
-            if let Some(here) = found_here(run) {
-                let _ = writeln!(s, "\n**What this run found:** {here}");
-            }
-            // A sweep (or any run whose tests vary one thing): its points and its knee.
-            for sw in crate::plot::sweeps(run) {
-                let _ = writeln!(
-                    s,
-                    "\n## Sweep: {} by {}\n\n| {} | {} | mean | p99 |\n| ---: | ---: | ---: | ---: |",
-                    sw.op,
-                    sw.param.as_str(),
-                    sw.param.as_str(),
-                    sw.param.throughput_unit()
-                );
-                for p in &sw.points {
-                    let t = sw.param.throughput(p);
-                    let _ = writeln!(
-                        s,
-                        "| {} | {} | {:.1} us | {:.1} us |",
-                        sw.param.label(p.value),
-                        match sw.param {
-                            crate::sweep::Param::Iodepth => format!("{t:.0}"),
-                            crate::sweep::Param::Bs => format!("{t:.1}"),
-                        },
-                        p.mean_latency_ns / 1e3,
-                        p.p99_ns as f64 / 1e3
-                    );
-                }
-                let _ = writeln!(s, "\n{}", sw.knee_sentence());
-            }
-            // A finding every test has word for word is listed once, for all of them.
-            let lists: Vec<&[Warning]> = run.tests.iter().map(|t| &t.result.warnings[..]).collect();
-            let shared = crate::engine::result::shared_warnings(&lists);
-            let mut notes: Vec<String> = shared
-                .iter()
-                .map(|w| format!("- **every test** `{}`: {}", w.kind, w.message))
-                .collect();
-            notes.extend(run.tests.iter().flat_map(|t| {
-                t.result
-                    .warnings
-                    .iter()
-                    .filter(|w| !shared.contains(w))
-                    .map(move |w| format!("- **{}** `{}`: {}", t.name, w.kind, w.message))
-            }));
-            if !notes.is_empty() {
-                s.push_str("\n## Findings and warnings\n\n");
-                s.push_str(&notes.join("\n"));
-                s.push('\n');
-            }
-            Ok(s)
-        }
-        other => Err(format!("unknown format '{other}': use md, csv or json")),
-    }
-}
-
-/// What a saved suite run found, by its suite's contrast (the suite found by name among the
-/// built-in and the user's; None for a single test or a suite without one).
-pub fn found_here(run: &SavedRun) -> Option<String> {
-    // A single test reads no suite files.
-    if run.kind != "suite" {
-        return None;
-    }
-    found_here_in(
-        run,
-        &crate::suite::all().unwrap_or_else(|_| crate::suite::builtin()),
-    )
-}
-
-/// [`found_here`] with the suites already at hand (the TUI's).
-pub fn found_here_in(run: &SavedRun, suites: &[crate::suite::Suite]) -> Option<String> {
-    if run.kind != "suite" {
-        return None;
-    }
-    let suite = suites.iter().find(|s| s.name == run.name)?;
-    let target = run.target.as_ref().map_or("-", |t| t.path.as_str());
-    suite.found_here(
-        run.tests
-            .iter()
-            .map(|t| (t.name.as_str(), t.result.median_rate())),
-        target,
-    )
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// One line of a comparison.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Diff {
-    /// The test's name (A's, when two lone tests of different names are compared).
-    pub test: String,
-    /// B's test name, when it differs from A's (two runs of one test each).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub b_test: Option<String>,
-    pub metric: &'static str,
-    pub a: f64,
-    pub b: f64,
-    /// b / a.
-    pub ratio: Option<f64>,
-}
-
-/// The tests of two saved runs that compare: those with the same name, in A's order. Two runs
-/// of one test each compare with each other whatever their names, since that is what `compare
-/// A B` on two single runs (QD1 against QD8, this disk against that one) means.
-pub fn pairs<'a>(a: &'a SavedRun, b: &'a SavedRun) -> Vec<(&'a SavedRecord, &'a SavedRecord)> {
-    let same: Vec<_> = a
-        .tests
-        .iter()
-        .filter_map(|x| b.tests.iter().find(|y| y.name == x.name).map(|y| (x, y)))
-        .collect();
-    match (&a.tests[..], &b.tests[..]) {
-        ([x], [y]) if same.is_empty() => vec![(x, y)],
-        _ => same,
-    }
-}
-
-/// The name a pair goes by: the test's, or both when a lone test is compared with another.
-pub fn pair_name(x: &SavedRecord, y: &SavedRecord) -> String {
-    name_of_pair(&x.name, Some(&y.name))
-}
-
-/// `a`, or "a vs b" when B's test has another name.
-pub fn name_of_pair(a: &str, b: Option<&str>) -> String {
-    match b {
-        Some(b) if b != a => format!("{a} vs {b}"),
-        _ => a.to_string(),
-    }
-}
-
-impl Diff {
-    /// The name its pair goes by (see [`pair_name`]).
-    pub fn name(&self) -> String {
-        name_of_pair(&self.test, self.b_test.as_deref())
-    }
-}
-
-/// Compares two saved runs test by test (see [`pairs`]).
-pub fn compare(a: &SavedRun, b: &SavedRun) -> Vec<Diff> {
-    let mut out = Vec::new();
-    for (ta, tb) in pairs(a, b) {
-        let x = Figures::of_saved(&ta.name, &ta.result);
-        let y = Figures::of_saved(&tb.name, &tb.result);
-        let b_test = (ta.name != tb.name).then(|| tb.name.clone());
-        for (metric, va, vb) in [
-            ("MB/s", x.mb_s, y.mb_s),
-            ("IOPS", x.iops, y.iops),
-            ("p50 us", x.p50_us, y.p50_us),
-            ("p99 us", x.p99_us, y.p99_us),
-        ] {
-            out.push(Diff {
-                test: ta.name.clone(),
-                b_test: b_test.clone(),
-                metric,
-                a: va,
-                b: vb,
-                ratio: (va > 0.0).then(|| vb / va),
-            });
-        }
-    }
-    out
 }

@@ -1,6 +1,6 @@
 //! Reading back what a write run put on the target. Every 512-byte sector a random-data write
 //! leaves carries its own byte offset, the job's run stamp (its seed), and body bytes that are
-//! the same for every write of the job (`worker::body_pattern`), so everything can be checked
+//! the same for every write of the job (`engine::pattern::body_pattern`), so everything can be checked
 //! from the seed without keeping the data: right after the run (`--verify`), or later, after a
 //! reboot or a power cut (`blkscope verify --stamp RUN`). The same code checks capacity, as f3
 //! does: stamped blocks over the advertised size, read back; high offsets that fail or come back
@@ -12,12 +12,15 @@
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::worker::{Shuffle, body_pattern, shuffle_key, stamp};
+pub use crate::engine::pattern::{Stamp, StampJob};
+use crate::engine::pattern::{body_pattern, stamp};
 use crate::sys::AlignedBuf;
 
 /// Where a verify reads (and a capacity check writes). Shared with a reader thread.
@@ -32,66 +35,6 @@ impl BlockIo for File {
     }
     fn write_at(&self, buf: &[u8], off: u64) -> io::Result<usize> {
         FileExt::write_at(self, buf, off)
-    }
-}
-
-/// What one job of a write run put where: enough to check it later, not the data.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StampJob {
-    /// The job's region: `len` bytes from `start`.
-    pub start: u64,
-    pub len: u64,
-    pub bs: u64,
-    /// The run stamp in every sector, and the seed of the body bytes and the random order.
-    pub seed: u64,
-    /// Writes completed (acknowledged), the ramp included.
-    pub writes: u64,
-    /// Random order (every block once per pass), else sequential from `start`.
-    pub random: bool,
-}
-
-/// What a write run put on its target.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stamp {
-    pub jobs: Vec<StampJob>,
-}
-
-impl Stamp {
-    /// The byte ranges the run wrote, in order of offset, each with its job.
-    pub fn written(&self) -> Vec<(u64, u64, usize)> {
-        let mut out = Vec::new();
-        for (j, s) in self.jobs.iter().enumerate() {
-            let bs = s.bs.max(1);
-            let blocks = s.len / bs;
-            if blocks == 0 || s.writes == 0 {
-                continue;
-            }
-            if s.writes >= blocks {
-                out.push((s.start, blocks * bs, j));
-            } else if !s.random {
-                out.push((s.start, s.writes * bs, j));
-            } else {
-                let sh = Shuffle::new(blocks, shuffle_key(s.seed));
-                let mut b: Vec<u64> = (0..s.writes).map(|i| sh.at(i)).collect();
-                b.sort_unstable();
-                let mut run: Option<(u64, u64)> = None;
-                for x in b {
-                    run = match run {
-                        Some((first, n)) if first + n == x => Some((first, n + 1)),
-                        Some((first, n)) => {
-                            out.push((s.start + first * bs, n * bs, j));
-                            Some((x, 1))
-                        }
-                        None => Some((x, 1)),
-                    };
-                }
-                if let Some((first, n)) = run {
-                    out.push((s.start + first * bs, n * bs, j));
-                }
-            }
-        }
-        out.sort_by_key(|r| r.0);
-        out
     }
 }
 
@@ -290,12 +233,79 @@ struct Chunk {
     failed: Vec<(u64, u64)>,
 }
 
+/// Two readers take alternate chunks, so two reads are in flight (the device is kept as busy
+/// as a plain QD1 read with registered buffers keeps it, although each pread pins its pages);
+/// the checker takes the chunks back in order.
+const READERS: usize = 2;
+
+/// What the reader threads share: where to read, what to read, and when to stop.
+struct Readers<'a> {
+    io: &'a dyn BlockIo,
+    how: &'a ReadBack<'a>,
+    /// The byte ranges written, each with its job.
+    written: &'a [(u64, u64, usize)],
+    /// The unit a failed read is retried in, to find the bad blocks.
+    granularity: u64,
+    errors: AtomicU64,
+    stopped: Mutex<Option<String>>,
+}
+
+impl Readers<'_> {
+    /// Why the reading stops before the next chunk, if it does.
+    fn stop(&self) -> Option<String> {
+        if self.how.cancel.load(Ordering::Relaxed) {
+            return Some("cancelled".into());
+        }
+        let e = self.errors.load(Ordering::Relaxed);
+        (e >= self.how.max_errors).then(|| format!("{e} I/O errors (--max-errors)"))
+    }
+
+    /// Reader `r`'s share of the chunks (every READERS-th), read into buffers from `free` and
+    /// handed to the checker through `full`.
+    fn read(&self, r: usize, full: SyncSender<Chunk>, free: Receiver<AlignedBuf>) {
+        let mut index = 0usize;
+        for &(start, len, j) in self.written {
+            let mut off = start;
+            while off < start + len {
+                let n = ((start + len - off) as usize).min(CHUNK);
+                let mine = index % READERS == r;
+                index += 1;
+                if !mine {
+                    off += n as u64;
+                    continue;
+                }
+                if let Some(why) = self.stop() {
+                    *self.stopped.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                    return;
+                }
+                let Ok(mut buf) = free.recv() else {
+                    return;
+                };
+                let (ok, failed) =
+                    read_checked(self.io, &mut buf.as_mut_slice()[..n], off, self.granularity);
+                self.errors
+                    .fetch_add(failed.len() as u64, Ordering::Relaxed);
+                let chunk = Chunk {
+                    buf,
+                    off,
+                    n,
+                    job: j,
+                    ok,
+                    failed,
+                };
+                if full.send(chunk).is_err() {
+                    return;
+                }
+                off += n as u64;
+            }
+        }
+    }
+}
+
 /// Reads back what `stamp` says was written, through `io`. A reader thread reads the next
 /// chunk while this one is checked, so the read-back runs at the device's speed rather than
 /// at read plus compare.
 pub fn verify(io: &dyn BlockIo, stamp: &Stamp, how: &ReadBack) -> VerifyReport {
-    use std::sync::atomic::AtomicU64;
-    use std::sync::mpsc;
     let t0 = Instant::now();
     let mut rep = VerifyReport::default();
     let bodies: Vec<Vec<u8>> = stamp
@@ -303,14 +313,15 @@ pub fn verify(io: &dyn BlockIo, stamp: &Stamp, how: &ReadBack) -> VerifyReport {
         .iter()
         .map(|j| body_pattern(j.seed, j.bs as usize))
         .collect();
-    let g = how.granularity.max(512);
     let written = stamp.written();
-    let errors = AtomicU64::new(0);
-    let stopped: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-    // Two readers take alternate chunks, so two reads are in flight (the device is kept as
-    // busy as a plain QD1 read with registered buffers keeps it, although each pread pins its
-    // pages); the checker takes the chunks back in order.
-    const READERS: usize = 2;
+    let readers = Readers {
+        io,
+        how,
+        written: &written,
+        granularity: how.granularity.max(512),
+        errors: AtomicU64::new(0),
+        stopped: Mutex::new(None),
+    };
     let mut fulls = Vec::new();
     let mut frees = Vec::new();
     let mut ends = Vec::new();
@@ -326,103 +337,73 @@ pub fn verify(io: &dyn BlockIo, stamp: &Stamp, how: &ReadBack) -> VerifyReport {
     }
     let mut expect = vec![0u8; CHUNK];
     std::thread::scope(|scope| {
-        let (written, errors, stopped) = (&written, &errors, &stopped);
+        let readers = &readers;
         for (r, (full_tx, free_rx)) in ends.into_iter().enumerate() {
-            scope.spawn(move || {
-                let mut index = 0usize;
-                'ranges: for &(start, len, j) in written {
-                    let mut off = start;
-                    while off < start + len {
-                        let n = ((start + len - off) as usize).min(CHUNK);
-                        let mine = index % READERS == r;
-                        index += 1;
-                        if !mine {
-                            off += n as u64;
-                            continue;
-                        }
-                        if how.cancel.load(Ordering::Relaxed) {
-                            *stopped.lock().unwrap_or_else(|e| e.into_inner()) =
-                                Some("cancelled".into());
-                            break 'ranges;
-                        }
-                        let e = errors.load(Ordering::Relaxed);
-                        if e >= how.max_errors {
-                            *stopped.lock().unwrap_or_else(|e| e.into_inner()) =
-                                Some(format!("{e} I/O errors (--max-errors)"));
-                            break 'ranges;
-                        }
-                        let Ok(mut buf) = free_rx.recv() else {
-                            break 'ranges;
-                        };
-                        let (ok, failed) = read_checked(io, &mut buf.as_mut_slice()[..n], off, g);
-                        errors.fetch_add(failed.len() as u64, Ordering::Relaxed);
-                        let chunk = Chunk {
-                            buf,
-                            off,
-                            n,
-                            job: j,
-                            ok,
-                            failed,
-                        };
-                        if full_tx.send(chunk).is_err() {
-                            break 'ranges;
-                        }
-                        off += n as u64;
-                    }
-                }
-            });
+            scope.spawn(move || readers.read(r, full_tx, free_rx));
         }
         let mut turn = 0usize;
         while let Ok(c) = fulls[turn % READERS].recv() {
             let free_tx = &frees[turn % READERS];
             turn += 1;
-            let job = &stamp.jobs[c.job];
-            let body = &bodies[c.job];
-            rep.bytes_read += c.n as u64;
-            for &(at, l) in &c.failed {
-                rep.bad(at, l, BadKind::IoError);
-                rep.sectors_checked += l.div_ceil(512);
-            }
-            let data = &c.buf.as_slice()[..c.n];
-            // The common case first: build what the chunk should hold (body spans and stamps)
-            // and compare it whole; only a chunk that differs is looked at sector by sector.
-            if c.failed.is_empty() {
-                expected_chunk(&mut expect, c.off, c.n, job, body);
-                if data == &expect[..c.n] {
-                    rep.sectors_checked += (c.n / 512) as u64;
-                    let _ = free_tx.send(c.buf);
-                    continue;
-                }
-            }
-            for (k, ok) in c.ok.iter().enumerate() {
-                if !ok {
-                    continue;
-                }
-                let from = k * g as usize;
-                let at = c.off + from as u64;
-                for (i, sector) in data[from..(from + g as usize).min(c.n)]
-                    .chunks_exact(512)
-                    .enumerate()
-                {
-                    let so = at + i as u64 * 512;
-                    rep.sectors_checked += 1;
-                    let in_block = ((so - job.start) % job.bs) as usize;
-                    if let Some(kind) =
-                        classify(sector, so, job.seed, &body[in_block..in_block + 512])
-                    {
-                        rep.bad(so, 512, kind);
-                    }
-                }
-            }
+            let (job, body) = (&stamp.jobs[c.job], &bodies[c.job]);
+            check_chunk(&mut rep, &c, job, body, readers.granularity, &mut expect);
             let _ = free_tx.send(c.buf);
         }
         // A reader still at work (the other stopped early) sees its channels close and ends.
         fulls.clear();
         frees.clear();
     });
-    rep.stopped = stopped.into_inner().unwrap_or_else(|e| e.into_inner());
+    rep.stopped = readers
+        .stopped
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
     rep.seconds = t0.elapsed().as_secs_f64();
     rep
+}
+
+/// Checks one chunk read back: its failed blocks are I/O errors; the rest is compared with what
+/// was written, whole (the common case), or sector by sector where it differs.
+fn check_chunk(
+    rep: &mut VerifyReport,
+    c: &Chunk,
+    job: &StampJob,
+    body: &[u8],
+    g: u64,
+    expect: &mut [u8],
+) {
+    rep.bytes_read += c.n as u64;
+    for &(at, l) in &c.failed {
+        rep.bad(at, l, BadKind::IoError);
+        rep.sectors_checked += l.div_ceil(512);
+    }
+    let data = &c.buf.as_slice()[..c.n];
+    // The common case first: build what the chunk should hold (body spans and stamps) and
+    // compare it whole; only a chunk that differs is looked at sector by sector.
+    if c.failed.is_empty() {
+        expected_chunk(expect, c.off, c.n, job, body);
+        if data == &expect[..c.n] {
+            rep.sectors_checked += (c.n / 512) as u64;
+            return;
+        }
+    }
+    for (k, ok) in c.ok.iter().enumerate() {
+        if !ok {
+            continue;
+        }
+        let from = k * g as usize;
+        let at = c.off + from as u64;
+        for (i, sector) in data[from..(from + g as usize).min(c.n)]
+            .chunks_exact(512)
+            .enumerate()
+        {
+            let so = at + i as u64 * 512;
+            rep.sectors_checked += 1;
+            let in_block = ((so - job.start) % job.bs) as usize;
+            if let Some(kind) = classify(sector, so, job.seed, &body[in_block..in_block + 512]) {
+                rep.bad(so, 512, kind);
+            }
+        }
+    }
 }
 
 /// What `n` bytes at `off` of `job`'s region should hold: the body pattern (the same in every

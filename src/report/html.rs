@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{svg, sweeps, total_buckets};
+use crate::plot::{svg, sweeps, total_buckets};
 use crate::runs::{Figures, SavedRecord, SavedRun, figures};
 
 /// Escapes text for HTML.
@@ -131,7 +131,7 @@ pub fn report(run: &SavedRun) -> String {
         );
     }
     b.push_str(&figures_table(&figures(run)));
-    if let Some(here) = crate::runs::found_here(run) {
+    if let Some(here) = super::found_here(run) {
         let _ = writeln!(
             b,
             "<p class=\"found\"><b>What this run found:</b> {}</p>",

@@ -67,265 +67,302 @@ fn mib(b: f64) -> String {
     fmt_size(b as u64)
 }
 
-/// Explains the diskstats of a test run.
+/// Explains the diskstats of a test run: each finding is a step of its own.
 pub fn analyze(job: &Job, moved: Moved, act: &Activity, page_size: u64) -> Vec<Finding> {
-    let mut out = Vec::new();
     let Some((target, td)) = act.devices.first() else {
-        return out;
+        return Vec::new();
     };
     if act.stats_off.iter().any(|d| d == target) {
-        out.push(Finding {
-            kind: "stats_off",
-            device: target.clone(),
-            message: format!(
-                "the kernel keeps no I/O statistics for {target} (queue/iostats = 0): its diskstats \
-                 are zeros, not idleness; turn them on with: echo 1 > /sys/block/{target}/queue/iostats"
-            ),
-            numbers: BTreeMap::new(),
-        });
-        return out;
+        return vec![stats_off(target)];
     }
-    let write_only = matches!(job.op, Op::Write | Op::Randwrite);
-
-    // Reads during a write-only test, on the target or a device under it. Real
-    // read-modify-write reads about as much as it writes; a few hundred KiB from something
-    // else (another program probing the device, udev) must not look like it: at least 10% of
-    // the bytes written, and at least 256 KiB.
-    if write_only {
-        let written = moved.write_bytes as f64;
-        if let Some((dev, d)) = act.devices[..act.below_count.max(1)]
-            .iter()
-            .filter(|(_, d)| {
-                let r = d.sectors_read as f64 * 512.0;
-                r >= 262_144.0 && r >= written * 0.10
-            })
-            .max_by_key(|(_, d)| d.sectors_read)
-        {
-            let read = d.sectors_read as f64 * 512.0;
-            let buffered = job.mode != Mode::Direct;
-            // A file system with blocks smaller than a page (ext4 makes 1K blocks on a small
-            // device) reads only the blocks a write covers in part: 1K writes there read
-            // nothing, 512-byte ones do.
-            let (unit, block) = match &act.fs_block {
-                Some(f) if f.size < page_size => (
-                    f.size,
-                    format!(
-                        "{}-byte block of {}",
-                        f.size,
-                        f.fs.as_deref().unwrap_or("the file system")
-                    ),
-                ),
-                _ => (page_size, format!("{page_size}-byte page-cache block")),
-            };
-            let partial_block = job.bs % unit != 0;
-            let message = if buffered && partial_block {
-                format!(
-                    "read-modify-write: {} was read from {dev} while the test wrote {}. Buffered \
-                     writes of {} bytes cover only part of a {block}, so the kernel reads the \
-                     block first, whatever the sector size. Use a block size that is a multiple \
-                     of {unit} (--bs {}), or direct I/O with a multiple of the logical block size \
-                     ({}).",
-                    mib(read),
-                    mib(written),
-                    job.bs,
-                    fmt_size(unit),
-                    act.logical_block_size
-                )
-            } else {
-                format!(
-                    "read-modify-write: {} was read from {dev} during a write-only test ({} \
-                     written). Something below the test rewrites partial blocks: a device \
-                     underneath with a larger block size, RAID parity, or unaligned offsets.",
-                    mib(read),
-                    mib(written)
-                )
-            };
-            let mut numbers = BTreeMap::from([
-                ("device_read_bytes", read),
-                ("device_reads", d.reads as f64),
-                ("test_write_bytes", written),
-                ("bs", job.bs as f64),
-                ("page_size", page_size as f64),
-            ]);
-            // Other processes that read at least half as much meanwhile may have made these
-            // reads (a build reading vda at 374M/s made an 8M write test on a file there "read
-            // 22.7M").
-            let other = act.other_read_bytes;
-            let message = if other >= 0.5 * read {
-                numbers.insert("other_read_bytes", other);
-                format!(
-                    "{message} Other processes read {} while the test ran (busy_processes), so \
-                     some or all of these reads may be theirs: run it again when they are done.",
-                    fmt_size(other as u64)
-                )
-            } else {
-                message
-            };
-            out.push(Finding {
-                kind: "read_modify_write",
-                device: dev.clone(),
-                message,
-                numbers,
-            });
-        }
-    }
-
-    // Flushes during the test. fdatasync mode ends with one flush per job by design.
     let x = compute(target, td, act.seconds);
+    let dev = Device {
+        name: target,
+        counters: td,
+        x: &x,
+    };
+    [
+        read_modify_write(job, moved, act, page_size),
+        flushes(job, act, &dev),
+        write_cache(job, act, &dev),
+        util_saturation(job, act, &dev),
+        page_cache(job, moved, &dev),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The target's device during the test: its name, counter deltas and `iostat -x` figures.
+struct Device<'a> {
+    name: &'a String,
+    counters: &'a Counters,
+    x: &'a crate::stats::IostatX,
+}
+
+fn stats_off(target: &str) -> Finding {
+    Finding {
+        kind: "stats_off",
+        device: target.to_string(),
+        message: format!(
+            "the kernel keeps no I/O statistics for {target} (queue/iostats = 0): its diskstats \
+             are zeros, not idleness; turn them on with: echo 1 > /sys/block/{target}/queue/iostats"
+        ),
+        numbers: BTreeMap::new(),
+    }
+}
+
+/// Reads during a write-only test, on the target or a device under it. Real read-modify-write
+/// reads about as much as it writes; a few hundred KiB from something else (another program
+/// probing the device, udev) must not look like it: at least 10% of the bytes written, and at
+/// least 256 KiB.
+fn read_modify_write(job: &Job, moved: Moved, act: &Activity, page_size: u64) -> Option<Finding> {
+    if !matches!(job.op, Op::Write | Op::Randwrite) {
+        return None;
+    }
+    let written = moved.write_bytes as f64;
+    let (dev, d) = act.devices[..act.below_count.max(1)]
+        .iter()
+        .filter(|(_, d)| {
+            let r = d.sectors_read as f64 * 512.0;
+            r >= 262_144.0 && r >= written * 0.10
+        })
+        .max_by_key(|(_, d)| d.sectors_read)?;
+    let read = d.sectors_read as f64 * 512.0;
+    let buffered = job.mode != Mode::Direct;
+    // A file system with blocks smaller than a page (ext4 makes 1K blocks on a small
+    // device) reads only the blocks a write covers in part: 1K writes there read
+    // nothing, 512-byte ones do.
+    let (unit, block) = match &act.fs_block {
+        Some(f) if f.size < page_size => (
+            f.size,
+            format!(
+                "{}-byte block of {}",
+                f.size,
+                f.fs.as_deref().unwrap_or("the file system")
+            ),
+        ),
+        _ => (page_size, format!("{page_size}-byte page-cache block")),
+    };
+    let partial_block = job.bs % unit != 0;
+    let message = if buffered && partial_block {
+        format!(
+            "read-modify-write: {} was read from {dev} while the test wrote {}. Buffered \
+                 writes of {} bytes cover only part of a {block}, so the kernel reads the \
+                 block first, whatever the sector size. Use a block size that is a multiple \
+                 of {unit} (--bs {}), or direct I/O with a multiple of the logical block size \
+                 ({}).",
+            mib(read),
+            mib(written),
+            job.bs,
+            fmt_size(unit),
+            act.logical_block_size
+        )
+    } else {
+        format!(
+            "read-modify-write: {} was read from {dev} during a write-only test ({} \
+                 written). Something below the test rewrites partial blocks: a device \
+                 underneath with a larger block size, RAID parity, or unaligned offsets.",
+            mib(read),
+            mib(written)
+        )
+    };
+    let mut numbers = BTreeMap::from([
+        ("device_read_bytes", read),
+        ("device_reads", d.reads as f64),
+        ("test_write_bytes", written),
+        ("bs", job.bs as f64),
+        ("page_size", page_size as f64),
+    ]);
+    // Other processes that read at least half as much meanwhile may have made these
+    // reads (a build reading vda at 374M/s made an 8M write test on a file there "read
+    // 22.7M").
+    let other = act.other_read_bytes;
+    let message = if other >= 0.5 * read {
+        numbers.insert("other_read_bytes", other);
+        format!(
+            "{message} Other processes read {} while the test ran (busy_processes), so \
+                 some or all of these reads may be theirs: run it again when they are done.",
+            fmt_size(other as u64)
+        )
+    } else {
+        message
+    };
+    Some(Finding {
+        kind: "read_modify_write",
+        device: dev.clone(),
+        message,
+        numbers,
+    })
+}
+
+/// Flushes during the test. fdatasync mode ends with one flush per job by design.
+fn flushes(job: &Job, act: &Activity, dev: &Device) -> Option<Finding> {
+    let (target, td, x) = (dev.name, dev.counters, dev.x);
     let expected_flushes = if job.mode == Mode::Fdatasync {
         2 * job.jobs as u64
     } else {
         0
     };
-    if td.flushes > expected_flushes && job.op.writes() {
-        let cache = act.write_cache.as_deref().unwrap_or("unknown");
-        let why = match job.mode {
-            Mode::Dsync | Mode::Sync => format!(
-                "with {} every write waits until the drive has written its volatile cache \
-                 (write cache: {cache}); that wait, not the transfer, is what sync writes cost. \
-                 A drive with power-loss protection, or with its cache in write through mode, \
-                 pays less per write.",
-                if job.mode == Mode::Dsync {
-                    "O_DSYNC"
-                } else {
-                    "O_SYNC"
-                }
-            ),
-            _ => format!(
-                "each makes the drive write its volatile cache (write cache: {cache}) before \
-                 going on; something other than this test asked for them."
-            ),
+    if td.flushes <= expected_flushes || !job.op.writes() {
+        return None;
+    }
+    let cache = act.write_cache.as_deref().unwrap_or("unknown");
+    let why = match job.mode {
+        Mode::Dsync | Mode::Sync => format!(
+            "with {} every write waits until the drive has written its volatile cache \
+             (write cache: {cache}); that wait, not the transfer, is what sync writes cost. \
+             A drive with power-loss protection, or with its cache in write through mode, \
+             pays less per write.",
+            if job.mode == Mode::Dsync {
+                "O_DSYNC"
+            } else {
+                "O_SYNC"
+            }
+        ),
+        _ => format!(
+            "each makes the drive write its volatile cache (write cache: {cache}) before \
+             going on; something other than this test asked for them."
+        ),
+    };
+    Some(Finding {
+        kind: "flushes",
+        device: target.clone(),
+        message: format!(
+            "{} cache flushes reached {target} ({:.0}/s, {:.2} ms each on average): {why}",
+            td.flushes, x.f_s, x.f_await
+        ),
+        numbers: BTreeMap::from([
+            ("flushes", td.flushes as f64),
+            ("f/s", x.f_s),
+            ("f_await", x.f_await),
+            ("w/s", x.w_s),
+        ]),
+    })
+}
+
+/// Sync writes: what the drive's write cache setting means for them.
+fn write_cache(job: &Job, act: &Activity, dev: &Device) -> Option<Finding> {
+    let (target, x) = (dev.name, dev.x);
+    if !job.op.writes() || !matches!(job.mode, Mode::Dsync | Mode::Sync) {
+        return None;
+    }
+    let cache = act.write_cache.as_deref()?;
+    let why = if act.in_ram {
+        "it keeps its data in RAM, so a sync write has no cache to flush and no media to \
+         wait for: its latency is a memory copy (and, for zram, compression), far below what \
+         a sync write costs on any disk, and nothing written survives a reboot or a power \
+         loss. Measure sync latency on the disk that is to hold the data."
+    } else if cache == "write back" {
+        "the drive has a volatile write cache (write back): each sync write waits for a \
+         cache flush. Turning the cache off (hdparm -W0) makes every write go to the media \
+         and can cost 30x to 100x in latency (article 000: 0.36 ms vs 11.2 ms per 512-byte \
+         write); leave it on unless the drive lies about flushes, and compare drives with \
+         the same setting."
+    } else {
+        "the drive's cache is in write through mode: writes reach the media (or a \
+         power-safe cache) before they complete, so no flush is needed, and sync latency is \
+         what the media does. With a volatile cache on (write back) they would wait for \
+         flushes instead."
+    };
+    Some(Finding {
+        kind: "write_cache",
+        device: target.clone(),
+        message: format!("write cache \"{cache}\" on {target}: {why}"),
+        numbers: BTreeMap::from([
+            ("write_back", if cache == "write back" { 1.0 } else { 0.0 }),
+            ("in_ram", if act.in_ram { 1.0 } else { 0.0 }),
+            ("w_await", x.w_await),
+        ]),
+    })
+}
+
+/// %util next to the queue depth.
+fn util_saturation(job: &Job, act: &Activity, dev: &Device) -> Option<Finding> {
+    let (target, td, x) = (dev.name, dev.counters, dev.x);
+    let ios = td.reads + td.writes;
+    if ios == 0 || act.seconds < 0.5 {
+        return None;
+    }
+    let numbers = BTreeMap::from([
+        ("util", x.util),
+        ("aqu-sz", x.aqu_sz),
+        ("r/s", x.r_s),
+        ("w/s", x.w_s),
+        ("r_await", x.r_await),
+        ("w_await", x.w_await),
+    ]);
+    if x.util >= 95.0 && x.aqu_sz < 1.5 {
+        // The test kept more in flight than reached the device: a deeper queue is not the
+        // advice then. zram at --iodepth 8: aqu-sz 0.97, one io-wq worker thread running
+        // every I/O (it never blocks, so io-wq starts no second one); --jobs 2 --iodepth 4
+        // gave aqu-sz 1.88 and 1.6x the throughput.
+        let asked = job.iodepth as u64 * job.jobs as u64;
+        let advice = if asked as f64 >= 2.0 * x.aqu_sz.max(1.0) {
+            format!(
+                "The test kept {asked} I/Os in flight, yet the device had {:.1} on average: \
+                 the rest waited above it, in the kernel. One cause: a driver that cannot \
+                 take an I/O without blocking (zram) has io_uring hand the I/Os to a kernel \
+                 worker thread, and a worker that never has to wait runs them one after \
+                 another, so a deeper queue only waits longer there; more jobs (--jobs N, \
+                 a worker each) run in parallel.",
+                x.aqu_sz
+            )
+        } else {
+            "A device that serves requests in parallel (SSD, NVMe, RAID) can often do more \
+             with a deeper queue (--iodepth 32 or --jobs 4)."
+                .to_string()
         };
-        out.push(Finding {
-            kind: "flushes",
+        Some(Finding {
+            kind: "util_saturation",
             device: target.clone(),
             message: format!(
-                "{} cache flushes reached {target} ({:.0}/s, {:.2} ms each on average): {why}",
-                td.flushes, x.f_s, x.f_await
+                "%util is {:.0}% with {:.1} requests in flight on average: %util is the share \
+                 of time with at least one request in flight, not capacity. {advice}",
+                x.util, x.aqu_sz
             ),
-            numbers: BTreeMap::from([
-                ("flushes", td.flushes as f64),
-                ("f/s", x.f_s),
-                ("f_await", x.f_await),
-                ("w/s", x.w_s),
-            ]),
-        });
-    }
-
-    // Sync writes: what the drive's write cache setting means for them.
-    if job.op.writes()
-        && matches!(job.mode, Mode::Dsync | Mode::Sync)
-        && let Some(cache) = act.write_cache.as_deref()
-    {
-        let why = if act.in_ram {
-            "it keeps its data in RAM, so a sync write has no cache to flush and no media to \
-             wait for: its latency is a memory copy (and, for zram, compression), far below what \
-             a sync write costs on any disk, and nothing written survives a reboot or a power \
-             loss. Measure sync latency on the disk that is to hold the data."
-        } else if cache == "write back" {
-            "the drive has a volatile write cache (write back): each sync write waits for a \
-             cache flush. Turning the cache off (hdparm -W0) makes every write go to the media \
-             and can cost 30x to 100x in latency (article 000: 0.36 ms vs 11.2 ms per 512-byte \
-             write); leave it on unless the drive lies about flushes, and compare drives with \
-             the same setting."
-        } else {
-            "the drive's cache is in write through mode: writes reach the media (or a \
-             power-safe cache) before they complete, so no flush is needed, and sync latency is \
-             what the media does. With a volatile cache on (write back) they would wait for \
-             flushes instead."
-        };
-        out.push(Finding {
-            kind: "write_cache",
+            numbers,
+        })
+    } else if x.util < 90.0 && x.aqu_sz >= 4.0 {
+        Some(Finding {
+            kind: "util_saturation",
             device: target.clone(),
-            message: format!("write cache \"{cache}\" on {target}: {why}"),
-            numbers: BTreeMap::from([
-                ("write_back", if cache == "write back" { 1.0 } else { 0.0 }),
-                ("in_ram", if act.in_ram { 1.0 } else { 0.0 }),
-                ("w_await", x.w_await),
-            ]),
-        });
+            message: format!(
+                "%util is {:.0}% although {:.1} requests were queued on average: %util counts \
+                 busy time, so it says little about how close a parallel device is to its \
+                 limit; read it next to aqu-sz, IOPS and latency.",
+                x.util, x.aqu_sz
+            ),
+            numbers,
+        })
+    } else {
+        None
     }
+}
 
-    // %util next to the queue depth.
-    let ios = td.reads + td.writes;
-    if ios > 0 && act.seconds >= 0.5 {
-        let numbers = BTreeMap::from([
-            ("util", x.util),
-            ("aqu-sz", x.aqu_sz),
-            ("r/s", x.r_s),
-            ("w/s", x.w_s),
-            ("r_await", x.r_await),
-            ("w_await", x.w_await),
-        ]);
-        if x.util >= 95.0 && x.aqu_sz < 1.5 {
-            // The test kept more in flight than reached the device: a deeper queue is not the
-            // advice then. zram at --iodepth 8: aqu-sz 0.97, one io-wq worker thread running
-            // every I/O (it never blocks, so io-wq starts no second one); --jobs 2 --iodepth 4
-            // gave aqu-sz 1.88 and 1.6x the throughput.
-            let asked = job.iodepth as u64 * job.jobs as u64;
-            let advice = if asked as f64 >= 2.0 * x.aqu_sz.max(1.0) {
-                format!(
-                    "The test kept {asked} I/Os in flight, yet the device had {:.1} on average: \
-                     the rest waited above it, in the kernel. One cause: a driver that cannot \
-                     take an I/O without blocking (zram) has io_uring hand the I/Os to a kernel \
-                     worker thread, and a worker that never has to wait runs them one after \
-                     another, so a deeper queue only waits longer there; more jobs (--jobs N, \
-                     a worker each) run in parallel.",
-                    x.aqu_sz
-                )
-            } else {
-                "A device that serves requests in parallel (SSD, NVMe, RAID) can often do more \
-                 with a deeper queue (--iodepth 32 or --jobs 4)."
-                    .to_string()
-            };
-            out.push(Finding {
-                kind: "util_saturation",
-                device: target.clone(),
-                message: format!(
-                    "%util is {:.0}% with {:.1} requests in flight on average: %util is the share \
-                     of time with at least one request in flight, not capacity. {advice}",
-                    x.util, x.aqu_sz
-                ),
-                numbers,
-            });
-        } else if x.util < 90.0 && x.aqu_sz >= 4.0 {
-            out.push(Finding {
-                kind: "util_saturation",
-                device: target.clone(),
-                message: format!(
-                    "%util is {:.0}% although {:.1} requests were queued on average: %util counts \
-                     busy time, so it says little about how close a parallel device is to its \
-                     limit; read it next to aqu-sz, IOPS and latency.",
-                    x.util, x.aqu_sz
-                ),
-                numbers,
-            });
-        }
+/// Buffered writes that never reached the device.
+fn page_cache(job: &Job, moved: Moved, dev: &Device) -> Option<Finding> {
+    let (target, td) = (dev.name, dev.counters);
+    if !job.op.writes() || job.mode != Mode::Buffered || moved.write_bytes == 0 {
+        return None;
     }
-
-    // Buffered writes that never reached the device.
-    if job.op.writes() && job.mode == Mode::Buffered && moved.write_bytes > 0 {
-        let reached = td.sectors_written as f64 * 512.0;
-        let written = moved.write_bytes as f64;
-        if reached < written * 0.5 {
-            out.push(Finding {
-                kind: "page_cache",
-                device: target.clone(),
-                message: format!(
-                    "only {} of the {} written reached {target} while the test ran: the rest waited \
-                     in the page cache, so the result measured memory, not the device. Use \
-                     --mode fdatasync (dd conv=fdatasync) or --mode direct.",
-                    mib(reached),
-                    mib(written)
-                ),
-                numbers: BTreeMap::from([
-                    ("device_write_bytes", reached),
-                    ("test_write_bytes", written),
-                ]),
-            });
-        }
-    }
-    out
+    let reached = td.sectors_written as f64 * 512.0;
+    let written = moved.write_bytes as f64;
+    (reached < written * 0.5).then(|| Finding {
+        kind: "page_cache",
+        device: target.clone(),
+        message: format!(
+            "only {} of the {} written reached {target} while the test ran: the rest waited \
+             in the page cache, so the result measured memory, not the device. Use \
+             --mode fdatasync (dd conv=fdatasync) or --mode direct.",
+            mib(reached),
+            mib(written)
+        ),
+        numbers: BTreeMap::from([
+            ("device_write_bytes", reached),
+            ("test_write_bytes", written),
+        ]),
+    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The `dd` and `fio` command lines that match a job, generated from the same [`Job`] that runs,
 //! so they cannot disagree with what ran.
 
-use super::job::{Data, EngineKind, Job, Mode, Op, SizeSpec, Sized};
+use crate::engine::job::{Data, EngineKind, Job, Mode, Op, SizeSpec, Sized};
 
 use crate::units::exact_size;
 

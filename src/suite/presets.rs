@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::job::{Job, Mode, Op};
+use crate::engine::job::{Job, Mode, Op};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preset {

@@ -10,6 +10,8 @@ use std::time::Duration;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
+pub mod presets;
+
 use crate::engine::job::{
     Data, EngineKind, Job, Mode, Op, SizeSpec, Sized, parse_duration, parse_size,
     parse_size_or_percent,
@@ -19,28 +21,40 @@ use crate::engine::job::{
 pub const BUILTIN: [(&str, &str); 9] = [
     (
         "dd-classic",
-        include_str!("../assets/profiles/dd-classic.toml"),
+        include_str!("../../assets/profiles/dd-classic.toml"),
     ),
     (
         "fedora-four",
-        include_str!("../assets/profiles/fedora-four.toml"),
+        include_str!("../../assets/profiles/fedora-four.toml"),
     ),
     (
         "cache-trap",
-        include_str!("../assets/profiles/cache-trap.toml"),
+        include_str!("../../assets/profiles/cache-trap.toml"),
     ),
     (
         "zeros-trap",
-        include_str!("../assets/profiles/zeros-trap.toml"),
+        include_str!("../../assets/profiles/zeros-trap.toml"),
     ),
     (
         "rmw-sweep",
-        include_str!("../assets/profiles/rmw-sweep.toml"),
+        include_str!("../../assets/profiles/rmw-sweep.toml"),
     ),
-    ("diskmark", include_str!("../assets/profiles/diskmark.toml")),
-    ("hdparm-t", include_str!("../assets/profiles/hdparm-t.toml")),
-    ("qd-sweep", include_str!("../assets/profiles/qd-sweep.toml")),
-    ("bs-sweep", include_str!("../assets/profiles/bs-sweep.toml")),
+    (
+        "diskmark",
+        include_str!("../../assets/profiles/diskmark.toml"),
+    ),
+    (
+        "hdparm-t",
+        include_str!("../../assets/profiles/hdparm-t.toml"),
+    ),
+    (
+        "qd-sweep",
+        include_str!("../../assets/profiles/qd-sweep.toml"),
+    ),
+    (
+        "bs-sweep",
+        include_str!("../../assets/profiles/bs-sweep.toml"),
+    ),
 ];
 
 /// A block size: bytes, or the target's logical block size.
@@ -395,7 +409,7 @@ pub fn parse(text: &str, file: &Path) -> Result<Suite, SuiteError> {
         )));
     }
     if let Some(p) = &s.sweep
-        && crate::sweep::Param::parse(p).is_none()
+        && crate::analysis::sweep::Param::parse(p).is_none()
     {
         return Err(fail(format!("sweep = \"{p}\": use \"iodepth\" or \"bs\"")));
     }
@@ -462,7 +476,7 @@ pub fn builtin() -> Vec<Suite> {
 
 /// `$XDG_CONFIG_HOME/blkscope/suites`, or `~/.config/blkscope/suites`.
 pub fn user_dir() -> Option<PathBuf> {
-    Some(crate::runs::xdg_dir("XDG_CONFIG_HOME", ".config")?.join("suites"))
+    Some(crate::xdg::dir("XDG_CONFIG_HOME", ".config")?.join("suites"))
 }
 
 /// Every suite: built-in, then the user's (a user suite with a built-in's name replaces it).
@@ -497,15 +511,14 @@ pub fn find(name: &str) -> Result<Option<Suite>, SuiteError> {
     Ok(all()?.into_iter().find(|s| s.name == name))
 }
 
-/// The logical block size a suite's `bs = "logical"` means on this target.
-pub fn target_lbs(root: &crate::SysRoot, path: &str) -> u64 {
+/// The logical block size a suite's `bs = "logical"` means on this target: `device` is its
+/// properties where it is a block device.
+pub fn target_lbs(path: &str, device: Option<&crate::device::Device>) -> u64 {
     let p = Path::new(path);
     if p.is_dir() || p.is_file() {
         return 4096;
     }
-    crate::device::properties(root, path)
-        .map(|d| d.logical_block_size)
-        .unwrap_or(512)
+    device.map(|d| d.logical_block_size).unwrap_or(512)
 }
 
 /// One test to explain.
@@ -560,7 +573,7 @@ pub fn explain(name: &str, lbs: u64) -> Result<Explanation, crate::Error> {
             tests,
         });
     }
-    let presets = crate::engine::presets::builtin(lbs);
+    let presets = crate::suite::presets::builtin(lbs);
     if let Some(p) = presets.iter().find(|p| p.id == name) {
         return Ok(Explanation {
             suite: None,

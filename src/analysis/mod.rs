@@ -1,0 +1,311 @@
+//! What a run's figures mean. Each room takes a job, what the engine measured and the counters
+//! read around it, and returns data (warnings and findings, with the numbers behind them), so
+//! the command line, the TUI and the reports say the same thing:
+//!
+//! - [`findings`]: what the devices' diskstats during a test mean, judged against its job, and
+//!   what how it ran means (io-wq, partial file system blocks, memory under the target);
+//! - [`others`]: other processes' I/O beside the test;
+//! - [`unwritten`]: reads of blocks that hold nothing (never written, holes, zeros);
+//! - [`explain`]: the `dd` and `fio` lines that match a job;
+//! - [`sweep`]: the points of a sweep and where the curve bends.
+//!
+//! [`analyze_run`] puts them together for one run of a job.
+
+pub mod explain;
+pub mod findings;
+pub mod others;
+pub mod sweep;
+pub mod unwritten;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::target::OpenTarget;
+use crate::engine::{Data, EngineKind, Job, Mode, Run};
+use crate::stats::{IostatX, Snapshot};
+use crate::sysroot::SysRoot;
+use findings::{Activity, Finding, Moved};
+use others::OtherIo;
+use unwritten::Unwritten;
+
+/// Something the user should know about a result.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Warning {
+    pub kind: String,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(kind: &str, message: impl Into<String>) -> Self {
+        Self {
+            kind: kind.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// What reached the target's device (for a file: the device holding it) during a run.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct DeviceBytes {
+    pub device: String,
+    pub read: u64,
+    pub written: u64,
+}
+
+/// What the analysis of one run says: its warnings (the job's own, then each finding's), the
+/// findings with their numbers, and the diskstats of the devices under the test.
+#[derive(Debug, Clone, Default)]
+pub struct Analysis {
+    pub warnings: Vec<Warning>,
+    pub findings: Vec<Finding>,
+    /// The target's device and its related devices over the run, in `iostat -x` terms.
+    pub diskstats: Vec<IostatX>,
+    pub device_bytes: Option<DeviceBytes>,
+}
+
+impl Analysis {
+    /// Adds a finding and its warning.
+    fn add(&mut self, f: Finding) {
+        self.warnings.push(Warning::new(f.kind, f.message.clone()));
+        self.findings.push(f);
+    }
+}
+
+/// How much of what a read test will read holds nothing, looked at before its first I/O (for
+/// a mixed test, its writes would change the answer).
+pub fn unwritten_before(root: &SysRoot, target: &OpenTarget, job: &Job) -> Option<Unwritten> {
+    job.op
+        .reads()
+        .then(|| unwritten::probe(root, &target.store, job.offset, target.plan.total))
+        .flatten()
+}
+
+/// Analyses one run of `job` on `target` (named `path` by the user): the job's own warnings,
+/// the diskstats findings, other processes, memory under the target, partial file system
+/// blocks, io-wq, and reads of what held nothing (`unwritten`, from [`unwritten_before`]).
+pub fn analyze_run(
+    root: &SysRoot,
+    job: &Job,
+    path: &str,
+    target: &OpenTarget,
+    run: &Run,
+    unwritten: Option<&Unwritten>,
+) -> Analysis {
+    let m = &run.measured;
+    let mut out = Analysis {
+        warnings: job_warnings(job, run.engine_used),
+        ..Analysis::default()
+    };
+    let ours = m.read_bytes + m.write_bytes;
+    let (p0, p1) = &run.counters.procs;
+    let others = OtherIo::between(root, p0, p1, ours);
+    if let Some((a, b)) = &run.counters.disk {
+        let other_read = others.as_ref().map_or(0.0, |o| o.read_bytes);
+        let moved = Moved {
+            read_bytes: m.read_bytes,
+            write_bytes: m.write_bytes,
+        };
+        diskstats_findings(root, job, target, (a, b), moved, other_read, &mut out);
+    }
+    if let Some(f) = others.map(|o| o.finding(ours)) {
+        out.add(f);
+    }
+    for f in how_it_ran(root, job, path, target, run, unwritten, &out) {
+        out.add(f);
+    }
+    out
+}
+
+/// The diskstats of the devices under the test, summed up in `iostat -x` terms, and what they
+/// mean: each measured finding replaces the job's a-priori warning of the same kind.
+fn diskstats_findings(
+    root: &SysRoot,
+    job: &Job,
+    target: &OpenTarget,
+    (a, b): (&Snapshot, &Snapshot),
+    moved: Moved,
+    other_read: f64,
+    out: &mut Analysis,
+) {
+    let seconds = b.at.saturating_duration_since(a.at).as_secs_f64();
+    let mut devices = Vec::new();
+    let mut stats_off = Vec::new();
+    for name in &target.watch {
+        if let (Some(p), Some(c)) = (a.devices.get(name), b.devices.get(name)) {
+            let d = c.delta(p);
+            let mut x = crate::stats::compute(name, &d, seconds);
+            x.stats_off = crate::stats::iostats_disabled(root, name);
+            if x.stats_off {
+                stats_off.push(name.clone());
+            }
+            // A device with queue/iostats 0 may count its I/O or not (a loop device counted
+            // nothing of an 8M write test, "read 0B and wrote 0B"; zram, a bio driver, still
+            // counted its writes here), and nothing tells which: its bytes are not said, and the
+            // next device under the test says them.
+            if out.device_bytes.is_none() && !x.stats_off {
+                out.device_bytes = Some(DeviceBytes {
+                    device: name.clone(),
+                    read: d.sectors_read * 512,
+                    written: d.sectors_written * 512,
+                });
+            }
+            out.diskstats.push(x);
+            devices.push((name.clone(), d));
+        }
+    }
+    let activity = Activity {
+        devices,
+        seconds,
+        stats_off,
+        logical_block_size: target.info.logical_block_size.unwrap_or(512),
+        write_cache: target.info.write_cache.clone(),
+        in_ram: target
+            .info
+            .device
+            .as_deref()
+            .is_some_and(crate::device::in_ram),
+        below_count: target.below_count,
+        fs_block: target.fs_block.clone(),
+        other_read_bytes: other_read,
+    };
+    let found = findings::analyze(job, moved, &activity, crate::sys::page_size());
+    for f in &found {
+        out.warnings.retain(|w| w.kind != f.kind);
+        out.warnings.push(Warning::new(f.kind, f.message.clone()));
+    }
+    out.findings = found;
+}
+
+/// Findings from how the test ran rather than from the diskstats, in the order they are said:
+/// memory under the target first (it changes what every other figure means), partial file
+/// system blocks, io-wq wakeups, then reads of blocks that held nothing.
+fn how_it_ran(
+    root: &SysRoot,
+    job: &Job,
+    path: &str,
+    target: &OpenTarget,
+    run: &Run,
+    unwritten: Option<&Unwritten>,
+    so_far: &Analysis,
+) -> Vec<Finding> {
+    let m = &run.measured;
+    let info = &target.info;
+    let device = info.device.clone().unwrap_or_default();
+    let issue = findings::Issue {
+        uring: run.engine_used == EngineKind::Uring,
+        io_workers: run.io_workers,
+        cpus_available: crate::sys::allowed_cpus().map_or(1, |c| c.len()),
+        mean_latency_ns: m.latency_ns.mean,
+        halt_poll_ns: findings::halt_poll_ns(root),
+    };
+    let never_written = unwritten.and_then(|u| unwritten::finding(job, path, &target.store, u));
+    // Where the store could not say, what the reads brought back: zeros. Not on a scratch file
+    // laid out with the zeros the user asked for (`--data zero`, which has its own warning).
+    let laid_out_zeros = job.data == Data::Zero && info.test_file.is_some();
+    let zeros_read = (never_written.is_none() && !laid_out_zeros).then(|| {
+        let file = info.kind == "file";
+        unwritten::zeros_finding(job, path, &device, file, target.plan.total, &run.zeros)
+    });
+    let block = info.device.as_deref().filter(|_| info.kind == "block");
+    let cache_below = target
+        .cache_below
+        .as_ref()
+        .map(|c| findings::cache_below(block, c));
+    // The device holding a file: how many requests it had in flight (none when its statistics
+    // are off).
+    let aqu_sz = so_far
+        .diskstats
+        .iter()
+        .find(|x| x.disk_device == device && !x.stats_off)
+        .map(|x| x.aqu_sz);
+    let partial_block = target.fs_block.as_ref().and_then(|fs| {
+        let written = so_far
+            .device_bytes
+            .as_ref()
+            .filter(|b| b.device == device)
+            .map(|b| (b.written, m.write_bytes));
+        findings::partial_fs_block(job, fs, &device, aqu_sz, written)
+    });
+    cache_below
+        .into_iter()
+        .chain(partial_block)
+        .chain(findings::io_worker_wakeups(job, issue, &device))
+        .chain(never_written)
+        .chain(zeros_read.flatten())
+        .collect()
+}
+
+/// What the job's own settings make a reader of its result need to know.
+pub fn job_warnings(job: &Job, engine: EngineKind) -> Vec<Warning> {
+    let mut w = Vec::new();
+    if job.mode == Mode::Buffered && job.op.writes() {
+        w.push(Warning::new(
+            "page_cache",
+            "buffered writes without a sync measure the page cache (RAM), not the device; \
+             use --mode fdatasync (dd conv=fdatasync) or --mode direct",
+        ));
+    }
+    if matches!(job.mode, Mode::Buffered | Mode::Fdatasync) && job.op.reads() {
+        w.push(Warning::new(
+            "page_cache",
+            "buffered reads may come from the page cache; use --mode nocache or --mode direct",
+        ));
+    }
+    if job.data == Data::Zero && job.op.writes() {
+        w.push(Warning::new(
+            "zeros",
+            "zeros compress: a compressing file system (ZFS, btrfs), zram or an SSD controller \
+             will flatter this result; use --data random (the default)",
+        ));
+    }
+    if engine == EngineKind::Psync && job.iodepth > 1 {
+        w.push(Warning::new(
+            "psync_iodepth",
+            format!(
+                "pread/pwrite are synchronous: iodepth {} ran as 1 per job",
+                job.iodepth
+            ),
+        ));
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Op;
+
+    /// Each job warning's fix is spelt as the command line takes it ("use data random" was not
+    /// an option anyone could type): every `--flag value` in them parses.
+    #[test]
+    fn job_warnings_name_options_the_command_line_takes() {
+        use clap::Parser;
+        let jobs = [
+            Job {
+                op: Op::Write,
+                mode: Mode::Buffered,
+                data: Data::Zero,
+                ..Job::default()
+            },
+            Job {
+                op: Op::Read,
+                mode: Mode::Fdatasync,
+                ..Job::default()
+            },
+        ];
+        let mut flags = 0;
+        for job in jobs {
+            for w in job_warnings(&job, EngineKind::Uring) {
+                println!("{}: {}", w.kind, w.message);
+                assert!(w.message.contains("use --"), "{}", w.message);
+                let words: Vec<&str> = w.message.split([' ', ',', ')']).collect();
+                for pair in words.windows(2).filter(|p| p[0].starts_with("--")) {
+                    let argv = ["blkscope", "run", "/dev/x", pair[0], pair[1]];
+                    crate::cli::Cli::try_parse_from(argv)
+                        .unwrap_or_else(|e| panic!("{argv:?} from {:?}: {e}", w.message));
+                    flags += 1;
+                }
+            }
+        }
+        assert!(flags >= 5, "{flags} options checked");
+    }
+}

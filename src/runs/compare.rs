@@ -1,0 +1,81 @@
+//! Two saved runs compared test by test: MB/s, IOPS, p50 and p99, and their ratios.
+
+use serde::Serialize;
+
+use super::{Figures, SavedRecord, SavedRun};
+
+/// One line of a comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diff {
+    /// The test's name (A's, when two lone tests of different names are compared).
+    pub test: String,
+    /// B's test name, when it differs from A's (two runs of one test each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b_test: Option<String>,
+    pub metric: &'static str,
+    pub a: f64,
+    pub b: f64,
+    /// b / a.
+    pub ratio: Option<f64>,
+}
+
+/// The tests of two saved runs that compare: those with the same name, in A's order. Two runs
+/// of one test each compare with each other whatever their names, since that is what `compare
+/// A B` on two single runs (QD1 against QD8, this disk against that one) means.
+pub fn pairs<'a>(a: &'a SavedRun, b: &'a SavedRun) -> Vec<(&'a SavedRecord, &'a SavedRecord)> {
+    let same: Vec<_> = a
+        .tests
+        .iter()
+        .filter_map(|x| b.tests.iter().find(|y| y.name == x.name).map(|y| (x, y)))
+        .collect();
+    match (&a.tests[..], &b.tests[..]) {
+        ([x], [y]) if same.is_empty() => vec![(x, y)],
+        _ => same,
+    }
+}
+
+/// The name a pair goes by: the test's, or both when a lone test is compared with another.
+pub fn pair_name(x: &SavedRecord, y: &SavedRecord) -> String {
+    name_of_pair(&x.name, Some(&y.name))
+}
+
+/// `a`, or "a vs b" when B's test has another name.
+pub fn name_of_pair(a: &str, b: Option<&str>) -> String {
+    match b {
+        Some(b) if b != a => format!("{a} vs {b}"),
+        _ => a.to_string(),
+    }
+}
+
+impl Diff {
+    /// The name its pair goes by (see [`pair_name`]).
+    pub fn name(&self) -> String {
+        name_of_pair(&self.test, self.b_test.as_deref())
+    }
+}
+
+/// Compares two saved runs test by test (see [`pairs`]).
+pub fn compare(a: &SavedRun, b: &SavedRun) -> Vec<Diff> {
+    let mut out = Vec::new();
+    for (ta, tb) in pairs(a, b) {
+        let x = Figures::of_saved(&ta.name, &ta.result);
+        let y = Figures::of_saved(&tb.name, &tb.result);
+        let b_test = (ta.name != tb.name).then(|| tb.name.clone());
+        for (metric, va, vb) in [
+            ("MB/s", x.mb_s, y.mb_s),
+            ("IOPS", x.iops, y.iops),
+            ("p50 us", x.p50_us, y.p50_us),
+            ("p99 us", x.p99_us, y.p99_us),
+        ] {
+            out.push(Diff {
+                test: ta.name.clone(),
+                b_test: b_test.clone(),
+                metric,
+                a: va,
+                b: vb,
+                ratio: (va > 0.0).then(|| vb / va),
+            });
+        }
+    }
+    out
+}

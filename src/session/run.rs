@@ -1,0 +1,83 @@
+//! One run of a job: the engine opens the target and runs the job on it, the read-back of
+//! `--verify` reads what it wrote, and the analysis says what the figures mean, all while the
+//! target is still held (O_EXCL on a device; a scratch file not yet removed).
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::analysis;
+use crate::device::Device;
+use crate::engine::{self, Job, OpenTarget, Run, RunError, Sample, TargetInfo, TargetSpec};
+use crate::result::RunResult;
+use crate::sysroot::SysRoot;
+use crate::verify::{self, VerifyReport};
+
+/// Runs `job` on the target once: its result, with the target as it was opened.
+pub fn run_job(
+    root: &SysRoot,
+    spec: &TargetSpec,
+    job: &Job,
+    cancel: Arc<AtomicBool>,
+    on_sample: impl FnMut(&Sample),
+) -> Result<(TargetInfo, RunResult), RunError> {
+    run_once(root, spec, job, cancel, on_sample).map(|r| (r.info, r.result))
+}
+
+/// One run: the target as it was opened, the device that holds a file target, the result.
+pub(super) struct Ran {
+    pub info: TargetInfo,
+    pub holding: Option<Device>,
+    pub result: RunResult,
+}
+
+/// [`run_job`], also handing back the device that holds a file target, as opening it found it.
+pub(super) fn run_once(
+    root: &SysRoot,
+    spec: &TargetSpec,
+    job: &Job,
+    cancel: Arc<AtomicBool>,
+    on_sample: impl FnMut(&Sample),
+) -> Result<Ran, RunError> {
+    let mut target = engine::target::open(root, spec, job, &cancel)?;
+    // How much of what a read test reads held nothing when it began.
+    let unwritten = analysis::unwritten_before(root, &target, job);
+    let run = engine::run(root, &target, job, cancel.clone(), on_sample)?;
+    let verify = job
+        .verify
+        .then(|| read_back(&target, &run, job, &cancel))
+        .flatten();
+    let analysis = analysis::analyze_run(root, job, &spec.path, &target, &run, unwritten.as_ref());
+    let (info, holding) = (target.info.clone(), target.holding.take());
+    drop(target);
+    Ok(Ran {
+        info,
+        holding,
+        result: RunResult::of(run.measured, analysis, verify),
+    })
+}
+
+/// `--verify`: reads back what the run wrote (a random-data write has a stamp to check).
+fn read_back(
+    target: &OpenTarget,
+    run: &Run,
+    job: &Job,
+    cancel: &AtomicBool,
+) -> Option<VerifyReport> {
+    let stamp = run.measured.stamp.as_ref()?;
+    let granularity = target.info.logical_block_size.unwrap_or(512);
+    Some(match target.reopen_for_reading() {
+        Ok(f) => verify::verify(
+            &f,
+            stamp,
+            &verify::ReadBack {
+                granularity,
+                max_errors: job.max_errors.unwrap_or(1000),
+                cancel,
+            },
+        ),
+        Err(e) => VerifyReport {
+            stopped: Some(format!("cannot open the target to read it back: {e}")),
+            ..Default::default()
+        },
+    })
+}
