@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Benchmark: `blkscope list` (and `list --json`) with 64 loop devices attached, next to lsblk.
-# Needs root. Creates 64 sparse 16 MiB files in a temporary directory, attaches them, times
-# RUNS runs of each command, then detaches and removes exactly what it created (also on Ctrl-C).
+# Needs root. Creates 64 sparse SIZE files (default 16M) in a temporary directory, attaches
+# them, times RUNS runs of each command, then detaches and removes exactly what it created (also
+# on Ctrl-C). OTHER names another blkscope binary (an earlier build) to time beside this one.
 #
 #   sudo bash bench/list_64_loops.sh            # builds the release binary first
 #   RUNS=50 N=64 sudo -E bash bench/list_64_loops.sh
+#   SIZE=1G OTHER=/tmp/blkscope-before sudo -E bash bench/list_64_loops.sh
 set -euo pipefail
 N=${N:-64}
 RUNS=${RUNS:-20}
+SIZE=${SIZE:-16M}
+OTHER=${OTHER:-}
 . "$(dirname "$0")/lib.sh"
 bench_build
 bench_tmpdir dir
 for i in $(seq 1 "$N"); do
-  truncate -s 16M "$dir/d$i.img"
+  truncate -s "$SIZE" "$dir/d$i.img"
   bench_loop l "$dir/d$i.img"
 done
 echo "attached $N loop devices; $(ls /sys/block | wc -l) entries in /sys/block"
@@ -31,6 +35,7 @@ time_it() {
 }
 
 time_it "blkscope list" "$BIN" list
+[ -n "$OTHER" ] && time_it "OTHER list ($OTHER)" "$OTHER" list
 time_it "blkscope list --json" "$BIN" list --json
 time_it "blkscope list --no-signatures" "$BIN" list --no-signatures
 time_it "lsblk" lsblk

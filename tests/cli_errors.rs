@@ -342,3 +342,50 @@ fn options_that_do_nothing_without_another_are_refused() {
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "nothing written: {left:?}");
 }
+
+/// `blkscope run /dev/$DISK` with DISK unset names /dev/: a test there would write its file
+/// into the device directory (devtmpfs, RAM). Refused, as every directory or file on devtmpfs,
+/// sysfs and procfs is, in one line that says what was probably meant; nothing is written.
+#[test]
+fn the_device_directory_and_the_kernels_file_systems_are_not_targets() {
+    let scratch_in_dev = || {
+        std::fs::read_dir("/dev")
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".blkscope-"))
+            .count()
+    };
+    let before = scratch_in_dev();
+    for cmd in ["check", "run"] {
+        one_line_error(&[cmd, "/dev/"], 2, "/dev/ is the device directory");
+        one_line_error(&[cmd, "/dev"], 2, "an empty variable?");
+    }
+    one_line_error(&["suite", "dd-classic", "/dev/"], 2, "name a device in it");
+    one_line_error(&["sweep", "/dev/", "--qd", "1,2"], 2, "name a device in it");
+    // A directory of device names (by-id where udev made it, else another on devtmpfs).
+    let sub = ["/dev/disk/by-id/", "/dev/mapper/", "/dev/cpu/", "/dev/net/"]
+        .into_iter()
+        .find(|d| {
+            let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+            std::path::Path::new(d).is_dir()
+                && !mounts
+                    .lines()
+                    .any(|l| l.split(' ').nth(4) == Some(d.trim_end_matches('/')))
+        });
+    match sub {
+        Some(d) => {
+            let e = one_line_error(&["check", d], 2, "a directory of device names");
+            assert!(e.contains("name a device in it"), "{e}");
+        }
+        None => println!("no subdirectory of /dev on devtmpfs here; /dev/ itself was checked"),
+    }
+    let e = one_line_error(&["run", "/sys/block", "--size", "1M"], 2, "on sysfs");
+    assert!(e.contains("not a disk"), "{e}");
+    one_line_error(&["run", "/proc/self", "--op", "read"], 2, "on proc");
+    one_line_error(&["check", "/proc/cpuinfo"], 2, "a file on proc");
+    assert_eq!(scratch_in_dev(), before, "nothing was written into /dev");
+    // /dev/shm is a tmpfs: a directory like /tmp, allowed (the run says it is RAM).
+    let out = blkscope(&["check", "/dev/shm", "--json"]);
+    println!("check /dev/shm: {}", stdout_of(&out));
+    assert!(out.status.success(), "{out:?}");
+}

@@ -513,3 +513,44 @@ fn the_tui_shows_each_host_streams_its_iostat_and_runs_a_test_there() {
         sessions_of(sshd_pid) == 0
     });
 }
+
+/// A host that begins with '-' would be read by ssh as an option (`-oProxyCommand=...` runs a
+/// command on this machine): refused in one line naming the file and the line, before any ssh
+/// starts, whether it comes from a hosts file or from --host.
+#[test]
+fn a_host_that_reads_as_an_option_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let hosts = dir.path().join("hosts");
+    std::fs::write(
+        &hosts,
+        format!(
+            "# the fleet\ndb1\n-oProxyCommand=touch {}\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let out = bin()
+        .arg("--hosts-file")
+        .arg(&hosts)
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    println!("{:?}: {err}", out.status);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty(), "nothing printed on stdout");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains(&format!("{}:3:", hosts.display())) && err.contains("begins with '-'"),
+        "names the file, the line and why: {err}"
+    );
+    assert!(!marker.exists(), "no ssh ran the option");
+    for arg in ["--host=-oProxyCommand=true", "--host=root@-oX=y"] {
+        let out = bin().args([arg, "list"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        println!("{arg}: {:?}: {err}", out.status);
+        assert_eq!(out.status.code(), Some(2), "{arg}: {err}");
+        assert!(err.contains("begins with '-'"), "{arg}: {err}");
+    }
+}

@@ -149,6 +149,6 @@ proptest! {
             end = o + l;
             total += l;
         }
-        prop_assert!(total <= 5 << 20);
+        prop_assert!(total <= 6 << 20);
     }
 }

@@ -871,3 +871,58 @@ fn direct_writes_of_part_of_a_file_system_block_are_a_finding() {
         );
     }
 }
+
+/// On a console a warning is its kind and first sentence (a 900-character paragraph would bury
+/// the result); `blkscope explain KIND` says what the kind means and gives the whole of what
+/// the newest saved run said, as --json does.
+#[test]
+fn a_warning_is_one_sentence_and_explain_gives_the_rest() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::new(128 * MIB, None, false);
+    let runs = SavedRuns::new();
+    let text = runs.ok(&[
+        "run",
+        lo.dev(),
+        "--op",
+        "write",
+        "--bs",
+        "1M",
+        "--mode",
+        "buffered",
+        "--size",
+        "64M",
+        "--confirm",
+        &lo.name,
+    ]);
+    println!("{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("warning [page_cache]: only"))
+        .unwrap_or_else(|| panic!("no measured page_cache warning:\n{text}"));
+    assert!(
+        line.trim_end()
+            .ends_with("so the result measured memory, not the device."),
+        "the first sentence, whole: {line}"
+    );
+    assert!(
+        !text.contains("not the device. Use --mode fdatasync"),
+        "the rest is not printed"
+    );
+    assert!(text.contains("blkscope explain KIND"), "{text}");
+    let explained = runs.ok(&["explain", "page_cache"]);
+    println!("{explained}");
+    assert!(explained.starts_with("page_cache: "), "{explained}");
+    assert!(explained.contains("In saved run"), "{explained}");
+    let whole: String = explained.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        whole
+            .contains("not the device. Use --mode fdatasync (dd conv=fdatasync) or --mode direct."),
+        "the whole message: {explained}"
+    );
+    assert!(
+        explained.lines().all(|l| l.chars().count() <= 80),
+        "{explained}"
+    );
+}

@@ -908,3 +908,74 @@ fn a_loop_devices_properties_say_its_file_and_direct_io() {
         }
     }
 }
+
+/// On a console (TERM=linux, ASCII key names) at 80 columns every view's footer is shown whole:
+/// its last key (quit, back, close or cancel) is never cut ("q qui"), and where the keys do not
+/// all fit, those before the last two give way. The views without a snapshot of their own in
+/// ASCII get one here.
+#[test]
+fn every_footer_fits_80_columns_in_ascii() {
+    let footer = |name: &str, a: &App| {
+        let s = screen(a, 80, 24, ASCII);
+        assert_ascii_only(name, &s);
+        let line = s
+            .lines()
+            .last()
+            .unwrap()
+            .trim_matches('"')
+            .trim_end()
+            .to_string();
+        let (k, d) = *a.footer().last().unwrap();
+        let k = k.replace("↑↓", "j/k").replace("←→", "h/l");
+        let last = if d.is_empty() { k } else { format!("{k} {d}") };
+        println!("{name:>18}: {line}");
+        assert!(
+            line.ends_with(&last) && line.chars().count() <= 80,
+            "{name}: the footer ends in {last:?} uncut\n{s}"
+        );
+        s
+    };
+    let mut a = app("lvm-on-partition");
+    footer("devices", &a);
+    for (i, name) in ["tests", "properties", "iostat"].iter().enumerate() {
+        a.on_key(key(KeyCode::Tab));
+        let s = footer(name, &a);
+        if i > 0 {
+            insta::assert_snapshot!(format!("ascii_{name}_focus_80x24"), s);
+        }
+    }
+    let mut a = app("lvm-on-partition");
+    a.on_key(key(KeyCode::Char('e')));
+    insta::assert_snapshot!("ascii_form_80x24", footer("form", &a));
+    a.on_key(key(KeyCode::Enter));
+    footer("form, editing", &a);
+    let mut a = app("nvme-namespaces");
+    select(&mut a, "nvme0n2");
+    a.on_key(key(KeyCode::Char('r')));
+    footer("confirm", &a);
+    for (fixture, k, name) in [
+        ("lvm-on-partition", 'x', "explain"),
+        ("md-raid1", '?', "help"),
+    ] {
+        let mut a = app(fixture);
+        a.on_key(key(KeyCode::Char(k)));
+        footer(name, &a);
+    }
+    let mut a = app("lvm-on-partition");
+    select(&mut a, "sda");
+    a.on_key(key(KeyCode::Char('r')));
+    footer("refused", &a);
+    let mut a = app("lvm-on-partition");
+    a.on_key(key(KeyCode::Char('r')));
+    for s in samples(8) {
+        a.on_sample(s);
+    }
+    footer("run", &a);
+    a.on_key(key(KeyCode::Char('l')));
+    footer("run, latency", &a);
+    let (info, r) = tiny_run();
+    a.on_finished(Ok((info, r)));
+    footer("results", &a);
+    a.on_key(key(KeyCode::Char('g')));
+    footer("results, charts", &a);
+}

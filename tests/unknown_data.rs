@@ -205,3 +205,170 @@ fn list_reports_the_blank_test() {
     assert_eq!(b["blank"]["state"], "unknown", "{b}");
     assert_eq!(b["write_safety"], "confirm", "{b}");
 }
+
+/// A file system made in an image of its own (`mkfs` on a plain file, no root needed), then
+/// copied into `disk` at `at` without writing its zero blocks (the disk stays sparse).
+fn format_into(disk: &Image, at: u64, size: u64, mkfs: &[&str]) {
+    let part = Image::new(size);
+    let out = std::process::Command::new(mkfs[0])
+        .env("PATH", path_with_sbin())
+        .args(&mkfs[1..])
+        .arg(&part.path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{mkfs:?}: {out:?}");
+    let src = std::fs::File::open(&part.path).unwrap();
+    let dst = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&disk.path)
+        .unwrap();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut off = 0;
+    while off < size {
+        let n = src.read_at(&mut buf, off).unwrap();
+        if n == 0 {
+            break;
+        }
+        if buf[..n].iter().any(|&b| b != 0) {
+            dst.write_all_at(&buf[..n], at + off).unwrap();
+        }
+        off += n as u64;
+    }
+}
+
+/// Zeroes the first `n` bytes of `disk`, as `dd if=/dev/zero of=DISK bs=1M count=N` does.
+fn zero_start(disk: &Image, n: u64) {
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&disk.path)
+        .unwrap();
+    f.write_all_at(&vec![0u8; n as usize], 0).unwrap();
+}
+
+/// The most common advice for starting a disk over (`dd if=/dev/zero bs=1M count=1`, or a tool
+/// that rewrites only the table) leaves the partitions' file systems intact behind it. Such a
+/// device is not blank: the format is found where partitions begin (or by a copy it keeps) and
+/// named, and a write needs the device's name typed back. A blank device stays clear.
+#[test]
+fn a_wiped_partition_table_with_file_systems_behind_it_needs_confirmation() {
+    if !require(
+        true,
+        &["losetup", "sfdisk", "mkfs.ext4", "mkfs.xfs", "cryptsetup"],
+    ) {
+        return;
+    }
+    let cases: [(&str, &str, u64, &[&str], &str); 4] = [
+        (
+            "gpt",
+            "ext4",
+            128 * MIB,
+            &["mkfs.ext4", "-q", "-F"],
+            "ext4 at 1 MiB (offset 1048576)",
+        ),
+        (
+            "dos",
+            "ext4",
+            128 * MIB,
+            &["mkfs.ext4", "-q", "-F"],
+            "ext4 at 1 MiB (offset 1048576)",
+        ),
+        (
+            "gpt",
+            "xfs",
+            400 * MIB,
+            &["mkfs.xfs", "-q", "-f"],
+            "xfs at 1 MiB (offset 1048576)",
+        ),
+        (
+            "gpt",
+            "luks2",
+            64 * MIB,
+            &[
+                "cryptsetup",
+                "luksFormat",
+                "--type",
+                "luks2",
+                "--batch-mode",
+                "--key-file",
+                "-",
+                "--pbkdf",
+                "pbkdf2",
+                "--pbkdf-force-iterations",
+                "1000",
+            ],
+            "crypto_LUKS at 1 MiB (offset 1048576)",
+        ),
+    ];
+    for (label, fs, size, mkfs, named) in cases {
+        let disk = Image::new(size + 2 * MIB);
+        sfdisk(disk.path_str(), &format!("label: {label}\nstart=2048\n"));
+        if fs == "luks2" {
+            // luksFormat reads the key from stdin with --key-file -.
+            let part = Image::new(size);
+            let mut c = std::process::Command::new("cryptsetup")
+                .env("PATH", path_with_sbin())
+                .args(&mkfs[1..])
+                .arg(&part.path)
+                .stdin(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(b"blkscope-test-key")
+                .unwrap();
+            assert!(c.wait().unwrap().success(), "cryptsetup luksFormat");
+            let src = std::fs::read(&part.path).unwrap();
+            let head = &src[..(16 * MIB as usize).min(src.len())];
+            let dst = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&disk.path)
+                .unwrap();
+            dst.write_all_at(head, MIB).unwrap();
+        } else {
+            format_into(&disk, MIB, size, mkfs);
+        }
+        zero_start(&disk, MIB);
+        let lo = Loop::over(disk, None, false);
+        let r = refused_without_confirm(&lo, "data");
+        let why = data_reason(&r);
+        println!("{label} + {fs}: {why}");
+        assert!(
+            why.contains(named)
+                && why.contains("a table was probably wiped")
+                && why.contains("testdisk"),
+            "{label} + {fs}: {r}"
+        );
+        let (list, _) = blkscope_json(&["list", "--json"]);
+        let d = device(&list, &lo.name);
+        assert_eq!(d["hidden_signature"]["start"], MIB, "{d}");
+        assert_eq!(d["hidden_signature"]["found"], "partition", "{d}");
+    }
+
+    // The file system's own start overwritten too (the first 2 MiB zeroed): its backup
+    // superblock in block group 1 still names it.
+    let disk = Image::new(130 * MIB);
+    sfdisk(disk.path_str(), "label: dos\nstart=2048\n");
+    format_into(&disk, MIB, 128 * MIB, &["mkfs.ext4", "-q", "-F"]);
+    zero_start(&disk, 2 * MIB);
+    let lo = Loop::over(disk, None, false);
+    let r = refused_without_confirm(&lo, "data");
+    let why = data_reason(&r);
+    println!("ext4 with its start zeroed: {why}");
+    assert!(
+        why.contains("a backup superblock of ext") && why.contains("begins at 1 MiB"),
+        "{r}"
+    );
+
+    // Nothing behind a blank device: it stays clear.
+    let blank = Loop::new(64 * MIB, None, false);
+    settle(&blank.name);
+    let (r, exit) = blkscope_json(&["check", blank.dev(), "--json"]);
+    assert_eq!(
+        (r["write_safety"].as_str(), exit),
+        (Some("clear"), 0),
+        "{r}"
+    );
+    assert_eq!(reason_codes(&r), ["blank"], "{r}");
+}

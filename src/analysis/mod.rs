@@ -7,12 +7,14 @@
 //! - [`others`]: other processes' I/O beside the test;
 //! - [`unwritten`]: reads of blocks that hold nothing (never written, holes, zeros);
 //! - [`explain`]: the `dd` and `fio` lines that match a job;
+//! - [`kinds`]: what each kind of warning means, in general (`blkscope explain KIND`);
 //! - [`sweep`]: the points of a sweep and where the curve bends.
 //!
 //! [`analyze_run`] puts them together for one run of a job.
 
 pub mod explain;
 pub mod findings;
+pub mod kinds;
 pub mod others;
 pub mod sweep;
 pub mod unwritten;

@@ -138,6 +138,14 @@ pub struct Device {
     /// The blank test: whether the device reads the same byte everywhere blkscope looked. Only
     /// run where nothing else (a signature, partitions) already says it holds data.
     pub blank: signatures::Blank,
+    /// Where the device shows no signature and no partitions: a format found where a partition
+    /// usually begins, or a copy one keeps (a table was probably wiped; the data is intact).
+    #[serde(
+        default,
+        rename = "hidden_signature",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub hidden: Option<signatures::Hidden>,
     /// Depth in the tree (0 for a device that sits on nothing), for lsblk-like display.
     pub depth: usize,
     pub write_safety: WriteSafety,
@@ -592,6 +600,7 @@ fn read_device(
         signatures: Vec::new(),
         signature_error: None,
         blank: signatures::Blank::unknown("not read"),
+        hidden: None,
         depth: 0,
         write_safety: WriteSafety::Clear,
         safety_reasons: Vec::new(),
@@ -777,24 +786,33 @@ fn probe_signatures(root: &SysRoot, d: &mut Device) {
             return;
         }
     }
-    // A known signature or partitions already say it holds data; otherwise look (5 MiB).
-    d.blank = if !d.signatures.is_empty() || !d.partitions.is_empty() {
-        signatures::Blank::unknown("not needed: it carries a signature or partitions")
-    } else {
-        // O_DIRECT where the node allows it (a block device), buffered otherwise (a fixture's
-        // image file on tmpfs, say).
-        use std::os::unix::fs::OpenOptionsExt;
-        let direct = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
-            .open(&node)
-            .ok()
-            .and_then(|g| signatures::scan_blank_direct(&g, d.size_bytes).ok());
-        match direct {
-            Some(b) => b,
-            None => signatures::scan_blank(&f, d.size_bytes)
-                .unwrap_or_else(|e| signatures::Blank::unknown(format!("cannot read it: {e}"))),
-        }
+    // A known signature or partitions already say it holds data; otherwise look for a format
+    // behind a wiped table, and at what the device holds (about 6 MiB in all).
+    if !d.signatures.is_empty() || !d.partitions.is_empty() {
+        d.blank = signatures::Blank::unknown("not needed: it carries a signature or partitions");
+        return;
+    }
+    // O_DIRECT where the node allows it (a block device), buffered otherwise (a fixture's
+    // image file on tmpfs, say).
+    use std::os::unix::fs::OpenOptionsExt;
+    let direct = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
+        .open(&node)
+        .ok();
+    let lbs = d.logical_block_size as u32;
+    d.hidden = direct
+        .as_ref()
+        .and_then(|g| signatures::probe_hidden(g, d.size_bytes, lbs).ok())
+        .or_else(|| signatures::probe_hidden(&f, d.size_bytes, lbs).ok())
+        .flatten();
+    let blank = direct
+        .as_ref()
+        .and_then(|g| signatures::scan_blank_direct(g, d.size_bytes).ok());
+    d.blank = match blank {
+        Some(b) => b,
+        None => signatures::scan_blank(&f, d.size_bytes)
+            .unwrap_or_else(|e| signatures::Blank::unknown(format!("cannot read it: {e}"))),
     };
 }
 

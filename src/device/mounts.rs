@@ -29,6 +29,23 @@ pub fn in_ram(fs: &str) -> bool {
     matches!(fs, "tmpfs" | "ramfs")
 }
 
+/// What a file system type is when it is the kernel's own view of devices, processes or
+/// itself (devtmpfs, sysfs, procfs and the like), not storage: a test's file there would be
+/// written into the kernel's tables or RAM. None for a file system that stores files.
+pub fn kernel_fs(fs: &str) -> Option<&'static str> {
+    Some(match fs {
+        "devtmpfs" => "the device directory",
+        "devpts" => "the terminals' device directory",
+        "sysfs" => "the kernel's view of devices and drivers",
+        "proc" => "the kernel's view of processes",
+        "cgroup" | "cgroup2" => "the kernel's control groups",
+        "debugfs" | "tracefs" => "the kernel's debugging and tracing interface",
+        "securityfs" | "configfs" | "pstore" | "efivarfs" | "bpf" | "mqueue" | "fusectl"
+        | "binfmt_misc" | "hugetlbfs" => "a kernel interface",
+        _ => return None,
+    })
+}
+
 /// Mount points by `major:minor`, in mountinfo order, without repeats; and those of file
 /// systems that give their mounts an anonymous device number (major 0: btrfs, whose files all
 /// carry one per subvolume), by the device path mountinfo names as their source.

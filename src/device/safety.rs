@@ -312,6 +312,11 @@ fn contents(d: &Device, r: &mut Vec<Reason>) {
 fn blank(d: &Device, r: &mut Vec<Reason>) {
     use super::signatures::Blank as B;
     use ReasonCode::*;
+    // A format behind a wiped table: whatever the sampled bytes were, it holds data.
+    if let Some(h) = &d.hidden {
+        r.push(Reason::new(Data, hidden_words(h)));
+        return;
+    }
     match &d.blank {
         B::Data { offset } => r.push(Reason::new(
             Data,
@@ -320,8 +325,8 @@ fn blank(d: &Device, r: &mut Vec<Reason>) {
         B::Blank { byte, bytes_read } => r.push(Reason::new(
             Blank,
             format!(
-                "blank where it was looked at: all {} read (the first and last MiB and 64 \
-                 places between) are {byte:#04x}{}",
+                "blank where it was looked at: all {} read (the first 16 MiB every 512 KiB, the \
+                 last MiB and 64 places between) are {byte:#04x}{}",
                 crate::units::fmt_size(*bytes_read),
                 if *byte == 0xff {
                     " (a fresh flash erase)"
@@ -335,6 +340,48 @@ fn blank(d: &Device, r: &mut Vec<Reason>) {
             format!("blank test not run: {why}; a write test needs --confirm"),
         )),
         B::Unknown { .. } => {}
+    }
+}
+
+/// A place on a device in the unit it reads best in: `1 MiB`, `31.5 KiB`.
+fn place(bytes: u64) -> String {
+    if bytes > 0 && bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        let k = format!("{:.1}", bytes as f64 / 1024.0);
+        format!("{} KiB", k.strip_suffix(".0").unwrap_or(&k))
+    }
+}
+
+/// What a format found behind a wiped table means, in one sentence.
+fn hidden_words(h: &super::signatures::Hidden) -> String {
+    use super::signatures::Usage as U;
+    let at = place(h.start);
+    let what = match h.usage {
+        U::Filesystem => "file system",
+        U::Swap => "swap area",
+        U::Raid => "RAID/LVM member",
+        U::Crypto => "encrypted volume",
+        U::PartitionTable => "partition table",
+    };
+    match (h.found.as_str(), h.usage) {
+        ("backup", U::PartitionTable) => format!(
+            "a GPT backup header in the last sector (offset {}), and no partition table at the \
+             start: the table was probably wiped; gdisk or testdisk can rebuild it from the \
+             backup, and the partitions' data is likely intact",
+            h.offset
+        ),
+        ("backup", _) => format!(
+            "a backup superblock of {} at offset {} (the {what} begins at {at}, offset {}), and \
+             nothing at its start: its start was probably overwritten; the rest is likely \
+             intact and recoverable (e2fsck -b, btrfs rescue, testdisk)",
+            h.kind, h.offset, h.start
+        ),
+        _ => format!(
+            "{} at {at} (offset {}), no partition table: a table was probably wiped; the {what} \
+             is intact and recoverable (testdisk)",
+            h.kind, h.start
+        ),
     }
 }
 
@@ -359,6 +406,37 @@ enum Resolved {
     },
     /// In a fixture tree: a device by kernel name.
     Named(String),
+}
+
+/// A directory or file on devtmpfs, sysfs, procfs and the like is no place for a test: `run
+/// /dev/$DISK` with DISK unset names /dev/, and a test there would write its file into the
+/// device directory (RAM). One line that says what was probably meant.
+fn not_on_a_kernel_fs(root: &SysRoot, target: &str, dir: bool) -> Result<(), Error> {
+    let Some(fs) = super::mounts::fs_type_of(root, Path::new(target)) else {
+        return Ok(());
+    };
+    let Some(what) = super::mounts::kernel_fs(&fs) else {
+        return Ok(());
+    };
+    let real = std::fs::canonicalize(target).unwrap_or_else(|_| PathBuf::from(target));
+    Err(Error::Usage(if fs == "devtmpfs" && dir {
+        if real == Path::new("/dev") {
+            format!(
+                "{target} is the device directory: name a device in it (e.g. /dev/sdb); an empty variable?"
+            )
+        } else {
+            format!(
+                "{target} is a directory of device names ({fs}, in RAM), not a place for a \
+                 test's file: name a device in it; an empty variable?"
+            )
+        }
+    } else {
+        let kind = if dir { "a directory" } else { "a file" };
+        format!(
+            "{target} is {kind} on {fs}, {what}, not a disk: name a block device (e.g. \
+             /dev/sdb), or a directory on the disk to test"
+        )
+    }))
 }
 
 fn resolve(root: &SysRoot, target: &str) -> Result<Resolved, Error> {
@@ -389,6 +467,9 @@ fn resolve(root: &SysRoot, target: &str) -> Result<Resolved, Error> {
         Err(e) => return Err(Error::io(p, e)),
     };
     let ft = meta.file_type();
+    if ft.is_dir() || ft.is_file() {
+        not_on_a_kernel_fs(root, target, ft.is_dir())?;
+    }
     if ft.is_dir() {
         Ok(Resolved::Directory(p.into()))
     } else if ft.is_file() {
@@ -411,6 +492,13 @@ fn resolve(root: &SysRoot, target: &str) -> Result<Resolved, Error> {
             what: "neither a block device, a regular file nor a directory",
         })
     }
+}
+
+/// Whether `target` names something a test can run on at all (a block device, a directory or
+/// a file, not on a kernel file system), without discovering devices or reading one: the check
+/// a session makes before its first test says anything.
+pub fn nameable(root: &SysRoot, target: &str) -> Result<(), Error> {
+    resolve(root, target).map(|_| ())
 }
 
 /// Decides whether a write test may run on `target` (a block device path or name, a directory

@@ -66,26 +66,188 @@ impl Blank {
     }
 }
 
+/// A format found where nothing at the start of the device says so: where a partition
+/// usually begins, or at a copy a format keeps elsewhere. What `dd if=/dev/zero bs=1M count=1`,
+/// `sgdisk --zap-all` or a new empty table leaves behind: the partitions' data, intact and
+/// recoverable (testdisk), on a device whose start reads as blank.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hidden {
+    /// libblkid's name for it (`ext4`, `xfs`, `crypto_LUKS`, `gpt`, ...).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Where the format begins (a partition's start; for a copy, where its original is).
+    pub start: u64,
+    /// Where its magic was seen.
+    pub offset: u64,
+    pub usage: Usage,
+    /// What was found: the format at a partition's start (`partition`), or a copy it keeps
+    /// (`backup`: a GPT's header in the last sector, an ext backup superblock, btrfs's mirror).
+    pub found: String,
+}
+
+/// Where partitions usually begin, in bytes: 63 sectors (old DOS tables, 512- and 4096-byte
+/// sectors), and 1 MiB and its multiples up to 16 MiB (2048 sectors; 2048 4096-byte sectors is
+/// 8 MiB).
+pub const PARTITION_STARTS: [u64; 8] = [
+    63 * 512,
+    63 * 4096,
+    1 << 20,
+    2 << 20,
+    3 << 20,
+    4 << 20,
+    8 << 20,
+    16 << 20,
+];
+
+/// The places a format that begins at one of them keeps a copy of its superblock is looked
+/// for from: the device's start, and where partitions most often begin (2048 sectors of 512
+/// and of 4096 bytes).
+const BACKUPS_FROM: [u64; 3] = [0, 1 << 20, 8 << 20];
+
+/// Looks for a format behind a wiped partition table: at the places partitions usually begin,
+/// then for the copies formats keep (a GPT's backup header in the last sector; ext's backup
+/// superblocks and btrfs's mirror). The first found; None when nothing is there. `f` may be
+/// opened with O_DIRECT (every read is 4 KiB aligned); a buffered `f` has what was read dropped
+/// from the page cache again. Reads about 0.6 MiB in 24 reads at most.
+pub fn probe_hidden(f: &File, size: u64, sector: u32) -> io::Result<Option<Hidden>> {
+    let lbs = (sector as u64).max(512);
+    for &start in PARTITION_STARTS
+        .iter()
+        .filter(|&&p| p < size && p % lbs == 0)
+    {
+        let head = read_aligned(f, start, HEAD_LEN.min((size - start) as usize))?;
+        let mut found = Vec::new();
+        probe_filesystems(&head, &mut found);
+        probe_md_head(&head, &mut found);
+        if let Some(s) = found.into_iter().min_by_key(|s| s.offset) {
+            return Ok(Some(Hidden {
+                kind: s.kind,
+                start,
+                offset: start + s.offset,
+                usage: s.usage,
+                found: "partition".into(),
+            }));
+        }
+    }
+    if let Some(h) = gpt_backup(f, size, sector)? {
+        return Ok(Some(h));
+    }
+    for start in BACKUPS_FROM {
+        if let Some(h) = backup_superblock(f, size, start)? {
+            return Ok(Some(h));
+        }
+    }
+    Ok(None)
+}
+
+/// `len` bytes at `off` (fewer at the end of the device), read in whole 4 KiB blocks into an
+/// aligned buffer, so that an O_DIRECT descriptor serves too; then dropped from the page cache.
+fn read_aligned(f: &File, off: u64, len: usize) -> io::Result<Vec<u8>> {
+    let from = off & !0xfff;
+    let to = (off + len as u64 + 0xfff) & !0xfff;
+    let mut buf = crate::sys::AlignedBuf::new((to - from) as usize, 4096);
+    let got = read_into(f, buf.as_mut_slice(), from)?;
+    let _ = crate::sys::drop_cache_range(f, from, to - from);
+    let skip = (off - from) as usize;
+    Ok(buf.as_slice()[skip.min(got)..got.min(skip + len)].to_vec())
+}
+
+/// A GPT's backup header ("EFI PART") in the device's last sector.
+fn gpt_backup(f: &File, size: u64, sector: u32) -> io::Result<Option<Hidden>> {
+    let sectors: &[u64] = match sector {
+        512 | 4096 => &[sector as u64],
+        _ => &[512, 4096],
+    };
+    for &lbs in sectors {
+        if size < 2 * lbs {
+            continue;
+        }
+        let last = size - lbs;
+        if read_aligned(f, last, 8)? == b"EFI PART" {
+            return Ok(Some(Hidden {
+                kind: "gpt".into(),
+                start: 0,
+                offset: last,
+                usage: Usage::PartitionTable,
+                found: "backup".into(),
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// An ext backup superblock (in block group 1, for 1, 2 and 4 KiB blocks) or btrfs's first
+/// mirror (64 MiB) of a file system that begins at `start`.
+fn backup_superblock(f: &File, size: u64, start: u64) -> io::Result<Option<Hidden>> {
+    // ext: group 1 starts at block 8193 (1 KiB blocks), 16384 (2 KiB) or 32768 (4 KiB); the
+    // magic 0xEF53 is at +0x38 and the group of the copy at +0x5A (s_block_group_nr 1).
+    for (block, len) in [(8193u64, 1024u64), (16384, 2048), (32768, 4096)] {
+        let at = start + block * len;
+        if at + 0x60 > size {
+            continue;
+        }
+        let b = read_aligned(f, at, 0x60)?;
+        if le16(&b, 0x38) == Some(0xEF53) && le16(&b, 0x5A) == Some(1) {
+            return Ok(Some(Hidden {
+                kind: "ext".into(),
+                start,
+                offset: at + 0x38,
+                usage: Usage::Filesystem,
+                found: "backup".into(),
+            }));
+        }
+    }
+    let mirror = start + 0x400_0040;
+    if mirror + 8 <= size && read_aligned(f, mirror, 8)? == b"_BHRfS_M" {
+        return Ok(Some(Hidden {
+            kind: "btrfs".into(),
+            start,
+            offset: mirror,
+            usage: Usage::Filesystem,
+            found: "backup".into(),
+        }));
+    }
+    Ok(None)
+}
+
 /// The blank test reads the first and the last MiB ...
 pub const BLANK_EDGE: u64 = 1 << 20;
-/// ... and this many regions between them, at fixed fractions of the size ...
+/// ... the rest of the first 16 MiB densely, where partitions begin and file systems keep their
+/// metadata (a young ext4 or XFS has little else) ...
+pub const BLANK_DENSE_END: u64 = 16 << 20;
+/// ... there, this many bytes every [`BLANK_DENSE_STEP`] ...
+pub const BLANK_DENSE_LEN: u64 = 16 << 10;
+pub const BLANK_DENSE_STEP: u64 = 512 << 10;
+/// ... and this many regions beyond, at fixed fractions of the size ...
 pub const BLANK_SAMPLES: u64 = 64;
-/// ... of this many bytes each: 5 MiB in all.
+/// ... of this many bytes each: 6 MiB in all at most.
 pub const BLANK_SAMPLE_LEN: u64 = 48 << 10;
 
 /// The (offset, length) regions the blank test reads on a device of `size` bytes, in order,
 /// inside the device, 4 KiB aligned, without overlap.
 pub fn blank_regions(size: u64) -> Vec<(u64, u64)> {
-    let mut v = vec![(0, BLANK_EDGE.min(size))];
     let inner = BLANK_EDGE..size.saturating_sub(BLANK_EDGE);
+    let mut want: Vec<(u64, u64)> = Vec::new();
     if inner.end > inner.start {
+        let dense_end = BLANK_DENSE_END.min(inner.end);
+        want.extend(
+            (inner.start..dense_end)
+                .step_by(BLANK_DENSE_STEP as usize)
+                .map(|at| (at, BLANK_DENSE_LEN)),
+        );
         for k in 1..=BLANK_SAMPLES {
             let at = (size as u128 * k as u128 / (BLANK_SAMPLES + 1) as u128) as u64 & !0xfff;
-            let start = at.max(inner.start);
-            let end = (start + BLANK_SAMPLE_LEN).min(inner.end);
-            if end > start && v.last().is_none_or(|&(o, l)| start >= o + l) {
-                v.push((start, end - start));
-            }
+            want.push((at.max(inner.start), BLANK_SAMPLE_LEN));
+        }
+    }
+    want.sort_unstable();
+    let mut v = vec![(0, BLANK_EDGE.min(size))];
+    for (at, len) in want {
+        // In order, without overlap, inside the part between the two ends.
+        let start = at.max(v.last().map_or(0, |&(o, l)| o + l));
+        let end = (at + len).min(inner.end);
+        if end > start {
+            v.push((start, end - start));
         }
     }
     if size > BLANK_EDGE {
@@ -458,15 +620,23 @@ fn probe_md(f: &File, head: &[u8], size: u64, found: &mut Vec<Signature>) -> io:
             return Ok(());
         }
     }
+    probe_md_head(head, found);
+    Ok(())
+}
+
+/// md superblocks 1.1 and 1.2, at the start of a member (0 and 4 KiB in).
+fn probe_md_head(head: &[u8], found: &mut Vec<Signature>) {
+    const MAGIC: u32 = 0xa92b4efc;
     for off in [0u64, 0x1000] {
         if let Some(b) = head.get(off as usize..)
-            && v1_ok(b, off)
+            && le32(b, 0) == Some(MAGIC)
+            && le32(b, 4) == Some(1)
+            && le64(b, 144) == Some(off >> 9)
         {
             found.push(Signature::new("linux_raid_member", off, Usage::Raid));
-            return Ok(());
+            return;
         }
     }
-    Ok(())
 }
 
 fn probe_partition_tables(
@@ -658,14 +828,16 @@ mod tests {
     }
 
     #[test]
-    fn blank_regions_cover_both_ends_and_64_places_within_5_mib() {
+    fn blank_regions_cover_both_ends_the_first_16_mib_and_64_places() {
         let size = 500u64 << 30;
         let r = blank_regions(size);
         assert_eq!(r.first(), Some(&(0, BLANK_EDGE)));
         assert_eq!(r.last(), Some(&(size - BLANK_EDGE, BLANK_EDGE)));
-        assert_eq!(r.len(), 2 + BLANK_SAMPLES as usize);
+        let dense = r.iter().filter(|x| x.0 < BLANK_DENSE_END).count() - 1;
+        assert_eq!(dense, 30, "every 512 KiB from 1 to 16 MiB");
+        assert_eq!(r.len(), 2 + 30 + BLANK_SAMPLES as usize);
         let total: u64 = r.iter().map(|x| x.1).sum();
-        assert_eq!(total, 5 << 20);
+        assert_eq!(total, (5 << 20) + 30 * BLANK_DENSE_LEN);
         for w in r.windows(2) {
             assert!(w[0].0 + w[0].1 <= w[1].0, "in order, no overlap: {w:?}");
         }

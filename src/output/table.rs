@@ -183,6 +183,7 @@ mod tests {
             signatures: vec![],
             signature_error: None,
             blank: crate::device::signatures::Blank::unknown("not read"),
+            hidden: None,
             depth,
             write_safety: WriteSafety::Clear,
             safety_reasons: vec![],

@@ -52,6 +52,23 @@ pub fn check(r: &SafetyReport) -> String {
     out
 }
 
+/// Where a warning printed by its first sentence is said whole.
+const WHOLE_WARNING: &str =
+    "(each warning above is its first sentence: blkscope explain KIND says more, --json all)";
+
+/// The first sentence of a message (through its full stop), or all of it: a warning's headline
+/// on a console, where a 900-character paragraph would bury the figures.
+pub fn first_sentence(s: &str) -> &str {
+    s.match_indices(". ")
+        .find(|(i, _)| s[i + 2..].starts_with(|c: char| c.is_uppercase()))
+        .map_or(s, |(i, _)| &s[..=i])
+}
+
+/// Whether [`first_sentence`] leaves something out.
+fn shortened(s: &str) -> bool {
+    first_sentence(s).len() < s.trim_end().len()
+}
+
 /// One run's result: what ran, throughput, latency, CPU, streams, notes, warnings, error.
 pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String {
     let mut out = String::new();
@@ -123,7 +140,15 @@ pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String
         let _ = writeln!(out, "  note: {n}");
     }
     for w in &r.warnings {
-        let _ = writeln!(out, "  warning [{}]: {}", w.kind, w.message);
+        let _ = writeln!(
+            out,
+            "  warning [{}]: {}",
+            w.kind,
+            first_sentence(&w.message)
+        );
+    }
+    if r.warnings.iter().any(|w| shortened(&w.message)) {
+        let _ = writeln!(out, "  {WHOLE_WARNING}");
     }
     if let Some(e) = &r.error {
         let _ = writeln!(
@@ -393,7 +418,7 @@ pub fn suite_table(
             );
         }
         for w in r.warnings.iter().filter(|w| !shared.contains(w)) {
-            let _ = writeln!(out, "      [{}] {}", w.kind, w.message);
+            let _ = writeln!(out, "      [{}] {}", w.kind, first_sentence(&w.message));
         }
         if let Some(e) = &r.error {
             let _ = writeln!(out, "      error: {} {}", e.op, e.message);
@@ -401,9 +426,13 @@ pub fn suite_table(
     }
     if !shared.is_empty() {
         let _ = writeln!(out, "  every test:");
-        for w in shared {
-            let _ = writeln!(out, "      [{}] {}", w.kind, w.message);
+        for w in &shared {
+            let _ = writeln!(out, "      [{}] {}", w.kind, first_sentence(&w.message));
         }
+    }
+    let all = tests.iter().flat_map(|t| t.result.warnings.iter());
+    if all.into_iter().any(|w| shortened(&w.message)) {
+        let _ = writeln!(out, "  {WHOLE_WARNING}");
     }
     if let Some(here) = suite.found_here(
         tests
@@ -449,6 +478,45 @@ pub fn explain_job(name: &str, about: Option<&str>, job: &Job, target: &str) -> 
         let _ = writeln!(out, "  trap: {t}");
     }
     out
+}
+
+/// `explain KIND`: what warnings of `kind` mean, then the whole of what the newest saved run
+/// that had one said (`seen`: run id, test, message), wrapped for an 80-column console.
+pub fn kind_explanation(kind: &str, about: &str, seen: Option<(String, String, String)>) -> String {
+    let mut out = wrap(&format!("{kind}: {about}"), 78, "") + "\n";
+    match seen {
+        Some((id, test, message)) => {
+            let _ = writeln!(
+                out,
+                "\nIn saved run {id},\ntest {test}:\n{}",
+                wrap(&message, 78, "  ")
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "\nNo saved run has one among the newest: `blkscope runs` lists them."
+            );
+        }
+    }
+    out
+}
+
+/// `text` in lines of at most `width` columns (words kept whole), each after `indent`.
+fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::from(indent);
+    for word in text.split_whitespace() {
+        if line.len() > indent.len() && line.len() + 1 + word.len() > width {
+            lines.push(std::mem::replace(&mut line, String::from(indent)));
+        }
+        if line.len() > indent.len() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines.join("\n")
 }
 
 /// An explanation: a whole suite's head, then each test.
@@ -603,6 +671,60 @@ mod tests {
     use crate::device::{Reason, ReasonCode, SafetyReport, WriteSafety};
     use crate::result::fixed_result;
     use crate::session::TestOutcome;
+
+    /// A long warning is said on a console by its kind and first sentence, with where the rest
+    /// is; the rest is not printed.
+    #[test]
+    fn a_warning_prints_its_first_sentence() {
+        assert_eq!(
+            super::first_sentence("a (e.g. /dev/sdb). B is next. C"),
+            "a (e.g. /dev/sdb)."
+        );
+        assert_eq!(
+            super::first_sentence("one: no full stop"),
+            "one: no full stop"
+        );
+        let mut r = fixed_result(100e6);
+        r.warnings = vec![
+            Warning::new(
+                "io_worker_wakeups",
+                "io_uring could not issue the I/O on zram0 without blocking, so io-wq ran it. At \
+                 queue depth 1 each I/O then waits for a worker to wake. Run again with --cpus N.",
+            ),
+            Warning::new("zeros", "zeros compress; use --data random"),
+        ];
+        let info = crate::engine::TargetInfo {
+            path: "/dev/zram0".into(),
+            kind: "block",
+            device: Some("zram0".into()),
+            size_bytes: 1 << 30,
+            logical_block_size: Some(4096),
+            physical_block_size: Some(4096),
+            rotational: Some(false),
+            write_cache: None,
+            scheduler: None,
+            test_file: None,
+            write_safety: WriteSafety::Clear,
+        };
+        let t = super::run_result(&info, &r, 1, 1);
+        println!("{t}");
+        assert!(
+            t.contains(
+                "warning [io_worker_wakeups]: io_uring could not issue the I/O on zram0 \
+                        without blocking, so io-wq ran it.\n"
+            ),
+            "{t}"
+        );
+        assert!(!t.contains("waits for a worker"), "{t}");
+        assert!(
+            t.contains("warning [zeros]: zeros compress; use --data random\n"),
+            "{t}"
+        );
+        assert!(t.contains("blkscope explain KIND"), "{t}");
+        // Nothing shortened, no pointer.
+        r.warnings.remove(0);
+        assert!(!super::run_result(&info, &r, 1, 1).contains("explain KIND"));
+    }
 
     /// A blocked device's last line says whether a read may run: not on a device of size 0
     /// (`run` says "the device has nothing to test") nor on one that cannot be opened.

@@ -27,6 +27,14 @@ pub struct Host {
 impl Host {
     pub fn parse(s: &str) -> Result<Host, String> {
         let t = s.trim();
+        // ssh reads a word that begins with '-' as an option (-oProxyCommand=... runs a
+        // command here), whatever blkscope meant by it.
+        if t.starts_with('-') || t.contains("@-") {
+            return Err(format!(
+                "'{t}' is not a host: it begins with '-', which ssh would read as an option; \
+                 use [USER@]HOST[:PORT]"
+            ));
+        }
         if t.is_empty() || t.contains(char::is_whitespace) {
             return Err(format!("'{s}' is not a host: use [USER@]HOST[:PORT]"));
         }
@@ -111,7 +119,8 @@ fn ssh_command(ssh: &Ssh, host: &Host, remote: &str) -> Command {
     if let Some(p) = host.port {
         c.arg("-p").arg(p.to_string());
     }
-    c.arg(host.destination()).arg("--").arg(remote);
+    // `--` ends ssh's options: the destination is never read as one.
+    c.arg("--").arg(host.destination()).arg(remote);
     c
 }
 
@@ -567,6 +576,28 @@ mod tests {
         assert!(Host::parse("a b").is_err());
         assert!(Host::parse("db1:x").is_err());
         assert!(Host::parse("@db1").is_err());
+    }
+
+    #[test]
+    fn a_host_is_never_an_option_to_ssh() {
+        for bad in [
+            "-oProxyCommand=touch /tmp/x",
+            "-p2222",
+            "-oX=y",
+            "root@-oX=y",
+        ] {
+            let e = Host::parse(bad).unwrap_err();
+            println!("{bad}: {e}");
+            assert!(e.contains("begins with '-'"), "{e}");
+        }
+        // The destination comes after `--`, and the command after it.
+        let h = Host::parse("root@db1:2222").unwrap();
+        let c = ssh_command(&Ssh::default(), &h, "blkscope list");
+        let args: Vec<String> = c.get_args().map(|a| a.to_string_lossy().into()).collect();
+        println!("ssh {args:?}");
+        let dd = args.iter().position(|a| a == "--").unwrap();
+        assert_eq!(args[dd + 1..], ["root@db1", "blkscope list"]);
+        assert!(args[..dd].iter().all(|a| a != "root@db1"), "{args:?}");
     }
 
     #[test]

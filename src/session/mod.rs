@@ -253,6 +253,8 @@ fn run_tests(
     origin: Origin,
 ) -> Result<Outcome, RunError> {
     let fill = crate::suite::FILL_NAME;
+    // A target that is no target at all (/dev/, a file on sysfs) is said before anything runs.
+    crate::device::safety::nameable(runner.root, &runner.spec.path)?;
     if origin != Origin::Run {
         let named: Vec<(&str, &Job)> = prepare
             .iter()

@@ -586,7 +586,8 @@ pub fn explain(name: &str, lbs: u64) -> Result<Explanation, crate::Error> {
         });
     }
     Err(crate::Error::Usage(format!(
-        "no suite or test '{name}'; `blkscope suites` lists suites; tests: {}",
+        "no suite, test or kind of warning '{name}'; `blkscope suites` lists suites; tests: {}; \
+         a kind as a run prints it ([read_modify_write])",
         presets.iter().map(|p| p.id).collect::<Vec<_>>().join(", ")
     )))
 }

@@ -197,26 +197,45 @@ fn too_small(f: &mut Frame, area: Rect) {
 }
 
 fn footer_line(f: &mut Frame, app: &App, look: Look, area: Rect) {
+    let mut items: Vec<(String, &str)> = app
+        .footer()
+        .into_iter()
+        .map(|(k, d)| {
+            let k = if look.ascii {
+                k.replace("↑↓/jk", "j/k")
+                    .replace("←→/hl", "h/l")
+                    .replace("↑↓", "j/k")
+                    .replace("←→", "h/l")
+            } else {
+                k.to_string()
+            };
+            (k, d)
+        })
+        .collect();
+    // Too wide (ASCII key names are longer than arrows, "j/k" for "↑↓"): the keys before the
+    // last two (help and quit, or back) give way, last first; the help names them all.
+    while items.len() > 3 && footer_spans(&items).width() > area.width as usize {
+        items.remove(items.len() - 3);
+    }
+    f.render_widget(Paragraph::new(footer_spans(&items)), area);
+}
+
+/// The footer's keys in bold, each with what it does.
+fn footer_spans<'a>(items: &'a [(String, &'a str)]) -> Line<'a> {
     let mut spans = Vec::new();
-    for (k, d) in app.footer() {
-        let k = if look.ascii {
-            k.replace("↑↓/jk", "j/k")
-                .replace("←→/hl", "h/l")
-                .replace("↑↓", "j/k")
-                .replace("←→", "h/l")
-        } else {
-            k.to_string()
-        };
+    for (i, (k, d)) in items.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::raw("  "));
+        }
         spans.push(Span::styled(
-            k,
+            k.as_str(),
             Style::default().add_modifier(Modifier::BOLD),
         ));
         if !d.is_empty() {
             spans.push(Span::raw(format!(" {d}")));
         }
-        spans.push(Span::raw("  "));
     }
-    f.render_widget(Paragraph::new(Line::from(spans)), area);
+    Line::from(spans)
 }
 
 /// The main view's panes.
