@@ -22,7 +22,7 @@ pub fn fmt_size(bytes: u64) -> String {
 /// as the same number.
 pub fn exact_size(b: u64) -> String {
     for (unit, m) in [("G", 1u64 << 30), ("M", 1 << 20), ("k", 1 << 10)] {
-        if b >= m && b % m == 0 {
+        if b >= m && b.is_multiple_of(m) {
             return format!("{}{unit}", b / m);
         }
     }

@@ -84,7 +84,7 @@ pub fn blkscope_command(job: &Job, target: &str, total: u64) -> String {
 /// A duration as the shortest exact spelling that blkscope and fio both read: `10s`, `1500ms`.
 fn exact_duration(d: std::time::Duration) -> String {
     let ms = d.as_millis();
-    if ms > 0 && ms % 1000 == 0 {
+    if ms > 0 && ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")
@@ -223,7 +223,7 @@ pub fn dd_command(job: &Job, target: &str, total: u64) -> Result<String, String>
     if job.runtime.is_some() {
         return Err("dd runs over a size, not for a time; set a size instead of a runtime".into());
     }
-    if job.offset % job.bs != 0 {
+    if !job.offset.is_multiple_of(job.bs) {
         return Err(
             "dd's seek=/skip= count whole blocks; the offset is not a multiple of bs".into(),
         );
@@ -395,7 +395,7 @@ pub fn traps(job: &Job) -> Vec<String> {
             }
         });
     }
-    if job.mode != Mode::Direct && job.op.writes() && job.bs % 4096 != 0 {
+    if job.mode != Mode::Direct && job.op.writes() && !job.bs.is_multiple_of(4096) {
         v.push(format!(
             "bs {} is below (or not a multiple of) the 4 KiB page-cache block: expect \
              read-modify-write reads (article 003)",

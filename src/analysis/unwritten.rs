@@ -154,7 +154,7 @@ pub fn finding(job: &Job, target: &str, store: &Store, u: &Unwritten) -> Option<
 /// A write test over the same region as `job`: 1M writes where the region allows them, and
 /// `--force` for a file (which a write test overwrites only when told).
 fn fill_command(job: &Job, target: &str, region: u64, file: bool) -> String {
-    let bs = if job.offset % (1 << 20) == 0 && region % (1 << 20) == 0 {
+    let bs = if job.offset.is_multiple_of(1 << 20) && region.is_multiple_of(1 << 20) {
         1 << 20
     } else {
         job.bs

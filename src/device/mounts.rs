@@ -89,16 +89,15 @@ impl MountTable {
         for mi in infos {
             let target = unescape_octal(&mi.mount_point.to_string_lossy());
             types.push((target.clone(), mi.fs_type.clone()));
-            if mi.majmin.starts_with("0:") {
-                if let Some(src) = mi
+            if mi.majmin.starts_with("0:")
+                && let Some(src) = mi
                     .mount_source
                     .as_deref()
                     .filter(|s| s.starts_with("/dev/"))
-                {
-                    let pair = (unescape_octal(src), target.clone());
-                    if !by_source.contains(&pair) {
-                        by_source.push(pair);
-                    }
+            {
+                let pair = (unescape_octal(src), target.clone());
+                if !by_source.contains(&pair) {
+                    by_source.push(pair);
                 }
             }
             let list = by_devno.entry(mi.majmin.clone()).or_default();
@@ -155,15 +154,16 @@ fn names_device(p: &str, name: &str, dm_name: Option<&str>, live: bool) -> bool 
     if p.starts_with("/dev/") && base == name {
         return true;
     }
-    if let Some(dm) = dm_name {
-        if p == format!("/dev/mapper/{dm}") {
-            return true;
-        }
+    if let Some(dm) = dm_name
+        && p == format!("/dev/mapper/{dm}")
+    {
+        return true;
     }
-    if live && p.starts_with("/dev/") {
-        if let Ok(real) = fs::canonicalize(p) {
-            return real.file_name().is_some_and(|f| f == name);
-        }
+    if live
+        && p.starts_with("/dev/")
+        && let Ok(real) = fs::canonicalize(p)
+    {
+        return real.file_name().is_some_and(|f| f == name);
     }
     false
 }

@@ -345,7 +345,7 @@ fn blank(d: &Device, r: &mut Vec<Reason>) {
 
 /// A place on a device in the unit it reads best in: `1 MiB`, `31.5 KiB`.
 fn place(bytes: u64) -> String {
-    if bytes > 0 && bytes % (1 << 20) == 0 {
+    if bytes > 0 && bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
         let k = format!("{:.1}", bytes as f64 / 1024.0);

@@ -593,7 +593,7 @@ impl Job {
         }
         if self.mode == Mode::Direct && self.bs > 0 && direct_align > 1 {
             let a = direct_align;
-            if self.bs % a != 0 {
+            if !self.bs.is_multiple_of(a) {
                 let up = self.bs.div_ceil(a) * a;
                 // A file's alignment is its file system's (statx STATX_DIOALIGN): btrfs asks
                 // for its 4K sector on a 512-byte device.
@@ -610,7 +610,7 @@ impl Job {
                     exact_size(up)
                 ));
             }
-            if self.offset % a != 0 {
+            if !self.offset.is_multiple_of(a) {
                 let down = self.offset / a * a;
                 bad(format!(
                     "with direct I/O, offset must be a multiple of {}: {} is not; use --offset \

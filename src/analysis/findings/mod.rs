@@ -144,7 +144,7 @@ fn read_modify_write(job: &Job, moved: Moved, act: &Activity, page_size: u64) ->
         ),
         _ => (page_size, format!("{page_size}-byte page-cache block")),
     };
-    let partial_block = job.bs % unit != 0;
+    let partial_block = !job.bs.is_multiple_of(unit);
     let message = if buffered && partial_block {
         format!(
             "read-modify-write: {} was read from {dev} while the test wrote {}. Buffered \

@@ -137,8 +137,8 @@ pub fn partial_fs_block(
     if job.mode != Mode::Direct || !job.op.writes() || blk <= 1 {
         return None;
     }
-    let bs_off = job.bs % blk != 0;
-    let offset_off = job.offset % blk != 0;
+    let bs_off = !job.bs.is_multiple_of(blk);
+    let offset_off = !job.offset.is_multiple_of(blk);
     if !bs_off && !offset_off {
         return None;
     }
