@@ -20,6 +20,8 @@
 //!   measured and counters, returning data. [`verify`]: reading back what a write put where.
 //! - [`engine`]: runs a job on a target (io_uring, or pread/pwrite) and streams live samples;
 //!   the target, the job threads, the data pattern, the figures. Nothing of what they mean.
+//! - [`trace`]: the block layer's tracepoints in a tracefs instance of blkscope's own: who did
+//!   each I/O on the devices under a test, and where its time went.
 //! - [`stats`]: /proc/diskstats in `iostat -x` terms, and other processes' I/O.
 //! - [`device`]: discovery of every block device from sysfs/procfs, on-disk signatures, and the
 //!   safety check that stands before any write.
@@ -47,6 +49,7 @@ pub mod stats;
 pub mod suite;
 pub mod sys;
 pub mod sysroot;
+pub mod trace;
 pub mod tuning;
 pub mod ui;
 pub mod units;

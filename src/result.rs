@@ -9,6 +9,7 @@ use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::findings::Finding;
+use crate::analysis::traced::TraceSummary;
 use crate::analysis::{Analysis, DeviceBytes, Warning};
 use crate::engine::Measured;
 use crate::stats::IostatX;
@@ -31,6 +32,9 @@ pub struct RunResult {
     pub spread: Option<Spread>,
     /// The read-back of `--verify`.
     pub verify: Option<VerifyReport>,
+    /// The block layer's trace of the run (who did the I/O, where its time went), or why it
+    /// was not traced.
+    pub trace: Option<TraceSummary>,
 }
 
 impl RunResult {
@@ -45,6 +49,7 @@ impl RunResult {
             repeats: None,
             spread: None,
             verify,
+            trace: analysis.trace,
         }
     }
 }
@@ -97,6 +102,9 @@ impl Serialize for RunResult {
         st.serialize_field("findings", &self.findings)?;
         st.serialize_field("diskstats", &self.diskstats)?;
         st.serialize_field("device_bytes", &self.device_bytes)?;
+        if let Some(t) = &self.trace {
+            st.serialize_field("trace", t)?;
+        }
         if let Some(r) = &self.repeats {
             st.serialize_field("repeats", r)?;
         }

@@ -419,51 +419,80 @@ fn reads_by_another_process_during_a_write_test_are_not_taken_for_its_own() {
     }
     let lo = Loop::new(256 * MIB, None, false);
     sh("losetup", &["--direct-io=on", lo.dev()]);
-    // Another process reads the device the test writes (without O_EXCL, so the test may run).
-    let mut reader = Command::new("sh")
-        .args([
-            "-c",
-            &format!(
-                "while :; do dd if={} of=/dev/null bs=1M count=64 iflag=direct 2>/dev/null; done",
-                lo.dev()
-            ),
-        ])
-        .spawn()
-        .unwrap();
+    // Another process reads the device the test writes (without O_EXCL, so the test may run);
+    // it is stopped on drop, also when an assertion fails.
+    let reader = Reader::start(lo.dev());
     let (r0, _) = diskstats_sectors(&lo.name);
     wait_until(10, "the reader to read", || {
         diskstats_sectors(&lo.name).0 > r0 + 4096
     });
-    let (doc, code) = blkscope_json(&[
-        "run",
-        lo.dev(),
-        "--op",
-        "write",
-        "--bs",
-        "1M",
-        "--size",
-        "64M",
-        "--runtime",
-        "1s",
-        "--no-save",
-        "--json",
-    ]);
-    let _ = Command::new("pkill")
-        .args(["-P", &reader.id().to_string()])
-        .status();
-    let _ = reader.kill();
-    let _ = reader.wait();
-    assert_eq!(code, 0, "{doc}");
-    let r = &doc["results"][0];
+    let write = |trace: bool| {
+        let mut args = vec![
+            "run",
+            lo.dev(),
+            "--op",
+            "write",
+            "--bs",
+            "1M",
+            "--size",
+            "64M",
+            "--runtime",
+            "1s",
+            "--no-save",
+            "--json",
+            "--confirm",
+            &lo.name,
+        ];
+        if !trace {
+            args.insert(0, "--no-trace");
+        }
+        blkscope_json(&args)
+    };
+    // Traced (root here): the reads are the reader's, named per device, and no finding blames
+    // the test for them. Without the trace (--no-trace), diskstats cannot tell: the finding
+    // says the reads may be theirs, and why it cannot tell.
+    let (traced, code_traced) = write(true);
+    let (untraced, code) = write(false);
+    drop(reader);
+    assert_eq!(code_traced, 0, "{traced}");
+    let r = &traced["results"][0];
     println!(
-        "findings {:?}, device_bytes {}",
+        "traced ({}): findings {:?}, device_bytes {}",
+        r["trace"]["mode"],
+        finding_kinds(r),
+        r["device_bytes"]
+    );
+    if r["trace"]["mode"] != "off" {
+        assert!(
+            finding_of(r, "read_modify_write").is_none(),
+            "the reader's reads are not the test's: {}",
+            r["findings"]
+        );
+        let b = finding_of(r, "busy_processes").unwrap_or_else(|| panic!("{}", r["findings"]));
+        let m = b["message"].as_str().unwrap();
+        assert!(
+            m.contains("dd (pid ") && m.contains("no read-modify-write"),
+            "{m}"
+        );
+    } else {
+        assert!(
+            !required(),
+            "CI: the block layer must be traced: {}",
+            r["trace"]
+        );
+    }
+    assert_eq!(code, 0, "{untraced}");
+    let r = &untraced["results"][0];
+    println!(
+        "untraced: findings {:?}, device_bytes {}",
         finding_kinds(r),
         r["device_bytes"]
     );
     let f = finding_of(r, "read_modify_write").unwrap_or_else(|| panic!("{}", r["findings"]));
     let m = f["message"].as_str().unwrap();
     assert!(
-        m.contains("so some or all of these reads may be theirs"),
+        m.contains("so some or all of these reads may be theirs")
+            && m.contains("The block layer was not traced: --no-trace"),
         "{m}"
     );
     assert!(

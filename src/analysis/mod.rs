@@ -8,7 +8,9 @@
 //! - [`unwritten`]: reads of blocks that hold nothing (never written, holes, zeros);
 //! - [`explain`]: the `dd` and `fio` lines that match a job;
 //! - [`kinds`]: what each kind of warning means, in general (`blkscope explain KIND`);
-//! - [`sweep`]: the points of a sweep and where the curve bends.
+//! - [`sweep`]: the points of a sweep and where the curve bends;
+//! - [`traced`]: what the block layer's tracepoints said: whose each device's I/O was, and
+//!   where the test's time went.
 //!
 //! [`analyze_run`] puts them together for one run of a job.
 
@@ -17,6 +19,7 @@ pub mod findings;
 pub mod kinds;
 pub mod others;
 pub mod sweep;
+pub mod traced;
 pub mod unwritten;
 
 use serde::{Deserialize, Serialize};
@@ -27,6 +30,7 @@ use crate::stats::{IostatX, Snapshot};
 use crate::sysroot::SysRoot;
 use findings::{Activity, Finding, Moved};
 use others::OtherIo;
+use traced::TraceSummary;
 use unwritten::Unwritten;
 
 /// Something the user should know about a result.
@@ -62,6 +66,8 @@ pub struct Analysis {
     /// The target's device and its related devices over the run, in `iostat -x` terms.
     pub diskstats: Vec<IostatX>,
     pub device_bytes: Option<DeviceBytes>,
+    /// The block layer's trace of the run, or why it was not traced.
+    pub trace: Option<TraceSummary>,
 }
 
 impl Analysis {
@@ -87,19 +93,24 @@ pub fn unwritten_before(root: &SysRoot, target: &OpenTarget, job: &Job) -> Optio
 pub fn analyze_run(
     root: &SysRoot,
     job: &Job,
-    path: &str,
-    target: &OpenTarget,
+    (path, target): (&str, &OpenTarget),
     run: &Run,
     unwritten: Option<&Unwritten>,
+    trace: TraceSummary,
 ) -> Analysis {
     let m = &run.measured;
     let mut out = Analysis {
         warnings: job_warnings(job, run.engine_used),
+        trace: Some(trace),
         ..Analysis::default()
     };
     let ours = m.read_bytes + m.write_bytes;
     let (p0, p1) = &run.counters.procs;
+    // Who else did I/O: exactly, per device, from the trace (and elsewhere, from
+    // /proc/PID/io); without a trace, /proc/PID/io alone.
     let others = OtherIo::between(root, p0, p1, ours);
+    let traced = out.trace.as_ref().filter(|t| t.traced());
+    let from_trace = traced.and_then(|t| others::traced_finding(t, job, ours, others.as_ref()));
     if let Some((a, b)) = &run.counters.disk {
         let other_read = others.as_ref().map_or(0.0, |o| o.read_bytes);
         let moved = Moved {
@@ -108,7 +119,7 @@ pub fn analyze_run(
         };
         diskstats_findings(root, job, target, (a, b), moved, other_read, &mut out);
     }
-    if let Some(f) = others.map(|o| o.finding(ours)) {
+    if let Some(f) = from_trace.or_else(|| others.map(|o| o.finding(ours))) {
         out.add(f);
     }
     for f in how_it_ran(root, job, path, target, run, unwritten, &out) {
@@ -168,6 +179,7 @@ fn diskstats_findings(
         below_count: target.below_count,
         fs_block: target.fs_block.clone(),
         other_read_bytes: other_read,
+        traced: out.trace.clone(),
     };
     let found = findings::analyze(job, moved, &activity, crate::sys::page_size());
     for f in &found {

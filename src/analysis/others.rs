@@ -3,9 +3,17 @@
 //! write test are not all taken for the test's own.
 
 use crate::analysis::findings::Finding;
+use crate::analysis::traced::TraceSummary;
+use crate::engine::{Job, Op};
 use crate::stats::procs::{BusyProcess, ProcSnapshot, busy};
 use crate::sysroot::SysRoot;
 use crate::units::fmt_size;
+
+/// Whether others' `bytes` are worth naming beside the test's `ours`: more than 1% of them,
+/// and 1 MiB.
+fn worth_naming(bytes: u64, ours: u64) -> bool {
+    (bytes as f64) > 0.01 * ours as f64 && bytes >= (1 << 20)
+}
 
 /// Other processes that moved more than 1% of the test's bytes (and 1 MiB) while it ran.
 pub struct OtherIo {
@@ -21,7 +29,7 @@ impl OtherIo {
     pub fn between(root: &SysRoot, a: &ProcSnapshot, b: &ProcSnapshot, ours: u64) -> Option<Self> {
         let busy = busy(root, a, b, &[std::process::id()]);
         let bytes: u64 = busy.iter().map(|p| p.bytes).sum();
-        if busy.is_empty() || (bytes as f64) <= 0.01 * ours as f64 || bytes < (1 << 20) {
+        if busy.is_empty() || !worth_naming(bytes, ours) {
             return None;
         }
         let seconds = b.at.saturating_duration_since(a.at).as_secs_f64();
@@ -54,7 +62,8 @@ impl OtherIo {
             device: String::new(),
             message: format!(
                 "other processes moved {} ({:.0}% of the test's bytes) while it ran: {}; they \
-                 share the devices and the CPU with the test",
+                 share the devices and the CPU with the test (by /proc/PID/io, which does not \
+                 say on which device)",
                 fmt_size(self.bytes),
                 self.bytes as f64 * 100.0 / ours.max(1) as f64,
                 names.join("; ")
@@ -68,4 +77,95 @@ impl OtherIo {
             .into(),
         }
     }
+}
+
+/// Other processes' I/O on the devices under the test, from the block layer's trace: exactly,
+/// per device; those /proc/PID/io saw busy elsewhere (`elsewhere`) are named after them. On a
+/// write-only test that read nothing itself, it says so: their reads are no read-modify-write.
+pub fn traced_finding(
+    t: &TraceSummary,
+    job: &Job,
+    ours: u64,
+    elsewhere: Option<&OtherIo>,
+) -> Option<Finding> {
+    let on_ours = t.others();
+    let bytes: u64 = on_ours.iter().map(|o| o.2 + o.3).sum();
+    let read: u64 = on_ours.iter().map(|o| o.2).sum();
+    let traced_pids: Vec<u32> = on_ours.iter().map(|o| o.1).collect();
+    let away: Vec<&BusyProcess> = elsewhere
+        .map(|o| {
+            o.busy
+                .iter()
+                .filter(|p| !traced_pids.contains(&p.pid))
+                .collect()
+        })
+        .unwrap_or_default();
+    let away_bytes: u64 = away.iter().map(|p| p.bytes).sum();
+    let here = worth_naming(bytes, ours);
+    if !here && away.is_empty() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if here {
+        let names: Vec<String> = t
+            .submitters
+            .iter()
+            .filter(|s| s.who == crate::trace::Who::Other)
+            .take(3)
+            .map(|s| {
+                let did = match (s.read_bytes, s.write_bytes) {
+                    (r, 0) => format!("read {}", fmt_size(r)),
+                    (0, w) => format!("wrote {}", fmt_size(w)),
+                    (r, w) => format!("read {} and wrote {}", fmt_size(r), fmt_size(w)),
+                };
+                format!("{} (pid {}) {did} on {}", s.comm, s.pid, s.device)
+            })
+            .collect();
+        let no_rmw = matches!(job.op, Op::Write | Op::Randwrite) && read > 0 && t.test_reads() == 0;
+        parts.push(format!(
+            "other processes moved {} on the devices under the test while it ran ({:.0}% of the \
+             test's bytes; the block layer's trace): {}{}",
+            fmt_size(bytes),
+            bytes as f64 * 100.0 / ours.max(1) as f64,
+            names.join("; "),
+            if no_rmw {
+                "; the test read nothing itself: no read-modify-write"
+            } else {
+                ""
+            }
+        ));
+    }
+    if !away.is_empty() {
+        let names: Vec<String> = away
+            .iter()
+            .take(3)
+            .map(|p| {
+                format!(
+                    "{} (pid {}) {} read, {} written per second",
+                    p.comm,
+                    p.pid,
+                    fmt_size(p.read_bytes_per_sec as u64),
+                    fmt_size(p.write_bytes_per_sec as u64)
+                )
+            })
+            .collect();
+        parts.push(format!(
+            "busy on other devices (by /proc/PID/io), sharing the CPU with the test: {}",
+            names.join("; ")
+        ));
+    }
+    Some(Finding {
+        kind: "busy_processes",
+        device: String::new(),
+        message: parts.join(". "),
+        numbers: [
+            ("other_bytes", (bytes + away_bytes) as f64),
+            ("other_bytes_on_devices", bytes as f64),
+            ("other_read_bytes", read as f64),
+            ("processes", (on_ours.len() + away.len()) as f64),
+            ("share", (bytes + away_bytes) as f64 / ours.max(1) as f64),
+            ("traced", 1.0),
+        ]
+        .into(),
+    })
 }

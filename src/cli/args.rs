@@ -65,6 +65,12 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_mouse: bool,
 
+    /// Do not trace the block layer while tests run (who did each I/O, where its time went);
+    /// findings then cannot tell the test's I/O from another process's. Also
+    /// BLKSCOPE_NO_TRACE=1.
+    #[arg(long, global = true)]
+    pub no_trace: bool,
+
     /// Run the command on this host instead of here, through the system's ssh
     /// ([USER@]HOST[:PORT]; repeatable): each host's blkscope does the work and decides safety
     /// there. With no command: the TUI, each host a node of the device tree.

@@ -24,6 +24,9 @@ pub(crate) use say;
 /// Runs the command line; returns the process exit status.
 pub fn run(cli: Cli) -> Result<i32, crate::Error> {
     let root = cli.root.clone().map(SysRoot::at).unwrap_or_default();
+    if cli.no_trace {
+        crate::trace::turn_off();
+    }
     // Settings a blkscope that was killed outright (kill -9) left changed go back first.
     if root.is_live() && crate::sys::geteuid() == 0 {
         for (dev, what, value) in crate::tuning::restore_stale(&root) {

@@ -69,6 +69,27 @@ fn shortened(s: &str) -> bool {
     first_sentence(s).len() < s.trim_end().len()
 }
 
+/// The block layer's trace of a run in one line: where the test's time went, or why it was not
+/// traced.
+fn trace_line(t: &crate::analysis::traced::TraceSummary) -> String {
+    let ms = |ns: u64| fmt_duration(ns as f64, 1);
+    let split = match (&t.q2d_ns, &t.d2c_ns) {
+        (Some(q), Some(d)) if q.max > 0 => format!(
+            ": in the queue (Q2D) p50 {} p99 {}, in the device (D2C) p50 {} p99 {}",
+            ms(q.p50),
+            ms(q.p99),
+            ms(d.p50),
+            ms(d.p99)
+        ),
+        _ => String::new(),
+    };
+    match t.mode {
+        "off" => format!("traced: no ({})", t.why.as_deref().unwrap_or("off")),
+        "sampled" => format!("traced: the first {:.2} s{split}", t.seconds),
+        _ => format!("traced: yes{split}"),
+    }
+}
+
 /// One run's result: what ran, throughput, latency, CPU, streams, notes, warnings, error.
 pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String {
     let mut out = String::new();
@@ -138,6 +159,9 @@ pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String
     }
     if let Some(n) = &r.engine_note {
         let _ = writeln!(out, "  note: {n}");
+    }
+    if let Some(t) = &r.trace {
+        let _ = writeln!(out, "  {}", trace_line(t));
     }
     for w in &r.warnings {
         let _ = writeln!(

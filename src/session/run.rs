@@ -6,10 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use crate::analysis;
+use crate::analysis::traced::TraceSummary;
 use crate::device::Device;
 use crate::engine::{self, Job, OpenTarget, Run, RunError, Sample, TargetInfo, TargetSpec};
 use crate::result::RunResult;
 use crate::sysroot::SysRoot;
+use crate::trace;
 use crate::verify::{self, VerifyReport};
 
 /// Runs `job` on the target once: its result, with the target as it was opened.
@@ -41,12 +43,27 @@ pub(super) fn run_once(
     let mut target = engine::target::open(root, spec, job, &cancel)?;
     // How much of what a read test reads held nothing when it began.
     let unwritten = analysis::unwritten_before(root, &target, job);
-    let run = engine::run(root, &target, job, cancel.clone(), on_sample)?;
+    // The block layer's trace of the devices under the target, over the run only.
+    let tracer = trace::wanted().then(|| trace::Tracer::start(root, &target.watch));
+    let run = engine::run(root, &target, job, cancel.clone(), on_sample);
+    let trace = match tracer {
+        None => TraceSummary::off("--no-trace"),
+        Some(Err(why)) => TraceSummary::off(why),
+        Some(Ok(t)) => TraceSummary::of(&t.stop()),
+    };
+    let run = run?;
     let verify = job
         .verify
         .then(|| read_back(&target, &run, job, &cancel))
         .flatten();
-    let analysis = analysis::analyze_run(root, job, &spec.path, &target, &run, unwritten.as_ref());
+    let analysis = analysis::analyze_run(
+        root,
+        job,
+        (&spec.path, &target),
+        &run,
+        unwritten.as_ref(),
+        trace,
+    );
     let (info, holding) = (target.info.clone(), target.holding.take());
     drop(target);
     Ok(Ran {

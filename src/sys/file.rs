@@ -164,6 +164,29 @@ pub fn dio_alignment(path: &Path) -> Option<(u32, u32)> {
     Some((st.stx_dio_mem_align, st.stx_dio_offset_align))
 }
 
+/// Mounts tracefs at `path` (where the kernel has it but nothing mounted it: a rescue system,
+/// a minimal container), as `mount -t tracefs nodev PATH` does.
+pub fn mount_tracefs(path: &Path) -> io::Result<()> {
+    let target = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: every pointer is a NUL-terminated string that outlives the call; no data is
+    // passed.
+    let rc = unsafe {
+        libc::mount(
+            c"nodev".as_ptr(),
+            target.as_ptr(),
+            c"tracefs".as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -579,6 +579,39 @@ impl Drop for Tmux {
     }
 }
 
+/// Another process reading a device over and over (`dd iflag=direct` in a shell loop), in a
+/// process group of its own that is killed on drop, also when the test fails.
+pub struct Reader(std::process::Child);
+
+impl Reader {
+    pub fn start(dev: &str) -> Self {
+        use std::os::unix::process::CommandExt;
+        let child = Command::new("sh")
+            .args([
+                "-c",
+                &format!(
+                    "while :; do dd if={dev} of=/dev/null bs=1M iflag=direct status=none; done"
+                ),
+            ])
+            .process_group(0)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        Self(child)
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        // `--`: a negative pid (the group) is not an option.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
 /// Waits until `cond` holds, polling every 20 ms, for at most `secs` seconds; panics naming
 /// `what` when it never does. Tests wait for conditions, never for fixed times.
 pub fn wait_until(secs: u64, what: &str, mut cond: impl FnMut() -> bool) {

@@ -54,6 +54,9 @@ pub struct Activity {
     /// Bytes other processes read while the test ran, when they moved enough to be named
     /// (`busy_processes`); else 0.
     pub other_read_bytes: f64,
+    /// What the block layer's tracepoints said of the test (or why it was not traced): with it,
+    /// reads are the test's or the kernel's on each device, and other processes' are theirs.
+    pub traced: Option<crate::analysis::traced::TraceSummary>,
 }
 
 /// Bytes a test moved, as the engine counted them.
@@ -121,14 +124,12 @@ fn read_modify_write(job: &Job, moved: Moved, act: &Activity, page_size: u64) ->
         return None;
     }
     let written = moved.write_bytes as f64;
-    let (dev, d) = act.devices[..act.below_count.max(1)]
+    let traced = act.traced.as_ref().filter(|t| t.traced());
+    let (dev, d, read) = act.devices[..act.below_count.max(1)]
         .iter()
-        .filter(|(_, d)| {
-            let r = d.sectors_read as f64 * 512.0;
-            r >= 262_144.0 && r >= written * 0.10
-        })
-        .max_by_key(|(_, d)| d.sectors_read)?;
-    let read = d.sectors_read as f64 * 512.0;
+        .map(|(dev, d)| (dev, d, reads_of(act, dev, d)))
+        .filter(|(_, _, r)| *r >= 262_144.0 && *r >= written * 0.10)
+        .max_by(|a, b| a.2.total_cmp(&b.2))?;
     let buffered = job.mode != Mode::Direct;
     // A file system with blocks smaller than a page (ext4 makes 1K blocks on a small
     // device) reads only the blocks a write covers in part: 1K writes there read
@@ -174,19 +175,9 @@ fn read_modify_write(job: &Job, moved: Moved, act: &Activity, page_size: u64) ->
         ("bs", job.bs as f64),
         ("page_size", page_size as f64),
     ]);
-    // Other processes that read at least half as much meanwhile may have made these
-    // reads (a build reading vda at 374M/s made an 8M write test on a file there "read
-    // 22.7M").
-    let other = act.other_read_bytes;
-    let message = if other >= 0.5 * read {
-        numbers.insert("other_read_bytes", other);
-        format!(
-            "{message} Other processes read {} while the test ran (busy_processes), so \
-                 some or all of these reads may be theirs: run it again when they are done.",
-            fmt_size(other as u64)
-        )
-    } else {
-        message
+    let message = match traced {
+        Some(t) => with_others_traced(message, t, dev, &mut numbers),
+        None => with_others_guessed(message, act, read, &mut numbers),
     };
     Some(Finding {
         kind: "read_modify_write",
@@ -194,6 +185,91 @@ fn read_modify_write(job: &Job, moved: Moved, act: &Activity, page_size: u64) ->
         message,
         numbers,
     })
+}
+
+/// The bytes read on `dev` during the test that may be the test's: with a trace of the whole
+/// test, the test's and the kernel's for it; with a sample, diskstats' count in the share the
+/// sample gives them; without, all diskstats saw.
+fn reads_of(act: &Activity, dev: &str, d: &Counters) -> f64 {
+    let disk = d.sectors_read as f64 * 512.0;
+    // The kernel's reads on the target are the test's (a page read before a write); below
+    // it (a loop device's file on its disk), only in the test's share of the target's I/O:
+    // a loop worker reads for whoever read the loop device.
+    let target = act.devices.first().map(|(n, _)| n.as_str()).unwrap_or(dev);
+    let share = |t: &crate::analysis::traced::TraceSummary| {
+        if dev == target {
+            1.0
+        } else {
+            t.test_share(target)
+        }
+    };
+    match act.traced.as_ref().filter(|t| t.traced()) {
+        Some(t) if t.mode == "on" => t.reads_not_others(dev, share(t)) as f64,
+        Some(t) => {
+            let (ours, all) = (t.reads_not_others(dev, share(t)), t.reads_all(dev));
+            if all > 0 {
+                disk * ours as f64 / all as f64
+            } else {
+                disk
+            }
+        }
+        None => disk,
+    }
+}
+
+/// With a trace: who else read `dev` meanwhile, named as theirs.
+fn with_others_traced(
+    message: String,
+    t: &crate::analysis::traced::TraceSummary,
+    dev: &str,
+    numbers: &mut BTreeMap<&'static str, f64>,
+) -> String {
+    numbers.insert("traced", 1.0);
+    let others: Vec<String> = t
+        .others_on(dev)
+        .filter(|o| o.read_bytes > 0)
+        .take(3)
+        .map(|o| format!("{} (pid {}) read {}", o.comm, o.pid, fmt_size(o.read_bytes)))
+        .collect();
+    if others.is_empty() {
+        return format!("{message} The block layer's trace shows these reads were the test's.");
+    }
+    let theirs: u64 = t.others_on(dev).map(|o| o.read_bytes).sum();
+    numbers.insert("other_read_bytes", theirs as f64);
+    format!(
+        "{message} The block layer's trace shows these reads were the test's; besides them, {} \
+         from {dev}: theirs, not counted here.",
+        others.join(", ")
+    )
+}
+
+/// Without a trace: other processes that read at least half as much meanwhile may have made
+/// these reads (a build reading vda at 374M/s made an 8M write test on a file there "read
+/// 22.7M"); and why it could not be told.
+fn with_others_guessed(
+    message: String,
+    act: &Activity,
+    read: f64,
+    numbers: &mut BTreeMap<&'static str, f64>,
+) -> String {
+    let other = act.other_read_bytes;
+    let message = if other >= 0.5 * read {
+        numbers.insert("other_read_bytes", other);
+        format!(
+            "{message} Other processes read {} while the test ran (busy_processes), so \
+             some or all of these reads may be theirs: run it again when they are done.",
+            fmt_size(other as u64)
+        )
+    } else {
+        message
+    };
+    match act.traced.as_ref().and_then(|t| t.why.as_deref()) {
+        Some(why) if other > 0.0 => format!(
+            "{message} (The block layer was not traced: {why}; whose reads these were cannot \
+             be told.)"
+        ),
+        _ => message,
+    }
 }
 
 /// Flushes during the test. fdatasync mode ends with one flush per job by design.
@@ -380,6 +456,7 @@ pub(super) mod tests {
             below_count: 1,
             fs_block: None,
             other_read_bytes: 0.0,
+            traced: None,
         }
     }
 

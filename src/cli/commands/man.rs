@@ -119,6 +119,10 @@ fn fixed_sections(roff: &mut Roff) {
             "1: run as if io_uring were unavailable (pread/pwrite), to test or show the fallback.",
         ),
         (
+            "BLKSCOPE_NO_TRACE",
+            "1: do not trace the block layer during tests, as --no-trace.",
+        ),
+        (
             "XDG_DATA_HOME",
             "saved runs go to $XDG_DATA_HOME/blkscope/runs (default ~/.local/share/blkscope/runs).",
         ),

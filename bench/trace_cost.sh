@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Benchmark: what tracing the block layer costs a test (issue 37's rule: traced throughout only
+# where the cost is under 3%). 4K random reads on a filled 1 GiB zram device of its own, at
+# every queue depth in QDS (and with `--cpus 0` for the pinned rows), ROUNDS alternating pairs
+# of RUNTIME-second runs: `--no-trace` against a full trace (BLKSCOPE_TRACE_MAX_RATE raised so
+# that it never stops at a sample), and against blkscope's default (a sample above 40000
+# events a second). Prints each pair, then per row the medians and the ratios to --no-trace.
+# Needs root, zram and fio (for the fill).
+#
+#   sudo bash bench/trace_cost.sh                 # ROUNDS=3 RUNTIME=2 QDS="1 32" BSS="4k 64k"
+set -euo pipefail
+ROUNDS=${ROUNDS:-3}
+RUNTIME=${RUNTIME:-2}
+QDS=${QDS:-1 32}
+BSS=${BSS:-4k 64k}
+. "$(dirname "$0")/lib.sh"
+bench_need_fio
+bench_need_zram
+bench_build
+bench_zram z 1G
+bench_fill "/dev/$z"
+one() { # $1 row label, $2 mode (off|full|default), then run's extra arguments
+  local label=$1 mode=$2; shift 2
+  local env=() flag=()
+  case $mode in
+    off) flag=(--no-trace) ;;
+    full) env=(BLKSCOPE_TRACE_MAX_RATE=1e12) ;;
+  esac
+  env "${env[@]}" "$BIN" "${flag[@]}" run "/dev/$z" --op randread --runtime "${RUNTIME}s" \
+      --size 1G --confirm "$z" --no-save --json "$@" |
+    python3 -c 'import json, sys
+r = json.load(sys.stdin)["results"][0]
+t = r.get("trace", {})
+print("%-18s %-8s %9d  %s events %s lost %s" % (sys.argv[1], sys.argv[2], r["iops"], t.get("mode"), t.get("events"), t.get("lost")))' "$label" "$mode"
+}
+for bs in $BSS; do
+for qd in $QDS; do
+  for pin in "" "--cpus 0"; do
+    label="$bs-QD$qd${pin:+ pinned}"
+    for i in $(seq 1 "$ROUNDS"); do
+      # Each round in another order.
+      modes=(off full default)
+      [ $((i % 2)) = 0 ] && modes=(default full off)
+      for m in "${modes[@]}"; do
+        # shellcheck disable=SC2086
+        one "${label// /_}" "$m" --bs "$bs" --iodepth "$qd" $pin
+      done
+    done
+  done
+done
+done | tee /dev/stderr | python3 -c 'import statistics, sys
+runs = {}
+for line in sys.stdin:
+    row, mode, iops = line.split()[:3]
+    runs.setdefault(row, {}).setdefault(mode, []).append(int(iops))
+print()
+print("%-18s %9s %9s %9s %7s %7s" % ("row", "off", "full", "default", "full/off", "dflt/off"))
+for row, m in runs.items():
+    o, f, d = (statistics.median(m[k]) for k in ("off", "full", "default"))
+    print("%-18s %9d %9d %9d %7.3f %7.3f" % (row, o, f, d, f / o, d / o))'

@@ -1,0 +1,149 @@
+//! One line of a tracefs instance's `trace_pipe` with `record-tgid` on, for the three block
+//! events blkscope enables:
+//!
+//! ```text
+//!   dd-2676    (   2676) [000] .....  3626.337937: block_bio_queue: 254,0 RA 12580616 + 8 [dd]
+//!   dd-2676    (   2676) [000] .....  3626.337957: block_rq_issue: 254,0 RA 4096 () 12580616 + 8 be,0,4 [dd]
+//!   rustc-2613 (   2610) [001] ..s..  3626.338137: block_rq_complete: 254,0 RA () 12580616 + 8 be,0,4 [0]
+//! ```
+//!
+//! The task of a `block_bio_queue` is the one that submitted the I/O; that of an issue or a
+//! completion is whoever ran then (a kworker, an interrupt), so only the queue event names who
+//! did the I/O.
+
+/// Which of the three events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A bio entered the block layer (Q, as blktrace names it).
+    Queue,
+    /// A request went to the driver (D).
+    Issue,
+    /// The driver completed a request (C).
+    Complete,
+}
+
+/// One event, borrowing its strings from the line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event<'a> {
+    pub comm: &'a str,
+    /// The thread.
+    pub pid: u32,
+    /// Its process (thread group), when the kernel recorded it.
+    pub tgid: Option<u32>,
+    /// When, in nanoseconds of the instance's clock (microseconds as printed).
+    pub ts_ns: u64,
+    pub kind: Kind,
+    /// major, minor.
+    pub dev: (u32, u32),
+    /// blktrace's letters: F flush first, then R read, W write, D discard, N none; S sync, M
+    /// metadata, A readahead, F (last) FUA.
+    pub rwbs: &'a str,
+    pub sector: u64,
+    pub sectors: u32,
+}
+
+impl Event<'_> {
+    /// A cache flush (rwbs starts with F: a preflush, alone or before a write).
+    pub fn flush(&self) -> bool {
+        self.rwbs.starts_with('F')
+    }
+
+    /// Moves data in (R) or out (W); discards and flushes without data do not.
+    pub fn reads(&self) -> bool {
+        self.sectors > 0 && self.rwbs.contains('R')
+    }
+
+    pub fn writes(&self) -> bool {
+        self.sectors > 0 && self.rwbs.contains('W')
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.sectors as u64 * 512
+    }
+}
+
+/// Parses one line; None for headers, `LOST` notes and events of other kinds.
+pub fn parse(line: &str) -> Option<Event<'_>> {
+    // "TASK-PID (TGID) [CPU] FLAGS TIMESTAMP: EVENT: ARGS"
+    let (head, rest) = line.split_once(") [")?;
+    let (task, tgid) = head.rsplit_once('(')?;
+    let (comm, pid) = task.trim().rsplit_once('-')?;
+    let tgid = tgid.trim().parse().ok();
+    let rest = rest.split_once(']')?.1.trim_start();
+    let (_flags, rest) = rest.split_once(' ')?;
+    let (ts, rest) = rest.trim_start().split_once(": ")?;
+    let (name, args) = rest.split_once(": ")?;
+    let kind = match name {
+        "block_bio_queue" => Kind::Queue,
+        "block_rq_issue" => Kind::Issue,
+        "block_rq_complete" => Kind::Complete,
+        _ => return None,
+    };
+    let mut tok = args.split_whitespace();
+    let (maj, min) = tok.next()?.split_once(',')?;
+    let rwbs = tok.next()?;
+    // "SECTOR + COUNT": the words on either side of the first "+".
+    let words: Vec<&str> = tok.collect();
+    let plus = words.iter().position(|w| *w == "+")?;
+    let sector = words.get(plus.checked_sub(1)?)?.parse().ok()?;
+    let sectors = words.get(plus + 1)?.parse().ok()?;
+    Some(Event {
+        comm: comm.trim(),
+        pid: pid.parse().ok()?,
+        tgid,
+        ts_ns: parse_ts(ts)?,
+        kind,
+        dev: (maj.parse().ok()?, min.parse().ok()?),
+        rwbs,
+        sector,
+        sectors,
+    })
+}
+
+/// "3626.337937" (seconds and microseconds) in nanoseconds.
+fn parse_ts(ts: &str) -> Option<u64> {
+    let (s, frac) = ts.trim().split_once('.')?;
+    let frac_ns: u64 = format!("{frac:0<9}").get(..9)?.parse().ok()?;
+    Some(s.parse::<u64>().ok()? * 1_000_000_000 + frac_ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_three_events_as_the_kernel_prints_them() {
+        let q = "              dd-2676    (   2676) [000] .....  3626.337937: block_bio_queue: 254,0 RA 12580616 + 8 [dd]";
+        let e = parse(q).unwrap();
+        println!("{e:?}");
+        assert_eq!(
+            (e.comm, e.pid, e.tgid, e.kind, e.dev, e.rwbs),
+            ("dd", 2676, Some(2676), Kind::Queue, (254, 0), "RA")
+        );
+        assert_eq!(
+            (e.sector, e.sectors, e.ts_ns),
+            (12580616, 8, 3_626_337_937_000)
+        );
+        assert!(e.reads() && !e.writes() && e.bytes() == 4096);
+        let d = "  kworker/u8:2-91      (     91) [001] .....  3626.337957: block_rq_issue: 7,0 WS 4096 () 2048 + 8 be,0,4 [kworker/u8:2]";
+        let e = parse(d).unwrap();
+        assert_eq!(
+            (e.comm, e.pid, e.kind, e.sector),
+            ("kworker/u8:2", 91, Kind::Issue, 2048)
+        );
+        assert!(e.writes());
+        let c = "           rustc-2613    (   2610) [001] ..s..  3626.338137: block_rq_complete: 254,0 RA () 12580616 + 8 be,0,4 [0]";
+        let e = parse(c).unwrap();
+        assert_eq!(
+            (e.tgid, e.kind, e.sector),
+            (Some(2610), Kind::Complete, 12580616)
+        );
+        // A flush without data; a thread whose tgid was not recorded; other lines.
+        let f = "   jbd2/vda-8-120 (-------) [000] .....  1.000001: block_rq_issue: 254,0 FF 0 () 0 + 0 be,0,4 [jbd2/vda-8]";
+        let e = parse(f).unwrap();
+        assert_eq!((e.comm, e.pid, e.tgid), ("jbd2/vda-8", 120, None));
+        assert!(e.flush() && !e.reads() && !e.writes());
+        assert_eq!(parse("# tracer: nop"), None);
+        assert_eq!(parse("CPU:1 [LOST 42 EVENTS]"), None);
+    }
+}

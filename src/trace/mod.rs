@@ -1,0 +1,335 @@
+//! The block layer's own tracepoints, read while a test runs: who did each I/O on the devices
+//! under the test (the test, the kernel, or another process, by pid), and where the test's
+//! I/Os spent their time (queue to issue, issue to completion). /proc/PID/io cannot tie bytes
+//! to a device and /proc/diskstats cannot tie them to a process; `block:block_bio_queue`,
+//! `block_rq_issue` and `block_rq_complete` carry both.
+//!
+//! A tracefs instance of blkscope's own (`instances/blkscope-PID`, tracefs mounted if nothing
+//! had), filtered to the devices of the target's tree, so that nothing else that traces is
+//! disturbed; no BPF, no daemon. The instance is removed when the [`Tracer`] is dropped, and one
+//! left by a blkscope killed outright is removed at the next start ([`remove_stale`]).
+//!
+//! A tracepoint costs CPU on every I/O, and reading its text more: a trace that sees more than
+//! [`MAX_EVENTS_PER_SEC`] stops after its first [`SAMPLE_FOR`] and keeps that sample
+//! (`mode: sampled`); below it, the whole test is traced.
+
+pub mod event;
+pub mod tally;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub use tally::{Moved, Submitter, Tally, Who, kernel_thread};
+
+use crate::sysroot::SysRoot;
+
+/// Instances blkscope makes are named this and the process id.
+pub const INSTANCE_PREFIX: &str = "blkscope-";
+
+/// Above this many events a second (three an I/O on a request-based device: about 3.3K IOPS;
+/// one on a bio-based one such as zram) the trace keeps a sample
+/// (`BLKSCOPE_TRACE_MAX_RATE` sets another, for measuring what a full trace costs:
+/// bench/trace_cost.sh).
+pub const MAX_EVENTS_PER_SEC: f64 = 10_000.0;
+
+/// [`MAX_EVENTS_PER_SEC`], or what `BLKSCOPE_TRACE_MAX_RATE` says.
+pub fn max_events_per_sec() -> f64 {
+    std::env::var("BLKSCOPE_TRACE_MAX_RATE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(MAX_EVENTS_PER_SEC)
+}
+/// How long a trace runs before its rate is judged, and what a sample keeps.
+pub const SAMPLE_FOR: Duration = Duration::from_millis(250);
+
+/// Tracing is on unless `--no-trace` (or `BLKSCOPE_NO_TRACE=1`) turned it off.
+static OFF: AtomicBool = AtomicBool::new(false);
+
+/// Turns tracing off for this process (`--no-trace`).
+pub fn turn_off() {
+    OFF.store(true, Ordering::Relaxed);
+}
+
+/// Whether tests are traced (`--no-trace` or `BLKSCOPE_NO_TRACE=1` say no).
+pub fn wanted() -> bool {
+    !OFF.load(Ordering::Relaxed) && std::env::var("BLKSCOPE_NO_TRACE").as_deref() != Ok("1")
+}
+
+/// Where tracefs is, mounting it at /sys/kernel/tracing where the kernel has it but nothing
+/// mounted it (a rescue system).
+fn tracefs(root: &SysRoot) -> Result<PathBuf, String> {
+    if !root.is_live() {
+        return Err("not on the live system (--root)".into());
+    }
+    let main = PathBuf::from("/sys/kernel/tracing");
+    for p in [&main, &PathBuf::from("/sys/kernel/debug/tracing")] {
+        if p.join("instances").is_dir() {
+            return Ok(p.clone());
+        }
+    }
+    if !main.is_dir() {
+        return Err("the kernel has no tracefs (/sys/kernel/tracing)".into());
+    }
+    crate::sys::mount_tracefs(&main).map_err(|e| format!("mounting tracefs: {e}"))?;
+    if main.join("instances").is_dir() {
+        Ok(main)
+    } else {
+        Err("tracefs has no instances directory".into())
+    }
+}
+
+/// Removes the instances of blkscopes that are gone (killed outright, so their Drop never
+/// ran); returns how many.
+pub fn remove_stale(root: &SysRoot) -> usize {
+    let Ok(base) = tracefs(root) else { return 0 };
+    let Ok(dir) = fs::read_dir(base.join("instances")) else {
+        return 0;
+    };
+    dir.flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let pid: u32 = name.strip_prefix(INSTANCE_PREFIX)?.parse().ok()?;
+            (pid != std::process::id() && !crate::sys::pid_alive(pid)).then(|| e.path())
+        })
+        .filter(|p| remove_instance(p).is_ok())
+        .count()
+}
+
+/// Turns an instance's events off and removes it (the kernel frees its buffers).
+fn remove_instance(dir: &Path) -> io::Result<()> {
+    let _ = fs::write(dir.join("tracing_on"), "0");
+    let _ = fs::write(dir.join("events/block/enable"), "0");
+    fs::remove_dir(dir)
+}
+
+/// The events blkscope reads.
+const EVENTS: [&str; 3] = ["block_bio_queue", "block_rq_issue", "block_rq_complete"];
+
+/// What a finished trace saw.
+pub struct Traced {
+    pub tally: Tally,
+    /// The devices traced, by (major, minor), with their names.
+    pub devices: Vec<((u32, u32), String)>,
+    /// Stopped after a sample because events came faster than [`MAX_EVENTS_PER_SEC`].
+    pub sampled: bool,
+    /// Events the kernel could not keep (the reader fell behind).
+    pub lost: u64,
+}
+
+/// A trace under way: the instance, and the thread that reads it.
+pub struct Tracer {
+    dir: PathBuf,
+    stop: Arc<AtomicBool>,
+    reader: Option<JoinHandle<(Tally, bool, u64)>>,
+    devices: Vec<((u32, u32), String)>,
+}
+
+impl Tracer {
+    /// Starts tracing the block devices `names` (kernel names) in an instance of its own.
+    /// Needs root and tracefs; says why not in one line.
+    pub fn start(root: &SysRoot, names: &[String]) -> Result<Tracer, String> {
+        if crate::sys::geteuid() != 0 {
+            return Err("tracing the block layer needs root".into());
+        }
+        let base = tracefs(root)?;
+        remove_stale(root);
+        let devices: Vec<((u32, u32), String)> = names
+            .iter()
+            .filter_map(|n| Some((devno(root, n)?, n.clone())))
+            .collect();
+        if devices.is_empty() {
+            return Err("no block device to trace under the target".into());
+        }
+        let dir = base
+            .join("instances")
+            .join(format!("{INSTANCE_PREFIX}{}", std::process::id()));
+        if dir.exists() {
+            let _ = remove_instance(&dir);
+        }
+        fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let mut tracer = Tracer {
+            dir,
+            stop: Arc::new(AtomicBool::new(false)),
+            reader: None,
+            devices,
+        };
+        tracer
+            .set_up()
+            .map_err(|e| format!("setting up {}: {e}", tracer.dir.display()))?;
+        let pipe = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(tracer.dir.join("trace_pipe"))
+            .map_err(|e| format!("opening trace_pipe: {e}"))?;
+        let (stop, on) = (tracer.stop.clone(), tracer.dir.join("tracing_on"));
+        let reader = std::thread::Builder::new()
+            .name("blkscope-trace".into())
+            .spawn(move || read_pipe(pipe, &stop, &on))
+            .map_err(|e| format!("starting the trace reader: {e}"))?;
+        tracer.reader = Some(reader);
+        Ok(tracer)
+    }
+
+    /// The instance's options, filter and events: the test's devices only.
+    fn set_up(&self) -> io::Result<()> {
+        let w = |f: &str, v: &str| fs::write(self.dir.join(f), v);
+        w("tracing_on", "0")?;
+        w("options/record-tgid", "1")?;
+        w("trace_clock", "mono")?;
+        w("buffer_size_kb", "8192")?;
+        let filter = self
+            .devices
+            .iter()
+            .map(|((maj, min), _)| format!("dev == {}", (maj << 20) | min))
+            .collect::<Vec<_>>()
+            .join(" || ");
+        for e in EVENTS {
+            w(&format!("events/block/{e}/filter"), &filter)?;
+            w(&format!("events/block/{e}/enable"), "1")?;
+        }
+        w("tracing_on", "1")
+    }
+
+    /// Stops the trace, reads what is left and removes the instance.
+    pub fn stop(mut self) -> Traced {
+        let _ = fs::write(self.dir.join("tracing_on"), "0");
+        self.stop.store(true, Ordering::Relaxed);
+        let (tally, sampled, lost) = self
+            .reader
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_else(|| (Tally::new(std::process::id()), false, 0));
+        Traced {
+            tally,
+            devices: std::mem::take(&mut self.devices),
+            sampled,
+            lost,
+        }
+    }
+}
+
+impl Drop for Tracer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.reader.take() {
+            let _ = h.join();
+        }
+        let _ = remove_instance(&self.dir);
+    }
+}
+
+/// (major, minor) of a block device by kernel name, from sysfs.
+fn devno(root: &SysRoot, name: &str) -> Option<(u32, u32)> {
+    let s = fs::read_to_string(root.sys(format!("class/block/{name}/dev"))).ok()?;
+    let (a, b) = s.trim().split_once(':')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// Reads `pipe` until told to stop, then what is left: the tally, whether it kept a sample
+/// only, and the events the kernel reported lost. It wakes rarely (once after the sample's
+/// time, then once a second, draining what the kernel buffered meanwhile): a thread that wakes
+/// every few milliseconds beside a test moves the test's threads between CPUs, and one that
+/// parses a fast trace while the test runs takes a CPU from it.
+fn read_pipe(mut pipe: File, stop: &AtomicBool, tracing_on: &Path) -> (Tally, bool, u64) {
+    let mut tally = Tally::new(std::process::id());
+    let mut buf = vec![0u8; 1 << 16];
+    let mut carry = String::new();
+    let (started, mut sampled, mut lost) = (Instant::now(), false, 0u64);
+    let max_rate = max_events_per_sec();
+    let dir = tracing_on
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let mut next = started + SAMPLE_FOR;
+    loop {
+        while !stop.load(Ordering::Relaxed) && Instant::now() < next {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        // Past the sample's time, judged by the kernel's own count (parsing a fast trace here
+        // would take a CPU from the test): a trace that comes too fast stops, and what the
+        // buffer holds is the sample, read once the test is done. The events are turned off,
+        // not only the recording: an enabled tracepoint costs even unrecorded.
+        if !sampled {
+            let rate = buffered_events(&dir) as f64 / started.elapsed().as_secs_f64();
+            if rate > max_rate {
+                let _ = fs::write(tracing_on, "0");
+                let _ = fs::write(dir.join("events/block/enable"), "0");
+                sampled = true;
+                next = Instant::now() + Duration::from_secs(3600);
+                continue;
+            }
+        }
+        if drain(&mut pipe, &mut buf, &mut carry, &mut tally, &mut lost).is_err() {
+            break;
+        }
+        next = Instant::now() + Duration::from_secs(1);
+    }
+    let _ = drain(&mut pipe, &mut buf, &mut carry, &mut tally, &mut lost);
+    (tally, sampled, lost)
+}
+
+/// Events the instance's buffers hold now, and those it had to drop, over its CPUs.
+fn buffered_events(dir: &Path) -> u64 {
+    let Ok(cpus) = fs::read_dir(dir.join("per_cpu")) else {
+        return 0;
+    };
+    cpus.flatten()
+        .filter_map(|c| fs::read_to_string(c.path().join("stats")).ok())
+        .flat_map(|s| {
+            s.lines()
+                .filter_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    matches!(k.trim(), "entries" | "overrun" | "dropped events")
+                        .then(|| v.trim().parse::<u64>().ok())
+                        .flatten()
+                })
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}
+
+/// Reads what the pipe holds now into the tally.
+fn drain(
+    pipe: &mut File,
+    buf: &mut [u8],
+    carry: &mut String,
+    tally: &mut Tally,
+    lost: &mut u64,
+) -> io::Result<()> {
+    loop {
+        match pipe.read(buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => {
+                carry.push_str(&String::from_utf8_lossy(&buf[..n]));
+                let end = carry.rfind('\n').map_or(0, |i| i + 1);
+                for line in carry[..end].lines() {
+                    match event::parse(line) {
+                        Some(e) => tally.add(&e),
+                        None => *lost += lost_in(line),
+                    }
+                }
+                carry.drain(..end);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The count of a `CPU:N [LOST M EVENTS]` line.
+fn lost_in(line: &str) -> u64 {
+    line.split_once("[LOST ")
+        .and_then(|(_, r)| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}

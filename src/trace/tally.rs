@@ -1,0 +1,269 @@
+//! What the block events of a test add up to: who did how much I/O on each device, and where
+//! the time of the test's own I/Os went (queue to issue, Q2D: in the scheduler and the queue;
+//! issue to completion, D2C: in the device), as blktrace's btt names them.
+
+use std::collections::{BTreeMap, HashMap};
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use super::event::{Event, Kind};
+
+/// Who submitted I/O, as the tally keys it: a process (tgid), or a thread whose process the
+/// kernel did not record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Submitter(pub u32);
+
+/// What one submitter did on one device.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Moved {
+    /// The name of a thread that did it (the first seen).
+    pub comm: String,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub ios: u64,
+    pub flushes: u64,
+}
+
+/// Bios queued and not yet completed, at most this many (events missed would otherwise keep
+/// them for ever).
+const MAX_OPEN: usize = 1 << 20;
+
+/// A bio that entered the block layer: when, who submitted it, and when its request went to
+/// the driver.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    queued: u64,
+    who: Submitter,
+    issued: Option<u64>,
+}
+
+/// The running tally of one trace. Bytes are counted when a request goes to the driver (after
+/// the block layer split or merged bios: what the device was asked for), each request given to
+/// whoever queued the bio it starts with.
+pub struct Tally {
+    /// This process: its I/O is the test's.
+    own: u32,
+    pub by: HashMap<((u32, u32), Submitter), Moved>,
+    /// Bios in flight by (device, first sector).
+    open: BTreeMap<((u32, u32), u64), Open>,
+    pub q2d: Histogram<u64>,
+    pub d2c: Histogram<u64>,
+    pub events: u64,
+    pub first_ns: Option<u64>,
+    pub last_ns: u64,
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("histogram bounds")
+}
+
+impl Tally {
+    /// A tally in which the process `own` is the test.
+    pub fn new(own: u32) -> Self {
+        Self {
+            own,
+            by: HashMap::new(),
+            open: BTreeMap::new(),
+            q2d: histogram(),
+            d2c: histogram(),
+            events: 0,
+            first_ns: None,
+            last_ns: 0,
+        }
+    }
+
+    fn moved(&mut self, dev: (u32, u32), who: Submitter, comm: &str) -> &mut Moved {
+        let m = self.by.entry((dev, who)).or_default();
+        if m.comm.is_empty() {
+            m.comm = comm.to_string();
+        }
+        m
+    }
+
+    /// Counts one event.
+    pub fn add(&mut self, e: &Event) {
+        self.events += 1;
+        self.first_ns.get_or_insert(e.ts_ns);
+        self.last_ns = self.last_ns.max(e.ts_ns);
+        match e.kind {
+            Kind::Queue => self.queued(e),
+            Kind::Issue => self.issued(e),
+            Kind::Complete => self.completed(e),
+        }
+    }
+
+    fn queued(&mut self, e: &Event) {
+        let who = Submitter(e.tgid.unwrap_or(e.pid));
+        let m = self.moved(e.dev, who, e.comm);
+        if e.flush() {
+            m.flushes += 1;
+        }
+        if e.sectors > 0 {
+            if self.open.len() >= MAX_OPEN {
+                self.open.clear();
+            }
+            // A bio at a sector where one was open: that one completed unseen (its events
+            // lost); timing the new one from the old one's queueing would be wrong.
+            self.open.insert(
+                (e.dev, e.sector),
+                Open {
+                    queued: e.ts_ns,
+                    who,
+                    issued: None,
+                },
+            );
+        }
+    }
+
+    /// A request to the driver: its bytes are its first bio's submitter's; the bios merged
+    /// into it (the sectors it covers after its first) are done with.
+    fn issued(&mut self, e: &Event) {
+        if e.sectors == 0 {
+            return;
+        }
+        let key = (e.dev, e.sector);
+        let who = match self.open.get_mut(&key) {
+            Some(o) => {
+                o.issued = Some(e.ts_ns);
+                if o.who.0 == self.own {
+                    let _ = self.q2d.record(e.ts_ns.saturating_sub(o.queued).max(1));
+                }
+                o.who
+            }
+            None => Submitter(e.tgid.unwrap_or(e.pid)),
+        };
+        let merged: Vec<_> = self
+            .open
+            .range((e.dev, e.sector + 1)..(e.dev, e.sector + e.sectors as u64))
+            .map(|(k, _)| *k)
+            .collect();
+        for k in merged {
+            self.open.remove(&k);
+        }
+        let m = self.moved(e.dev, who, e.comm);
+        m.ios += 1;
+        if e.reads() {
+            m.read_bytes += e.bytes();
+        } else if e.writes() {
+            m.write_bytes += e.bytes();
+        }
+    }
+
+    fn completed(&mut self, e: &Event) {
+        if let Some(Open {
+            who,
+            issued: Some(d),
+            ..
+        }) = self.open.remove(&(e.dev, e.sector))
+            && who.0 == self.own
+        {
+            let _ = self.d2c.record(e.ts_ns.saturating_sub(d).max(1));
+        }
+    }
+
+    /// Whether `who` is the test.
+    pub fn is_own(&self, who: Submitter) -> bool {
+        who.0 == self.own
+    }
+}
+
+/// Who a submitter was, as a reader needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Who {
+    /// This test: its threads and their io_uring workers.
+    Test,
+    /// A kernel thread (writeback, md/dm, a loop device's worker, the journal): working for
+    /// the test or for others, as the device below the test does.
+    Kernel,
+    /// Another process.
+    Other,
+}
+
+/// A kernel thread, by what /proc says of it, or by its name where it is gone.
+pub fn kernel_thread(pid: u32, comm: &str) -> bool {
+    if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        && let Some(k) = status.lines().find_map(|l| l.strip_prefix("Kthread:"))
+    {
+        return k.trim() == "1";
+    }
+    const KERNEL: [&str; 14] = [
+        "kworker",
+        "kswapd",
+        "jbd2",
+        "loop",
+        "md",
+        "dm",
+        "kcompactd",
+        "ksoftirqd",
+        "xfs",
+        "btrfs",
+        "flush",
+        "kthreadd",
+        "khugepaged",
+        "irq/",
+    ];
+    KERNEL.iter().any(|k| comm.starts_with(k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::event::parse;
+
+    #[test]
+    fn the_tests_own_io_and_others_and_where_its_time_went() {
+        let own = 500;
+        let lines = [
+            // The test (tgid 500, an io_uring worker of it) reads 4 KiB at sector 8.
+            "iou-wrk-501-502 (    500) [000] .....  10.000100: block_bio_queue: 7,0 R 8 + 8 [iou-wrk-501]",
+            "iou-wrk-501-502 (    500) [000] .....  10.000130: block_rq_issue: 7,0 R 4096 () 8 + 8 be,0,4 [iou-wrk-501]",
+            "          <idle>-0 (      0) [000] ..s..  10.000230: block_rq_complete: 7,0 R () 8 + 8 be,0,4 [0]",
+            // dd (pid 900) reads 1 MiB at once; nothing timed for it.
+            "              dd-900 (    900) [001] .....  10.000200: block_bio_queue: 7,0 R 4096 + 2048 [dd]",
+            "              dd-900 (    900) [001] .....  10.000210: block_rq_issue: 7,0 R 1048576 () 4096 + 2048 be,0,4 [dd]",
+            "              dd-900 (    900) [001] .....  10.000900: block_rq_complete: 7,0 R () 4096 + 2048 be,0,4 [0]",
+            // The test writes with a preflush: the bio is queued, the request issued by a
+            // kworker (counted as the test's, whose bio it was).
+            "  blkscope-job-0-501 (    500) [000] .....  10.001000: block_bio_queue: 7,0 FWS 64 + 8 [blkscope-job-0]",
+            "  kworker/0:1H-77 (     77) [000] .....  10.001010: block_rq_issue: 7,0 WS 4096 () 64 + 8 be,0,4 [kworker/0:1H]",
+            // A 1 MiB bio split in two requests of 512 KiB: 1 MiB, not 1.5 or 2.
+            "  blkscope-job-0-501 (    500) [000] .....  10.002000: block_bio_queue: 7,0 W 8192 + 2048 [blkscope-job-0]",
+            "  blkscope-job-0-501 (    500) [000] .....  10.002001: block_bio_queue: 7,0 W 9216 + 1024 [blkscope-job-0]",
+            "  blkscope-job-0-501 (    500) [000] .....  10.002010: block_rq_issue: 7,0 W 524288 () 8192 + 1024 be,0,4 [blkscope-job-0]",
+            "  blkscope-job-0-501 (    500) [000] .....  10.002011: block_rq_issue: 7,0 W 524288 () 9216 + 1024 be,0,4 [blkscope-job-0]",
+        ];
+        let mut t = Tally::new(own);
+        for l in lines {
+            t.add(&parse(l).unwrap());
+        }
+        let mine = &t.by[&((7, 0), Submitter(500))];
+        let dd = &t.by[&((7, 0), Submitter(900))];
+        println!("{mine:?}\n{dd:?}");
+        assert_eq!(
+            (mine.read_bytes, mine.write_bytes, mine.flushes, mine.ios),
+            (4096, 4096 + (1 << 20), 1, 4)
+        );
+        assert_eq!((dd.read_bytes, dd.comm.as_str()), (1 << 20, "dd"));
+        assert_eq!(t.q2d.len(), 4, "only the test's own I/Os are timed");
+        // 30 us in the queue, 100 us in the device (to the histogram's three digits).
+        assert!(
+            t.q2d.equivalent(t.q2d.value_at_quantile(0.3), 10_000),
+            "{:?}",
+            t.q2d
+        );
+        assert!(t.q2d.equivalent(t.q2d.max(), 30_000), "{}", t.q2d.max());
+        assert!(t.d2c.equivalent(t.d2c.max(), 100_000), "{}", t.d2c.max());
+        assert!(t.is_own(Submitter(500)) && !t.is_own(Submitter(900)));
+        assert_eq!(t.events, 12);
+    }
+
+    #[test]
+    fn kernel_threads_by_proc_or_by_name() {
+        assert!(kernel_thread(2, "kthreadd"), "pid 2 is kthreadd");
+        assert!(!kernel_thread(std::process::id(), "blkscope"));
+        assert!(kernel_thread(u32::MAX, "kworker/u8:2"), "gone: by its name");
+        assert!(!kernel_thread(u32::MAX, "postgres"));
+    }
+}
