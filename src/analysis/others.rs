@@ -15,6 +15,17 @@ fn worth_naming(bytes: u64, ours: u64) -> bool {
     (bytes as f64) > 0.01 * ours as f64 && bytes >= (1 << 20)
 }
 
+/// A busy process in a few words: `updatedb (pid 42) 3.1M read, 0B written per second`.
+fn rates(p: &BusyProcess) -> String {
+    format!(
+        "{} (pid {}) {} read, {} written per second",
+        p.comm,
+        p.pid,
+        fmt_size(p.read_bytes_per_sec as u64),
+        fmt_size(p.write_bytes_per_sec as u64)
+    )
+}
+
 /// Other processes that moved more than 1% of the test's bytes (and 1 MiB) while it ran.
 pub struct OtherIo {
     busy: Vec<BusyProcess>,
@@ -43,20 +54,7 @@ impl OtherIo {
 
     /// The finding naming them (pid, command, rate), so that an odd result points at its cause.
     pub fn finding(&self, ours: u64) -> Finding {
-        let names: Vec<String> = self
-            .busy
-            .iter()
-            .take(3)
-            .map(|p| {
-                format!(
-                    "{} (pid {}) {} read, {} written per second",
-                    p.comm,
-                    p.pid,
-                    fmt_size(p.read_bytes_per_sec as u64),
-                    fmt_size(p.write_bytes_per_sec as u64)
-                )
-            })
-            .collect();
+        let names: Vec<String> = self.busy.iter().take(3).map(rates).collect();
         Finding {
             kind: "busy_processes",
             device: String::new(),
@@ -136,19 +134,7 @@ pub fn traced_finding(
         ));
     }
     if !away.is_empty() {
-        let names: Vec<String> = away
-            .iter()
-            .take(3)
-            .map(|p| {
-                format!(
-                    "{} (pid {}) {} read, {} written per second",
-                    p.comm,
-                    p.pid,
-                    fmt_size(p.read_bytes_per_sec as u64),
-                    fmt_size(p.write_bytes_per_sec as u64)
-                )
-            })
-            .collect();
+        let names: Vec<String> = away.iter().take(3).map(|p| rates(p)).collect();
         parts.push(format!(
             "busy on other devices (by /proc/PID/io), sharing the CPU with the test: {}",
             names.join("; ")
