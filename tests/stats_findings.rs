@@ -152,7 +152,21 @@ fn small_buffered_writes_cause_read_modify_write_and_aligned_ones_do_not() {
     let read = rmw["numbers"]["device_read_bytes"].as_f64().unwrap();
     // Measured: as many bytes read as written.
     assert!(read >= 0.9 * (16 * MIB) as f64, "read {read}");
-    assert!(rmw["message"].as_str().unwrap().contains("4096"));
+    let m = rmw["message"].as_str().unwrap();
+    assert!(m.contains("4096"));
+    // Traced (root, tracefs), the reads are said to be the test's own.
+    let mode = &doc["results"][0]["trace"]["mode"];
+    println!("trace {mode}: {m}");
+    if mode != "off" {
+        assert!(m.contains("these reads were the test's"), "{m}");
+        assert_eq!(rmw["numbers"]["traced"], 1.0);
+    } else {
+        assert!(
+            !required(),
+            "CI: the block layer must be traced: {}",
+            doc["results"][0]["trace"]
+        );
+    }
     assert!(
         doc["results"][0]["warnings"]
             .as_array()

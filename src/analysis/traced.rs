@@ -107,7 +107,7 @@ impl TraceSummary {
             mode: if t.sampled { "sampled" } else { "on" },
             why: t.sampled.then(|| {
                 format!(
-                    "more than {:.0} block events a second: the first {:.1} s were traced, so \
+                    "more than {:.0} block events a second: the first {:.2} s were traced, so \
                      that tracing would not cost the test its speed",
                     crate::trace::max_events_per_sec(),
                     crate::trace::SAMPLE_FOR.as_secs_f64()
@@ -171,14 +171,6 @@ impl TraceSummary {
         self.on(device).map(|s| s.read_bytes).sum()
     }
 
-    /// The test's own writes, on every device it wrote.
-    pub fn test_write_bytes(&self, device: &str) -> u64 {
-        self.on(device)
-            .filter(|s| s.who == Who::Test)
-            .map(|s| s.write_bytes)
-            .sum()
-    }
-
     /// Other processes' I/O on `device` (reads and writes), most first.
     pub fn others_on<'a>(&'a self, device: &'a str) -> impl Iterator<Item = &'a SubmitterIo> {
         self.on(device).filter(|s| s.who == Who::Other)
@@ -196,17 +188,6 @@ impl TraceSummary {
         let mut v: Vec<_> = by.into_iter().map(|(p, (c, r, w))| (c, p, r, w)).collect();
         v.sort_by_key(|b| std::cmp::Reverse(b.2 + b.3));
         v
-    }
-
-    /// Cache flushes that reached `device`: the test's, and everyone else's.
-    pub fn flushes(&self, device: &str) -> (u64, u64) {
-        self.on(device).fold((0, 0), |(t, o), s| {
-            if s.who == Who::Test {
-                (t + s.flushes, o)
-            } else {
-                (t, o + s.flushes)
-            }
-        })
     }
 
     fn on<'a>(&'a self, device: &'a str) -> impl Iterator<Item = &'a SubmitterIo> {

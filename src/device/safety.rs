@@ -343,13 +343,13 @@ fn blank(d: &Device, r: &mut Vec<Reason>) {
     }
 }
 
-/// A place on a device in the unit it reads best in: `1 MiB`, `31.5 KiB`.
+/// A place on a device in the unit it reads best in, as [`crate::units::fmt_size`] rounds it
+/// but spelt out: `1 MiB`, `31.5 KiB`.
 fn place(bytes: u64) -> String {
-    if bytes > 0 && bytes.is_multiple_of(1 << 20) {
-        format!("{} MiB", bytes >> 20)
-    } else {
-        let k = format!("{:.1}", bytes as f64 / 1024.0);
-        format!("{} KiB", k.strip_suffix(".0").unwrap_or(&k))
+    let s = crate::units::fmt_size(bytes);
+    match s.char_indices().last() {
+        Some((i, u)) if u != 'B' => format!("{} {u}iB", &s[..i]),
+        _ => s,
     }
 }
 
@@ -681,5 +681,24 @@ pub fn errno_name(code: i32) -> &'static str {
         libc::ENOSPC => "ENOSPC",
         libc::ENOSYS => "ENOSYS",
         _ => "errno",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Where partitions begin, as a wiped table's reason names them.
+    #[test]
+    fn places_read_as_units() {
+        let spelt: Vec<String> = crate::device::signatures::PARTITION_STARTS
+            .iter()
+            .map(|&b| super::place(b))
+            .collect();
+        println!("{spelt:?}");
+        assert_eq!(
+            spelt,
+            [
+                "31.5 KiB", "252 KiB", "1 MiB", "2 MiB", "3 MiB", "4 MiB", "8 MiB", "16 MiB"
+            ]
+        );
     }
 }

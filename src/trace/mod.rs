@@ -87,7 +87,11 @@ fn tracefs(root: &SysRoot) -> Result<PathBuf, String> {
 /// Removes the instances of blkscopes that are gone (killed outright, so their Drop never
 /// ran); returns how many.
 pub fn remove_stale(root: &SysRoot) -> usize {
-    let Ok(base) = tracefs(root) else { return 0 };
+    tracefs(root).map_or(0, |base| remove_stale_in(&base))
+}
+
+/// [`remove_stale`] in the tracefs at `base`.
+fn remove_stale_in(base: &Path) -> usize {
     let Ok(dir) = fs::read_dir(base.join("instances")) else {
         return 0;
     };
@@ -138,7 +142,7 @@ impl Tracer {
             return Err("tracing the block layer needs root".into());
         }
         let base = tracefs(root)?;
-        remove_stale(root);
+        remove_stale_in(&base);
         let devices: Vec<((u32, u32), String)> = names
             .iter()
             .filter_map(|n| Some((devno(root, n)?, n.clone())))
