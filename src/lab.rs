@@ -25,6 +25,21 @@ pub struct LabDevice {
     pub sector: u32,
     pub backing: PathBuf,
     pub partitioned: bool,
+    /// What it is: a loop device with direct I/O to its file (the default), one whose file goes
+    /// through the page cache, or a zram device.
+    #[serde(default)]
+    pub kind: LabKind,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LabKind {
+    #[default]
+    Loop,
+    /// A loop device without direct I/O: its file's page cache sits below the device.
+    Cached,
+    /// A zram device (its size recorded in `backing`'s place: none).
+    Zram,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -40,6 +55,10 @@ pub struct LabOptions {
     /// Where the backing files go (`--dir`); by default the first of [`default_bases`] that is
     /// not in RAM.
     pub dir: Option<PathBuf>,
+    /// Also a 4096-byte-sector loop device whose file goes through the page cache.
+    pub cached: bool,
+    /// Also a zram device of `size` (compressed memory).
+    pub zram: bool,
 }
 
 /// The lab's devices; removed on drop.
@@ -157,10 +176,10 @@ impl Lab {
         // they live (on a tmpfs, in memory), before anything is made.
         if let Ok(free) = crate::sys::fs_available(&base) {
             let room = crate::engine::target::usable_space(free);
-            let need = opts.size.saturating_mul(2);
+            let need = opts.size.saturating_mul(2 + opts.cached as u64);
             if need > room {
                 use crate::units::fmt_size;
-                let fix = match (room / 2) >> 20 {
+                let fix = match (room / (2 + opts.cached as u64)) >> 20 {
                     // Not a MiB each: no --size helps.
                     0 => "; there is no room for them there: free some space, or give a \
                           directory with more with --dir"
@@ -168,8 +187,9 @@ impl Lab {
                     mib => format!("; use --size {mib}M or less"),
                 };
                 return Err(Error::Usage(format!(
-                    "two lab devices of {} need up to {} in {} once written: {} free there, and \
+                    "{} lab devices of {} need up to {} in {} once written: {} free there, and \
                      blkscope leaves at least 10% (and 64M) of it{fix}",
+                    2 + opts.cached as u64,
                     fmt_size(opts.size),
                     fmt_size(need),
                     base.display(),
@@ -186,49 +206,112 @@ impl Lab {
             state_file: Path::new(STATE_DIR).join(format!("{pid}.json")),
         };
         lab.save()?;
+        if opts.zram {
+            // Memory before anything is made: a zram device fills RAM as it is written.
+            check_memory(opts.size)?;
+        }
         for sector in [512u32, 4096] {
-            let backing = lab.dir.join(format!("lab-{sector}.img"));
-            let f = std::fs::File::create(&backing).map_err(|e| Error::io(&backing, e))?;
-            f.set_len(opts.size).map_err(|e| Error::io(&backing, e))?;
-            drop(f);
-            // With direct I/O, so that a test measures the disk under the file rather than
-            // its page cache (the backing_cache finding otherwise marks every result). Where
-            // that attach fails (a file system without O_DIRECT), without it: the finding then
-            // says so on every result.
-            let mut args = vec!["--find", "--show", "--direct-io=on", "-b"];
-            let s = sector.to_string();
-            args.push(&s);
-            if opts.partitioned {
-                args.push("-P");
-            }
-            let b = backing.to_string_lossy().into_owned();
-            args.push(&b);
-            let path = match tool("losetup", &args) {
-                Ok(p) => p,
-                Err(_) => {
-                    args.retain(|a| *a != "--direct-io=on");
-                    tool("losetup", &args)?
-                }
-            };
-            let name = path.trim_start_matches("/dev/").to_string();
-            lab.devices.push(LabDevice {
-                path: path.clone(),
-                name,
-                sector,
-                backing,
-                partitioned: opts.partitioned,
-            });
-            lab.save()?;
-            if opts.partitioned {
-                // On the device itself, so the table uses its own sector size.
-                partition(Path::new(&path), opts.size)?;
-                if !Path::new(&format!("{path}p1")).exists() {
-                    // Kernels without partition-table parsers: add them from user space.
-                    let _ = tool("partx", &["-a", &path]);
-                }
-            }
+            lab.add_loop(sector, LabKind::Loop, opts)?;
+        }
+        if opts.cached {
+            lab.add_loop(4096, LabKind::Cached, opts)?;
+        }
+        if opts.zram {
+            lab.add_zram(opts.size)?;
         }
         Ok(lab)
+    }
+
+    /// A loop device over a new sparse file of `opts.size`: with direct I/O to the file, so
+    /// that a test measures the disk under the file rather than its page cache (where that
+    /// attach fails, on a file system without O_DIRECT, without it: the backing_cache finding
+    /// then says so on every result), or without on purpose for [`LabKind::Cached`].
+    fn add_loop(&mut self, sector: u32, kind: LabKind, opts: &LabOptions) -> Result<(), Error> {
+        let file = match kind {
+            LabKind::Cached => "lab-cached.img".to_string(),
+            _ => format!("lab-{sector}.img"),
+        };
+        let backing = self.dir.join(file);
+        let f = std::fs::File::create(&backing).map_err(|e| Error::io(&backing, e))?;
+        f.set_len(opts.size).map_err(|e| Error::io(&backing, e))?;
+        drop(f);
+        let direct = if kind == LabKind::Cached {
+            "--direct-io=off"
+        } else {
+            "--direct-io=on"
+        };
+        let mut args = vec!["--find", "--show", direct, "-b"];
+        let s = sector.to_string();
+        args.push(&s);
+        if opts.partitioned {
+            args.push("-P");
+        }
+        let b = backing.to_string_lossy().into_owned();
+        args.push(&b);
+        let path = match tool("losetup", &args) {
+            Ok(p) => p,
+            Err(_) => {
+                args.retain(|a| *a != "--direct-io=on");
+                tool("losetup", &args)?
+            }
+        };
+        let name = path.trim_start_matches("/dev/").to_string();
+        self.devices.push(LabDevice {
+            path: path.clone(),
+            name,
+            sector,
+            backing,
+            partitioned: opts.partitioned,
+            kind,
+        });
+        self.save()?;
+        if opts.partitioned {
+            // On the device itself, so the table uses its own sector size.
+            partition(Path::new(&path), opts.size)?;
+            if !Path::new(&format!("{path}p1")).exists() {
+                // Kernels without partition-table parsers: add them from user space.
+                let _ = tool("partx", &["-a", &path]);
+            }
+        }
+        Ok(())
+    }
+
+    /// A new zram device of `size` (`zram-control/hot_add`), recorded before it is sized.
+    fn add_zram(&mut self, size: u64) -> Result<(), Error> {
+        let ctl = Path::new("/sys/class/zram-control/hot_add");
+        if !ctl.exists() {
+            let _ = Command::new("modprobe")
+                .arg("zram")
+                .env("PATH", sbin_path())
+                .status();
+        }
+        let id = std::fs::read_to_string(ctl).map_err(|e| {
+            Error::Usage(format!(
+                "the lab's zram device needs the zram module ({}: {e}): modprobe zram",
+                ctl.display()
+            ))
+        })?;
+        let name = format!("zram{}", id.trim());
+        self.devices.push(LabDevice {
+            path: format!("/dev/{name}"),
+            name: name.clone(),
+            sector: 4096,
+            backing: PathBuf::new(),
+            partitioned: false,
+            kind: LabKind::Zram,
+        });
+        self.save()?;
+        let disksize = format!("/sys/block/{name}/disksize");
+        std::fs::write(&disksize, size.to_string())
+            .map_err(|e| Error::io(Path::new(&disksize), e))?;
+        // udev makes the node; wait for it a little.
+        for _ in 0..100 {
+            if Path::new(&format!("/dev/{name}")).exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        Ok(())
     }
 
     fn save(&self) -> Result<(), Error> {
@@ -291,6 +374,10 @@ fn partition(backing: &Path, size: u64) -> Result<(), Error> {
 /// Detaches loop devices that still use the recorded backing files, then removes the files.
 fn remove_devices(devices: &[LabDevice]) {
     for d in devices {
+        if d.kind == LabKind::Zram {
+            remove_zram(&d.name);
+            continue;
+        }
         let bf = format!("/sys/block/{}/loop/backing_file", d.name);
         let current = std::fs::read_to_string(&bf).unwrap_or_default();
         let current = current.trim().trim_end_matches(" (deleted)");
@@ -309,6 +396,43 @@ fn remove_devices(devices: &[LabDevice]) {
             }
         }
         let _ = std::fs::remove_file(&d.backing);
+    }
+}
+
+/// Resets and removes a lab's zram device (`zram-control/hot_remove`); the kernel refuses
+/// while something holds it open, so it is tried for a second.
+fn remove_zram(name: &str) {
+    let Some(id) = name.strip_prefix("zram") else {
+        return;
+    };
+    for _ in 0..20 {
+        if !Path::new("/sys/block").join(name).exists()
+            || std::fs::write("/sys/class/zram-control/hot_remove", id).is_ok()
+        {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Refuses a zram device of `size` when less than twice that much memory is available.
+fn check_memory(size: u64) -> Result<(), Error> {
+    let avail = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map(|kib| kib * 1024);
+    match avail {
+        Some(a) if a < size.saturating_mul(2) => Err(Error::Usage(format!(
+            "a zram lab device of {} needs that much memory once written, and {} is available: \
+             use a smaller --size",
+            crate::units::fmt_size(size),
+            crate::units::fmt_size(a)
+        ))),
+        _ => Ok(()),
     }
 }
 

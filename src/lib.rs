@@ -7,6 +7,8 @@
 //! - [`ui`]: the terminal UI, a view over state that the engine and the sampler feed.
 //! - [`output`], [`plot`], [`report`]: human formatting (sizes, rates, tables, results) for
 //!   both; charts as SVG; reports of saved runs (Markdown, CSV, JSON, self-contained HTML).
+//! - [`learn`]: lessons that predict, measure and explain, on the lab's devices: their TOML,
+//!   the claims checked on the figures measured, the student's progress.
 //! - [`session`]: one path to run a test with repeats, a suite or a sweep, and save the
 //!   outcome; a run there is the engine's, then the read-back, then the analysis. [`remote`]:
 //!   many machines through the OpenSSH client.
@@ -38,6 +40,7 @@ pub mod doctor;
 pub mod engine;
 pub mod error;
 pub mod lab;
+pub mod learn;
 pub mod output;
 pub mod plot;
 pub mod remote;

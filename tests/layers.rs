@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 /// The library's top-level modules, from the top layer down. A module may name (`crate::X`)
 /// only modules after it in this list.
-const LAYERS: [&str; 24] = [
-    "cli", "ui", "report", "plot", "output", "session", "remote", "runs", "result", "suite",
-    "doctor", "tuning", "lab", "analysis", "verify", "engine", "trace", "stats", "device", "xdg",
-    "error", "units", "sysroot", "sys",
+const LAYERS: [&str; 25] = [
+    "cli", "ui", "report", "plot", "output", "learn", "session", "remote", "runs", "result",
+    "suite", "doctor", "tuning", "lab", "analysis", "verify", "engine", "trace", "stats", "device",
+    "xdg", "error", "units", "sysroot", "sys",
 ];
 
 /// The longest a function may be.

@@ -217,6 +217,10 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<std::path::PathBuf>,
     },
+    /// Lessons that predict, measure and explain, on throwaway lab devices: the question, your
+    /// prediction, the tests with live charts, and the answer from the figures measured just
+    /// now. Without arguments, the TUI on the list of lessons.
+    Learn(LearnArgs),
     /// Compare two saved runs test by test: throughput, IOPS and latency, with the ratio. A run
     /// is a path, an id, `last`, `last~N` (the Nth before the newest), or HOST:RUN for a run
     /// saved on another host (through ssh).
@@ -334,6 +338,28 @@ pub struct SweepArgs {
     /// Run every point on these CPUs, as `run --cpus`.
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<crate::engine::cpus::CpuList>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LearnArgs {
+    /// The lesson to run (`--list` names them); in the TUI, opened at its question.
+    pub lesson: Option<String>,
+    /// List the lessons, one line each (with when each was last done).
+    #[arg(long)]
+    pub list: bool,
+    /// Run the lesson without the TUI and without a prediction; print each step's figures and
+    /// whether each claim held, as JSON. Exit 0 when it ran, whatever the claims.
+    #[arg(long)]
+    pub json: bool,
+    /// Size of each lab device.
+    #[arg(long, allow_hyphen_values = true, default_value = "256M", value_parser = parse_size)]
+    pub size: u64,
+    /// Directory for the lab devices' backing files (as `lab --dir`).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<std::path::PathBuf>,
+    /// Do not save the lesson run to the progress kept in $XDG_DATA_HOME/blkscope/lessons.
+    #[arg(long)]
+    pub no_save: bool,
 }
 
 #[derive(Debug, clap::Args)]

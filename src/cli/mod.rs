@@ -109,6 +109,9 @@ fn dispatch(cli: Cli, root: &SysRoot, out: &mut impl Write) -> Result<i32, crate
             };
             commands::lab::run(root, &a, out)
         }
+        Some(Command::Learn(a)) => {
+            commands::learn::run(root, &a, cli.ascii, cli.fps, !cli.no_mouse, out)
+        }
         Some(Command::Completions { shell }) => commands::man::completions(shell, out),
         Some(Command::Man) => commands::man::man(out),
         Some(Command::Sweep(a)) => commands::suite::sweep(root, a, out),

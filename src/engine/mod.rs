@@ -149,7 +149,7 @@ impl Timing {
 
 /// The seed of job `j` of a run: its run stamp, body bytes and random order.
 fn job_seed(run_seed: u64, j: u32) -> u64 {
-    run_seed.wrapping_add(j as u64 * 0x9E37_79B9_7F4A_7C15)
+    run_seed.wrapping_add((j as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
 /// The engine a job runs with, and why it is not the one it asked for.
@@ -568,6 +568,16 @@ fn stamp(job: &Job, outcomes: &[WorkerOutcome], region: u64, run_seed: u64) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_job_of_many_gets_its_own_seed_without_overflow() {
+        // `j * constant` overflowed (a panic in debug builds) from the second job on.
+        let seeds: Vec<u64> = (0..64).map(|j| job_seed(u64::MAX - 5, j)).collect();
+        let mut unique = seeds.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), seeds.len(), "{seeds:x?}");
+    }
 
     #[test]
     fn the_fallback_note_names_why_io_uring_failed() {

@@ -5,6 +5,7 @@
 //! - [`table`]: the `list` tree table and the `iostat -x` table.
 //! - [`text`]: a check's verdict, a run's result, a suite's table, an explanation, a comparison.
 
+pub mod lesson;
 pub mod table;
 pub mod text;
 

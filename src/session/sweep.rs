@@ -63,6 +63,7 @@ pub fn suite(param: Param, values: &[u64], base: &Job) -> crate::suite::Suite {
                 engine: None,
                 rwmixread: None,
                 cold: None,
+                verify: None,
                 cpus: base.cpus.clone(),
             }
         })

@@ -169,6 +169,9 @@ pub struct SuiteTest {
     /// Drop the target's cached pages before each run.
     #[serde(default)]
     pub cold: Option<bool>,
+    /// Read back what the test wrote (`run --verify`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<bool>,
     /// The CPUs to run on (`cpus = "0"`), as `run --cpus`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<crate::engine::cpus::CpuList>,
@@ -208,7 +211,7 @@ impl SuiteTest {
             sqpoll: false,
             interval: None,
             drop_cache_first: self.cold.unwrap_or(false),
-            verify: false,
+            verify: self.verify.unwrap_or(false),
             hipri: false,
             max_errors: None,
             cpus: self.cpus.clone(),

@@ -6,6 +6,7 @@
 //! SIGHUP (a dropped SSH session), and a panic (the hook stops the engine, then restores).
 
 pub mod app;
+pub mod learn;
 mod remote;
 pub mod render;
 

@@ -29,6 +29,8 @@ pub fn run(root: &SysRoot, a: &LabArgs, out: &mut impl Write) -> Result<i32, cra
     let lab = crate::lab::Lab::create(&crate::lab::LabOptions {
         size: a.size,
         partitioned: a.partitioned,
+        cached: false,
+        zram: false,
         dir: a.dir.clone(),
     })?;
     // A lab in RAM still shows the safety checks and the TUI, but every figure is memory's.

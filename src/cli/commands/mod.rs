@@ -6,6 +6,7 @@ pub mod doctor;
 pub mod explain;
 pub mod hosts;
 pub mod lab;
+pub mod learn;
 pub mod list;
 pub mod man;
 pub mod report;

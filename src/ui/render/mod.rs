@@ -12,7 +12,7 @@
 //! ```
 
 mod latency;
-mod run;
+pub(crate) mod run;
 pub use run::diskstats_panel;
 use run::{results_view, run_view};
 
@@ -51,7 +51,7 @@ const ASCII_BORDER: symbols::border::Set = symbols::border::Set {
 };
 
 impl Look {
-    fn block<'a>(&self, title: impl Into<Line<'a>>, focused: bool) -> Block<'a> {
+    pub(crate) fn block<'a>(&self, title: impl Into<Line<'a>>, focused: bool) -> Block<'a> {
         let mut b = Block::bordered().title(title);
         if self.ascii {
             b = b.border_set(ASCII_BORDER);
@@ -66,7 +66,7 @@ impl Look {
         b
     }
 
-    fn selected(&self) -> Style {
+    pub(crate) fn selected(&self) -> Style {
         Style::default().add_modifier(Modifier::REVERSED)
     }
 
@@ -84,7 +84,7 @@ impl Look {
         }
     }
 
-    fn alert(&self) -> Style {
+    pub(crate) fn alert(&self) -> Style {
         if self.color {
             Style::default()
                 .fg(Color::Yellow)
@@ -94,7 +94,7 @@ impl Look {
         }
     }
 
-    fn dim(&self) -> Style {
+    pub(crate) fn dim(&self) -> Style {
         if self.color {
             Style::default().fg(Color::DarkGray)
         } else {
@@ -102,7 +102,7 @@ impl Look {
         }
     }
 
-    fn marker(&self) -> Marker {
+    pub(crate) fn marker(&self) -> Marker {
         if self.ascii {
             Marker::Dot
         } else {

@@ -277,7 +277,7 @@ fn highest(pts: &[(f64, f64)]) -> f64 {
     pts.iter().map(|p| p.1).fold(0.0f64, f64::max)
 }
 
-fn chart(
+pub(crate) fn chart(
     f: &mut Frame,
     look: Look,
     area: Rect,

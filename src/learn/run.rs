@@ -1,0 +1,370 @@
+//! Runs a lesson: makes the lab devices it needs, fills what it reads, runs each step's tests
+//! (with the step's scheduler), checks each claim on the figures just measured, and names the
+//! choice they support. The lab goes when the run ends, however it ends.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::Serialize;
+
+use super::{DeviceKind, Expr, Lesson, Step, figures, letter};
+use crate::engine::job::{Data, Mode, Op, SizeSpec};
+use crate::engine::{Job, Sample, TargetSpec};
+use crate::lab::{Lab, LabDevice, LabKind, LabOptions};
+use crate::sysroot::SysRoot;
+
+/// How big the lab's devices are: every test of a built-in lesson fits, and filling one takes
+/// about a second on a disk.
+pub const LAB_SIZE: u64 = 256 << 20;
+
+pub struct Options {
+    pub size: u64,
+    /// Where the lab's files go (`--dir`).
+    pub dir: Option<PathBuf>,
+    /// The choice the student predicted (index), if any.
+    pub prediction: Option<usize>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            size: LAB_SIZE,
+            dir: None,
+            prediction: None,
+        }
+    }
+}
+
+/// What a lesson run tells whoever shows it, as it happens.
+pub trait Observer {
+    /// A phase without a test: making the lab, filling a device.
+    fn status(&mut self, _what: &str) {}
+    fn step_starting(&mut self, _i: usize, _step: &Step, _path: &str) {}
+    fn test_starting(&mut self, _name: &str, _job: &Job, _path: &str) {}
+    fn sample(&mut self, _s: &Sample) {}
+    fn test_done(&mut self, _t: &TestRun) {}
+    fn step_done(&mut self, _i: usize, _r: &StepRun) {}
+}
+
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// A choice, named.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Pick {
+    pub choice: char,
+    pub text: String,
+}
+
+/// One test of a step: its figures and the command lines that match it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestRun {
+    pub test: String,
+    pub figures: BTreeMap<String, f64>,
+    pub dd: String,
+    pub fio: String,
+    /// The kinds of the warnings the run raised (`blkscope explain KIND`).
+    pub warnings: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A claim, checked.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClaimRun {
+    pub text: String,
+    pub check: String,
+    /// None when it could not be checked (a figure the run lacks: say, no trace).
+    pub held: Option<bool>,
+    /// Each figure the check names, as measured.
+    pub numbers: BTreeMap<String, f64>,
+    /// What it means that it held or not; why it could not be checked.
+    pub meaning: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepRun {
+    pub name: String,
+    pub device: DeviceKind,
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+    pub results: Vec<TestRun>,
+    pub claims: Vec<ClaimRun>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LessonRun {
+    pub lesson: String,
+    pub title: String,
+    pub question: String,
+    pub created: String,
+    /// The file system of the lab's files when it keeps them in RAM: every figure is memory's.
+    pub in_ram: Option<String>,
+    pub prediction: Option<Pick>,
+    /// The choice the figures support (None: none of the choices' conditions held).
+    pub answer: Option<Pick>,
+    pub predicted_right: Option<bool>,
+    pub steps: Vec<StepRun>,
+    pub cancelled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub takeaway: Option<String>,
+}
+
+impl LessonRun {
+    /// Claims that held, of those checked.
+    pub fn held(&self) -> (usize, usize) {
+        let all = self.steps.iter().flat_map(|s| &s.claims);
+        let checked: Vec<bool> = all.filter_map(|c| c.held).collect();
+        (checked.iter().filter(|h| **h).count(), checked.len())
+    }
+}
+
+/// Every figure measured so far, as `test.figure`.
+type Figures = BTreeMap<String, f64>;
+
+/// Runs `lesson` on new lab devices; the lab is removed before this returns.
+pub fn run(
+    root: &SysRoot,
+    lesson: &Lesson,
+    opts: &Options,
+    cancel: Arc<AtomicBool>,
+    obs: &mut dyn Observer,
+) -> Result<LessonRun, crate::Error> {
+    let kinds = lesson.devices();
+    obs.status("making the lab's devices");
+    let lab = Lab::create(&LabOptions {
+        size: opts.size,
+        partitioned: false,
+        dir: opts.dir.clone(),
+        cached: kinds.contains(&DeviceKind::Cached),
+        zram: kinds.contains(&DeviceKind::Zram),
+    })?;
+    let pick = |i: usize| Pick {
+        choice: letter(i),
+        text: lesson.choices[i].text.clone(),
+    };
+    let mut out = LessonRun {
+        lesson: lesson.name.clone(),
+        title: lesson.title.clone(),
+        question: lesson.question.clone(),
+        created: crate::runs::rfc3339_now(),
+        in_ram: lab.in_ram.clone(),
+        prediction: opts
+            .prediction
+            .filter(|i| *i < lesson.choices.len())
+            .map(pick),
+        answer: None,
+        predicted_right: None,
+        steps: Vec::new(),
+        cancelled: false,
+        takeaway: lesson.takeaway.clone(),
+    };
+    if lesson.fill {
+        fill(root, lesson, &lab, opts.size, &cancel, obs);
+    }
+    let mut figs = Figures::new();
+    for (i, step) in lesson.steps.iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let dev = device(&lab, step.device);
+        obs.step_starting(i, step, &dev.path);
+        let r = run_step(root, step, dev, &mut figs, &cancel, obs);
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        obs.step_done(i, &r);
+        out.steps.push(r);
+    }
+    out.cancelled = cancel.load(Ordering::Relaxed);
+    if !out.cancelled {
+        let get = |n: &str| figs.get(n).copied();
+        out.answer = lesson.answer(&get).map(pick);
+        out.predicted_right = out
+            .prediction
+            .as_ref()
+            .zip(out.answer.as_ref())
+            .map(|(p, a)| p.choice == a.choice);
+    }
+    drop(lab);
+    Ok(out)
+}
+
+/// The lab device of a kind.
+fn device(lab: &Lab, kind: DeviceKind) -> &LabDevice {
+    let want = |d: &&LabDevice| match kind {
+        DeviceKind::Lab512 => d.kind == LabKind::Loop && d.sector == 512,
+        DeviceKind::Lab4096 => d.kind == LabKind::Loop && d.sector == 4096,
+        DeviceKind::Cached => d.kind == LabKind::Cached,
+        DeviceKind::Zram => d.kind == LabKind::Zram,
+    };
+    lab.devices
+        .iter()
+        .find(want)
+        .expect("the lab makes every kind a lesson names")
+}
+
+fn spec(d: &LabDevice) -> TargetSpec {
+    // The lab's own device: it was made for this lesson, and its name is typed back here.
+    TargetSpec {
+        path: d.path.clone(),
+        confirm: Some(d.name.clone()),
+        force: false,
+    }
+}
+
+/// Writes random data once over each device a step reads from (1M direct writes): reads of
+/// never-written blocks would measure nothing.
+fn fill(
+    root: &SysRoot,
+    lesson: &Lesson,
+    lab: &Lab,
+    size: u64,
+    cancel: &Arc<AtomicBool>,
+    obs: &mut dyn Observer,
+) {
+    let mut kinds: Vec<DeviceKind> = lesson
+        .steps
+        .iter()
+        .filter(|s| s.tests.iter().any(|t| t.op.reads()))
+        .map(|s| s.device)
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    for k in kinds {
+        if cancel.load(Ordering::Relaxed) {
+            return;
+        }
+        let d = device(lab, k);
+        obs.status(&format!("filling {k} ({}) with random data", d.path));
+        let job = Job {
+            op: Op::Write,
+            bs: 1 << 20,
+            iodepth: 4,
+            size: Some(SizeSpec::Bytes(size)),
+            mode: Mode::Direct,
+            data: Data::Random,
+            ..Job::default()
+        };
+        let _ = crate::session::run_job(root, &spec(d), &job, cancel.clone(), |_| {});
+    }
+}
+
+/// One step: its scheduler set (and put back after), its tests run, its claims checked.
+fn run_step(
+    root: &SysRoot,
+    step: &Step,
+    dev: &LabDevice,
+    figs: &mut Figures,
+    cancel: &Arc<AtomicBool>,
+    obs: &mut dyn Observer,
+) -> StepRun {
+    let tweak = step.scheduler.as_ref().map(|s| {
+        let t = crate::tuning::Tweak::begin(root, &dev.name, crate::tuning::Knob::Scheduler);
+        t.and_then(|t| t.set(s).map(|_| t))
+    });
+    let mut out = StepRun {
+        name: step.name.clone(),
+        device: step.device,
+        path: dev.path.clone(),
+        scheduler: step.scheduler.clone(),
+        results: Vec::new(),
+        claims: Vec::new(),
+    };
+    let scheduler_failed = matches!(&tweak, Some(Err(_)));
+    for t in &step.tests {
+        if cancel.load(Ordering::Relaxed) {
+            return out;
+        }
+        let job = t.job(dev.sector as u64);
+        obs.test_starting(&t.name, &job, &dev.path);
+        let r = run_test(root, &t.name, &job, dev, cancel, obs);
+        for (k, v) in &r.figures {
+            figs.insert(format!("{}.{k}", t.name), *v);
+        }
+        obs.test_done(&r);
+        out.results.push(r);
+    }
+    drop(tweak);
+    out.claims = step
+        .claims
+        .iter()
+        .map(|c| {
+            let mut r = check_claim(c, figs);
+            if scheduler_failed {
+                r.meaning = format!(
+                    "{} (the scheduler could not be set to {}: the step ran with the device's)",
+                    r.meaning,
+                    step.scheduler.as_deref().unwrap_or("")
+                );
+            }
+            r
+        })
+        .collect();
+    out
+}
+
+fn run_test(
+    root: &SysRoot,
+    name: &str,
+    job: &Job,
+    dev: &LabDevice,
+    cancel: &Arc<AtomicBool>,
+    obs: &mut dyn Observer,
+) -> TestRun {
+    let r = crate::session::run_job(root, &spec(dev), job, cancel.clone(), |s| obs.sample(s));
+    let total = job.size.map(|s| s.resolve(LAB_SIZE)).unwrap_or(LAB_SIZE);
+    let mut out = TestRun {
+        test: name.to_string(),
+        figures: BTreeMap::new(),
+        dd: String::new(),
+        fio: crate::analysis::explain::fio_command(job, &dev.path, total),
+        warnings: Vec::new(),
+        error: None,
+    };
+    match r {
+        Ok((info, r)) => {
+            let total = job
+                .size
+                .map(|s| s.resolve(info.size_bytes))
+                .unwrap_or(info.size_bytes);
+            out.dd =
+                crate::analysis::explain::dd_line_for_run(job, &dev.path, total, Some(r.bytes));
+            out.fio = crate::analysis::explain::fio_command(job, &dev.path, total);
+            out.figures = figures::of(job, &r);
+            out.warnings = r.warnings.iter().map(|w| w.kind.to_string()).collect();
+            out.error = r.error.as_ref().map(|e| e.message.clone());
+        }
+        Err(e) => out.error = Some(e.to_string()),
+    }
+    out
+}
+
+/// Checks a claim on the figures measured so far.
+pub fn check_claim(c: &super::Claim, figs: &BTreeMap<String, f64>) -> ClaimRun {
+    let expr = Expr::parse(c.check.get_ref()).expect("checked when the lesson was read");
+    let numbers: BTreeMap<String, f64> = expr
+        .variables()
+        .into_iter()
+        .filter_map(|v| figs.get(&v).map(|x| (v, *x)))
+        .collect();
+    let get = |n: &str| figs.get(n).copied();
+    let (held, meaning) = match expr.holds(&get) {
+        Ok(true) => (Some(true), c.held.clone()),
+        Ok(false) => (Some(false), c.failed.clone()),
+        Err(why) => (
+            None,
+            format!("could not be checked: {why} (a test failed, or the run was not traced)"),
+        ),
+    };
+    ClaimRun {
+        text: c.text.clone(),
+        check: expr.text,
+        held,
+        numbers,
+        meaning,
+    }
+}

@@ -1,0 +1,512 @@
+//! `blkscope learn` in the terminal: the list of lessons, a lesson's question (pick a
+//! prediction with a key or a click), the run (live MB/s, the iostat -x panel of the lab device
+//! with the columns that matter highlighted, the step's "look at"), and the answer (each claim
+//! with its numbers, the prediction against what was measured, the dd and fio lines).
+//!
+//! The lesson runs on its own thread, which makes and removes the lab; quitting, SIGTERM or
+//! SIGHUP cancels it and waits for it, so the lab is gone when the TUI is.
+
+mod draw;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{
+    self, Event, KeyCode, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
+};
+
+use super::Look;
+use crate::engine::Job;
+use crate::engine::result::Sample;
+use crate::learn::progress::Done;
+use crate::learn::run::{self as lesson_run, LessonRun, StepRun, TestRun};
+use crate::learn::{Lesson, Step};
+use crate::stats::{IostatX, Sampler};
+use crate::sysroot::SysRoot;
+
+pub struct Options {
+    pub root: SysRoot,
+    pub lessons: Vec<Lesson>,
+    /// A lesson to open at its question.
+    pub open: Option<String>,
+    pub look: Look,
+    pub fps: u32,
+    pub mouse: bool,
+    pub size: u64,
+    pub dir: Option<PathBuf>,
+    pub save: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    List,
+    Question,
+    Running,
+    Answer,
+}
+
+/// What the lesson thread says.
+pub enum Msg {
+    Status(String),
+    Step {
+        index: usize,
+        step: Box<Step>,
+        path: String,
+    },
+    Test(String, Box<Job>),
+    Sample(Sample),
+    TestDone(Box<TestRun>),
+    StepDone(Box<StepRun>),
+    Finished(Result<Box<LessonRun>, String>),
+}
+
+/// The state the panes draw.
+pub struct LearnApp {
+    pub lessons: Vec<Lesson>,
+    pub done: BTreeMap<String, Done>,
+    pub selected: usize,
+    pub pane: Pane,
+    pub prediction: Option<usize>,
+    pub status: String,
+    /// The step running: its index, definition and device path.
+    pub step: Option<(usize, Step, String)>,
+    pub test: Option<(String, Job)>,
+    pub samples: Vec<Sample>,
+    /// The lab device's iostat -x over the last second.
+    pub iostat: Option<IostatX>,
+    pub steps_done: Vec<StepRun>,
+    /// Every test finished so far, for "measured so far".
+    pub tests_done: Vec<TestRun>,
+    pub result: Option<LessonRun>,
+    pub error: Option<String>,
+    pub saved: Option<String>,
+    pub scroll: u16,
+}
+
+impl LearnApp {
+    pub fn new(lessons: Vec<Lesson>, open: Option<&str>) -> Self {
+        let selected = open
+            .and_then(|n| lessons.iter().position(|l| l.name == n))
+            .unwrap_or(0);
+        LearnApp {
+            pane: if open.is_some() {
+                Pane::Question
+            } else {
+                Pane::List
+            },
+            lessons,
+            done: crate::learn::progress::done(),
+            selected,
+            prediction: None,
+            status: String::new(),
+            step: None,
+            test: None,
+            samples: Vec::new(),
+            iostat: None,
+            steps_done: Vec::new(),
+            tests_done: Vec::new(),
+            result: None,
+            error: None,
+            saved: None,
+            scroll: 0,
+        }
+    }
+
+    pub fn lesson(&self) -> &Lesson {
+        &self.lessons[self.selected]
+    }
+
+    /// Applies a message from the lesson thread.
+    pub fn on_msg(&mut self, m: Msg) {
+        match m {
+            Msg::Status(s) => self.status = s,
+            Msg::Step { index, step, path } => {
+                self.status = format!("step {}: {}", index + 1, step.name);
+                self.step = Some((index, *step, path));
+            }
+            Msg::Test(name, job) => {
+                self.status = format!("running {name}");
+                self.test = Some((name, *job));
+                self.samples.clear();
+            }
+            Msg::Sample(s) => self.samples.push(s),
+            Msg::TestDone(t) => self.tests_done.push(*t),
+            Msg::StepDone(r) => self.steps_done.push(*r),
+            Msg::Finished(r) => {
+                match r {
+                    Ok(r) => {
+                        self.result = Some(*r);
+                        self.error = None;
+                    }
+                    Err(e) => self.error = Some(e),
+                }
+                self.pane = Pane::Answer;
+                self.scroll = 0;
+            }
+        }
+    }
+
+    /// Back to the list (from the question or the answer).
+    fn back(&mut self) {
+        self.pane = Pane::List;
+        self.done = crate::learn::progress::done();
+    }
+
+    /// The key's effect; `Some(true)` to start the lesson, and `quit` set on q.
+    fn on_key(&mut self, code: KeyCode, quit: &mut bool) -> bool {
+        let n = self.lessons.len();
+        match (self.pane, code) {
+            (Pane::Running, KeyCode::Esc | KeyCode::Char('q')) => *quit = true,
+            (_, KeyCode::Char('q')) => *quit = true,
+            (Pane::List, KeyCode::Up | KeyCode::Char('k')) => {
+                self.selected = (self.selected + n - 1) % n
+            }
+            (Pane::List, KeyCode::Down | KeyCode::Char('j')) => {
+                self.selected = (self.selected + 1) % n
+            }
+            (Pane::List, KeyCode::Enter) => {
+                self.pane = Pane::Question;
+                self.prediction = None;
+            }
+            (Pane::Question, KeyCode::Esc) => self.back(),
+            (Pane::Question, KeyCode::Char(c)) if c.is_ascii_lowercase() => {
+                let i = (c as u8 - b'a') as usize;
+                if i < self.lesson().choices.len() {
+                    self.prediction = Some(i);
+                }
+            }
+            (Pane::Question, KeyCode::Enter) => return true,
+            (Pane::Answer, KeyCode::Esc | KeyCode::Enter) => self.back(),
+            (Pane::Answer, KeyCode::Down | KeyCode::Char('j')) => {
+                self.scroll = self.scroll.saturating_add(1)
+            }
+            (Pane::Answer, KeyCode::Up | KeyCode::Char('k')) => {
+                self.scroll = self.scroll.saturating_sub(1)
+            }
+            (Pane::Answer, KeyCode::PageDown | KeyCode::Char(' ')) => {
+                self.scroll = self.scroll.saturating_add(10)
+            }
+            (Pane::Answer, KeyCode::PageUp) => self.scroll = self.scroll.saturating_sub(10),
+            _ => {}
+        }
+        false
+    }
+
+    /// A click: a lesson in the list, a choice in the question; the wheel scrolls the answer.
+    fn on_mouse(&mut self, kind: MouseEventKind, row: u16, height: u16) -> bool {
+        match (self.pane, kind) {
+            (Pane::List, MouseEventKind::Down(MouseButton::Left)) => {
+                if let Some(i) = draw::list_row_at(self, row, height) {
+                    if i == self.selected {
+                        self.pane = Pane::Question;
+                        self.prediction = None;
+                    }
+                    self.selected = i;
+                }
+            }
+            (Pane::Question, MouseEventKind::Down(MouseButton::Left)) => {
+                if let Some(i) = draw::choice_at(self, row) {
+                    self.prediction = Some(i);
+                } else if draw::run_button_at(self, row) {
+                    return true;
+                }
+            }
+            (Pane::Answer, MouseEventKind::ScrollDown) => {
+                self.scroll = self.scroll.saturating_add(3)
+            }
+            (Pane::Answer, MouseEventKind::ScrollUp) => self.scroll = self.scroll.saturating_sub(3),
+            _ => {}
+        }
+        false
+    }
+
+    /// Clears what the last run showed, for a new one.
+    fn start(&mut self) {
+        self.pane = Pane::Running;
+        self.status = "starting".into();
+        self.step = None;
+        self.test = None;
+        self.samples.clear();
+        self.iostat = None;
+        self.steps_done.clear();
+        self.tests_done.clear();
+        self.result = None;
+        self.error = None;
+        self.saved = None;
+    }
+}
+
+/// Sends what the lesson does to the UI thread.
+struct ToUi(mpsc::Sender<Msg>);
+
+impl lesson_run::Observer for ToUi {
+    fn status(&mut self, what: &str) {
+        let _ = self.0.send(Msg::Status(what.to_string()));
+    }
+    fn step_starting(&mut self, index: usize, step: &Step, path: &str) {
+        let _ = self.0.send(Msg::Step {
+            index,
+            step: Box::new(step.clone()),
+            path: path.to_string(),
+        });
+    }
+    fn test_starting(&mut self, name: &str, job: &Job, _path: &str) {
+        let _ = self
+            .0
+            .send(Msg::Test(name.to_string(), Box::new(job.clone())));
+    }
+    fn sample(&mut self, s: &Sample) {
+        let _ = self.0.send(Msg::Sample(s.clone()));
+    }
+    fn test_done(&mut self, t: &TestRun) {
+        let _ = self.0.send(Msg::TestDone(Box::new(t.clone())));
+    }
+    fn step_done(&mut self, _i: usize, r: &StepRun) {
+        let _ = self.0.send(Msg::StepDone(Box::new(r.clone())));
+    }
+}
+
+/// The lesson thread: runs the lesson (making and removing its lab), saves it, says it ended.
+fn spawn_lesson(
+    opts: &Options,
+    lesson: Lesson,
+    prediction: Option<usize>,
+    tx: mpsc::Sender<Msg>,
+    cancel: Arc<AtomicBool>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let (root, size, dir, save) = (opts.root.clone(), opts.size, opts.dir.clone(), opts.save);
+    std::thread::Builder::new()
+        .name("blkscope-lesson".into())
+        .spawn(move || {
+            let o = lesson_run::Options {
+                size,
+                dir,
+                prediction,
+            };
+            let r = lesson_run::run(&root, &lesson, &o, cancel, &mut ToUi(tx.clone()));
+            if let Ok(r) = &r
+                && save
+                && !r.cancelled
+            {
+                let _ = crate::learn::progress::save(r);
+            }
+            let _ = tx.send(Msg::Finished(r.map(Box::new).map_err(|e| e.to_string())));
+        })
+}
+
+/// Set while a lesson thread runs; the panic hook cancels it and waits for it (its lab).
+static LESSON_CANCEL: std::sync::Mutex<Option<Arc<AtomicBool>>> = std::sync::Mutex::new(None);
+
+/// Runs the lessons' TUI until the user quits.
+pub fn run(opts: Options) -> Result<(), crate::Error> {
+    if opts.lessons.is_empty() {
+        return Err(crate::Error::Usage("no lessons to show".into()));
+    }
+    let io_err = |e: std::io::Error| crate::Error::io(std::path::Path::new("terminal"), e);
+    let mut terminal = super::init_terminal(opts.mouse).map_err(io_err)?;
+    let _guard = super::TerminalGuard;
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let c = LESSON_CANCEL.lock().ok().and_then(|g| g.clone());
+        if let Some(c) = c {
+            c.store(true, Ordering::Relaxed);
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        super::restore_terminal();
+        prev(info);
+    }));
+    let r = event_loop(&mut terminal, &opts);
+    let _ = std::panic::take_hook();
+    r
+}
+
+fn event_loop(terminal: &mut ratatui::DefaultTerminal, opts: &Options) -> Result<(), crate::Error> {
+    let io_err = |e: std::io::Error| crate::Error::io(std::path::Path::new("terminal"), e);
+    let mut app = LearnApp::new(opts.lessons.clone(), opts.open.as_deref());
+    let signalled = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+        let _ = signal_hook::flag::register(sig, signalled.clone());
+    }
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let mut worker: Option<(std::thread::JoinHandle<()>, Arc<AtomicBool>)> = None;
+    let mut sampler = Sampler::new(opts.root.clone());
+    let _ = sampler.prime();
+    let mut next_stats = Instant::now() + Duration::from_secs(1);
+    let frame = Duration::from_secs_f64(1.0 / opts.fps.clamp(1, 60) as f64);
+    let mut quit = false;
+    while !quit {
+        terminal
+            .draw(|f| draw::draw(f, &app, opts.look))
+            .map_err(io_err)?;
+        let mut start = false;
+        if event::poll(frame).map_err(io_err)? {
+            match event::read().map_err(io_err)? {
+                Event::Key(k) if k.kind == KeyEventKind::Press => {
+                    if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
+                        quit = true;
+                    } else {
+                        start = app.on_key(k.code, &mut quit);
+                    }
+                }
+                Event::Mouse(m) => {
+                    let h = terminal.size().map_err(io_err)?.height;
+                    start = app.on_mouse(m.kind, m.row, h);
+                }
+                _ => {}
+            }
+        }
+        while let Ok(m) = rx.try_recv() {
+            app.on_msg(m);
+        }
+        if app.pane == Pane::Answer
+            && let Some((h, _)) = worker.take()
+        {
+            let _ = h.join();
+            *LESSON_CANCEL.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+        if Instant::now() >= next_stats {
+            next_stats = Instant::now() + Duration::from_secs(1);
+            on_stats_tick(&mut app, &mut sampler);
+        }
+        if start && worker.is_none() {
+            app.start();
+            let cancel = Arc::new(AtomicBool::new(false));
+            *LESSON_CANCEL.lock().unwrap_or_else(|e| e.into_inner()) = Some(cancel.clone());
+            match spawn_lesson(
+                opts,
+                app.lesson().clone(),
+                app.prediction,
+                tx.clone(),
+                cancel.clone(),
+            ) {
+                Ok(h) => worker = Some((h, cancel)),
+                Err(e) => app.on_msg(Msg::Finished(Err(e.to_string()))),
+            }
+        }
+        quit |= signalled.load(Ordering::Relaxed);
+    }
+    // The lesson stops and removes its lab before the terminal is given back.
+    if let Some((h, cancel)) = worker.take() {
+        cancel.store(true, Ordering::Relaxed);
+        let _ = h.join();
+    }
+    Ok(())
+}
+
+/// The lab device's iostat -x over the last second, while a step runs.
+fn on_stats_tick(app: &mut LearnApp, sampler: &mut Sampler) {
+    let Ok(all) = sampler.sample() else { return };
+    let name = app
+        .step
+        .as_ref()
+        .map(|(_, _, p)| p.trim_start_matches("/dev/").to_string());
+    app.iostat = name.and_then(|n| all.into_iter().find(|x| x.disk_device == n));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::backend::TestBackend;
+
+    fn screen(app: &LearnApp) -> (ratatui::Terminal<TestBackend>, String) {
+        let mut t = ratatui::Terminal::new(TestBackend::new(80, 24)).unwrap();
+        let look = Look {
+            color: false,
+            ascii: true,
+        };
+        t.draw(|f| draw::draw(f, app, look)).unwrap();
+        let buf = t.backend().buffer().clone();
+        let text: String = (0..24)
+            .map(|y| {
+                let row: String = (0..80).map(|x| buf[(x, y)].symbol().to_string()).collect();
+                row + "\n"
+            })
+            .collect();
+        (t, text)
+    }
+
+    fn row_of(text: &str, needle: &str) -> u16 {
+        text.lines()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle} not on\n{text}")) as u16
+    }
+
+    #[test]
+    fn a_click_picks_a_lesson_a_prediction_and_runs() {
+        let click = MouseEventKind::Down(MouseButton::Left);
+        let mut app = LearnApp::new(crate::learn::builtin(), None);
+        let (_t, text) = screen(&app);
+        println!("{text}");
+        // A click on a lesson selects it; a second click opens it.
+        let y = row_of(&text, "queue-depth");
+        assert!(!app.on_mouse(click, y, 24));
+        assert_eq!(app.lesson().name, "queue-depth");
+        assert_eq!(app.pane, Pane::List);
+        app.on_mouse(click, y, 24);
+        assert_eq!(app.pane, Pane::Question);
+        let (_t, text) = screen(&app);
+        println!("{text}");
+        assert!(text.is_ascii());
+        app.on_mouse(click, row_of(&text, "b) about 32x"), 24);
+        assert_eq!(app.prediction, Some(1));
+        let (_t, text) = screen(&app);
+        assert!(text.contains("> b) about 32x"), "{text}");
+        // A click elsewhere changes nothing; on the button it runs.
+        assert!(!app.on_mouse(click, 0, 24));
+        assert_eq!(app.prediction, Some(1));
+        assert!(app.on_mouse(click, row_of(&text, "Enter: run it, predicting b)"), 24));
+    }
+
+    #[test]
+    fn keys_predict_and_the_answer_names_the_prediction() {
+        let mut app = LearnApp::new(crate::learn::builtin(), Some("zeros"));
+        assert_eq!(app.pane, Pane::Question);
+        let mut quit = false;
+        assert!(!app.on_key(KeyCode::Char('z'), &mut quit), "no choice z");
+        assert_eq!(app.prediction, None);
+        app.on_key(KeyCode::Char('a'), &mut quit);
+        assert_eq!(app.prediction, Some(0));
+        assert!(app.on_key(KeyCode::Enter, &mut quit));
+        app.start();
+        let (_t, text) = screen(&app);
+        assert!(text.contains("iostat -x"), "{text}");
+        let run = LessonRun {
+            lesson: "zeros".into(),
+            title: "Zeros".into(),
+            question: String::new(),
+            created: "2026-11-25T00:00:00Z".into(),
+            in_ram: None,
+            prediction: Some(lesson_run::Pick {
+                choice: 'a',
+                text: "the same".into(),
+            }),
+            answer: Some(lesson_run::Pick {
+                choice: 'b',
+                text: "zeros are much faster".into(),
+            }),
+            predicted_right: Some(false),
+            steps: Vec::new(),
+            cancelled: false,
+            takeaway: None,
+        };
+        app.on_msg(Msg::Finished(Ok(Box::new(run))));
+        assert_eq!(app.pane, Pane::Answer);
+        let (_t, text) = screen(&app);
+        println!("{text}");
+        assert!(
+            text.contains("Measured here: b) zeros are much faster"),
+            "{text}"
+        );
+        assert!(
+            text.contains("You predicted: a) the same (not what this machine"),
+            "{text}"
+        );
+        assert!(!quit);
+        app.on_key(KeyCode::Char('q'), &mut quit);
+        assert!(quit);
+    }
+}
