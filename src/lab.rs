@@ -139,13 +139,21 @@ fn tool(cmd: &str, args: &[&str]) -> Result<String, Error> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// Whether this process may make a lab: root and /dev/loop-control; the error says how.
+pub fn can_make() -> Result<(), Error> {
+    if crate::sys::geteuid() != 0 || !Path::new("/dev/loop-control").exists() {
+        return Err(Error::Usage(
+            "the lab makes loop devices, which needs root and /dev/loop-control: run it with sudo \
+             (sudo blkscope lab, sudo blkscope learn)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 impl Lab {
     pub fn create(opts: &LabOptions) -> Result<Self, Error> {
-        if crate::sys::geteuid() != 0 || !Path::new("/dev/loop-control").exists() {
-            return Err(Error::Usage(
-                "the lab makes loop devices, which needs root and /dev/loop-control: run sudo blkscope lab".into(),
-            ));
-        }
+        can_make()?;
         cleanup_stale();
         std::fs::create_dir_all(STATE_DIR).map_err(|e| Error::io(Path::new(STATE_DIR), e))?;
         let pid = std::process::id();

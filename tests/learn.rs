@@ -274,3 +274,93 @@ fn the_lessons_tui_is_ascii_on_a_console() {
     t.keys(&["q"]);
     t.wait_for(&["BLKSCOPE-EXITED"], 10);
 }
+
+#[test]
+fn sigterm_to_the_tui_mid_lesson_removes_the_lab_and_restores_the_terminal() {
+    if !require(true, &["losetup", "tmux"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = Tmux::start(dir.path(), "", "learn seq-random --no-save");
+    t.wait_for(&["Sequential vs random"], 10);
+    t.keys(&["a", "Enter"]);
+    let s = t.wait_for(&["iostat -x", "running seq1m"], 30);
+    println!("{s}");
+    let pid = t.pid();
+    // SAFETY: signalling the blkscope the test started.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let s = t.wait_for(&["BLKSCOPE-EXITED"], 20);
+    println!("{s}");
+    assert!(!s.contains("panicked"), "{s}");
+    assert_eq!(
+        t.display("#{alternate_on}"),
+        "0",
+        "the alternate screen was left"
+    );
+    lab_gone(pid as u32, &[]);
+}
+
+#[test]
+fn a_lesson_killed_outright_leaves_nothing_after_the_next_start() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    if !std::path::Path::new("/sys/class/zram-control").exists() {
+        let _ = sh("modprobe", &["zram"]);
+    }
+    // zeros: a zram device and a loop device; killed while its test runs.
+    let mut child = bin()
+        .args(["learn", "zeros", "--json", "--no-save"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let state = format!("/run/blkscope/labs/{pid}.json");
+    wait_until(30, "the lesson's zram device", || {
+        std::fs::read_to_string(&state).is_ok_and(|s| s.contains("\"zram\""))
+    });
+    let text = std::fs::read_to_string(&state).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let paths: Vec<String> = v["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["path"].as_str().unwrap().to_string())
+        .collect();
+    println!("lab: {text}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        std::path::Path::new(&state).exists(),
+        "kill -9 leaves the record"
+    );
+    let out = bin().args(["lab", "--cleanup"]).output().unwrap();
+    println!("{}", stdout_of(&out));
+    assert!(out.status.success());
+    lab_gone(pid, &paths);
+}
+
+#[test]
+fn a_lesson_without_root_is_refused_in_one_line_and_the_list_needs_none() {
+    if !require(true, &["setpriv"]) {
+        return;
+    }
+    let out = blkscope_as_nobody(&["learn", "queue-depth", "--json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    println!("{:?} {err}", out.status.code());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err.contains("needs root") && err.contains("sudo blkscope learn"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(out.stdout.is_empty());
+    let out = blkscope_as_nobody(&["learn", "--list"]);
+    let list = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{:?}", out);
+    assert!(
+        list.contains("queue-depth") && list.contains("scheduler"),
+        "{list}"
+    );
+}

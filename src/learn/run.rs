@@ -134,6 +134,7 @@ pub fn run(
     obs: &mut dyn Observer,
 ) -> Result<LessonRun, crate::Error> {
     let kinds = lesson.devices();
+    crate::lab::can_make()?;
     obs.status("making the lab's devices");
     let lab = Lab::create(&LabOptions {
         size: opts.size,
