@@ -74,7 +74,14 @@ fn smart_of_healthy_and_failing_drives() {
     assert!(has(&f, Severity::Info, "31 unsafe shutdowns"), "{f:?}");
 
     let f = smart_of("nvme_failing");
-    assert!(has(&f, Severity::Problem, "critical warning 0x4"), "{f:?}");
+    assert!(
+        has(
+            &f,
+            Severity::Problem,
+            "critical warning 0x4: reliability is degraded by media errors; back up"
+        ),
+        "{f:?}"
+    );
     assert!(
         has(&f, Severity::Problem, "103% of the rated write endurance"),
         "{f:?}"

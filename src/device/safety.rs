@@ -680,6 +680,10 @@ pub fn errno_name(code: i32) -> &'static str {
         libc::ETXTBSY => "ETXTBSY",
         libc::ENOSPC => "ENOSPC",
         libc::ENOSYS => "ENOSYS",
+        libc::ENODATA => "ENODATA",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::ENOLINK => "ENOLINK",
+        libc::EILSEQ => "EILSEQ",
         _ => "errno",
     }
 }

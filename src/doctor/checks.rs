@@ -32,7 +32,37 @@ pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device) -> Vec<Finding> {
         ));
     }
     in_use(tree, d, &mut out);
+    kernel_errors(root, d, &mut out);
     out
+}
+
+/// The kernel's own count of failed and timed-out commands on a SCSI-family device (SATA, SAS,
+/// USB, virtio-scsi): `device/ioerr_cnt` and `device/iotmo_cnt`, hexadecimal, since the device
+/// appeared.
+fn kernel_errors(root: &SysRoot, d: &Device, out: &mut Vec<Finding>) {
+    let count = |f: &str| {
+        let t = std::fs::read_to_string(root.sys(format!("block/{}/device/{f}", d.name))).ok()?;
+        let t = t.trim();
+        u64::from_str_radix(t.trim_start_matches("0x"), 16).ok()
+    };
+    let (errors, timeouts) = (count("ioerr_cnt"), count("iotmo_cnt"));
+    let (e, t) = (errors.unwrap_or(0), timeouts.unwrap_or(0));
+    if e == 0 && t == 0 {
+        return;
+    }
+    out.push(
+        Finding::new(
+            "kernel_errors",
+            Severity::Warning,
+            format!(
+                "the kernel counted {e} failed command(s) and {t} timeout(s) on {} since it \
+                 appeared (device/ioerr_cnt, iotmo_cnt): the medium or the link has failed \
+                 requests; dmesg names them, and SMART says whether the drive knows",
+                d.name
+            ),
+        )
+        .with(serde_json::json!({"ioerr_cnt": e, "iotmo_cnt": t})),
+    );
 }
 
 /// A loop device without direct I/O, or over a file in RAM: its I/O goes through the page

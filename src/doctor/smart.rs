@@ -236,6 +236,29 @@ fn ata_attributes(v: &Value, push: &mut Push) {
     }
 }
 
+/// What the bits of an NVMe critical warning say (NVMe base specification, SMART / Health
+/// Information log, byte 0).
+pub fn critical_warning_bits(w: u64) -> Vec<&'static str> {
+    const BITS: [&str; 6] = [
+        "the spare capacity is below its threshold",
+        "a temperature is outside its thresholds",
+        "reliability is degraded by media errors",
+        "the media is read-only",
+        "the volatile memory backup failed",
+        "the persistent memory region is read-only",
+    ];
+    let mut v: Vec<&str> = BITS
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| w >> i & 1 == 1)
+        .map(|(_, b)| *b)
+        .collect();
+    if w >> 6 != 0 {
+        v.push("a bit this version does not know");
+    }
+    v
+}
+
 /// The NVMe health log: critical warning, endurance, media errors, unsafe shutdowns.
 fn nvme_health(v: &Value, push: &mut Push) {
     let h = &v["nvme_smart_health_information_log"];
@@ -246,8 +269,8 @@ fn nvme_health(v: &Value, push: &mut Push) {
         push(
             Severity::Problem,
             format!(
-                "NVMe critical warning {w:#x}: spare capacity low, temperature, \
-                 reliability degraded or read-only media; back up now"
+                "NVMe critical warning {w:#x}: {}; back up now",
+                critical_warning_bits(w).join(", ")
             ),
             json!({ "critical_warning": w }),
         );

@@ -246,12 +246,25 @@ fn failure(op: Dir, offset: u64, errno: Option<i32>, message: String) -> IoFailu
     }
 }
 
-fn errno_message(code: i32) -> String {
-    format!(
-        "{} ({})",
-        std::io::Error::from_raw_os_error(code),
-        crate::device::safety::errno_name(code)
-    )
+/// What an I/O's error means, in the user's words first: the errors a failing disk or its
+/// transport gives say what happened (the kernel's ENODATA is a medium error, "No data
+/// available" says nothing of it); the rest as the C library words them.
+pub(crate) fn errno_message(code: i32) -> String {
+    let what = match code {
+        libc::ENODATA => "unreadable sector (medium error: the device could not read it back)",
+        libc::EIO => "I/O error (the device or its transport failed the request)",
+        libc::ETIMEDOUT => "the device did not answer in time (a transport timeout)",
+        libc::ENOLINK => "the link to the device is down (the transport failed)",
+        libc::EILSEQ => "the data failed its integrity check (protection information)",
+        _ => {
+            return format!(
+                "{} ({})",
+                std::io::Error::from_raw_os_error(code),
+                crate::device::safety::errno_name(code)
+            );
+        }
+    };
+    format!("{what} ({})", crate::device::safety::errno_name(code))
 }
 
 /// What every loop of a job shares: its spec, clock, offsets, figures and when to stop.
@@ -612,6 +625,28 @@ fn psync_loop(cx: &mut Ctx, file: &File) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failing_disks_errors_are_said_in_the_users_words() {
+        for (code, want) in [
+            (libc::ENODATA, "unreadable sector (medium error"),
+            (libc::EIO, "I/O error (the device or its transport"),
+            (libc::ETIMEDOUT, "did not answer in time"),
+            (libc::ENOLINK, "link to the device is down"),
+            (libc::EILSEQ, "integrity check"),
+        ] {
+            let m = errno_message(code);
+            println!("{code}: {m}");
+            assert!(m.contains(want), "{m}");
+            assert!(!m.contains("os error"), "{m}");
+        }
+        // The rest as the C library says it, with the name.
+        let m = errno_message(libc::EINVAL);
+        assert!(
+            m.contains("Invalid argument") && m.contains("EINVAL"),
+            "{m}"
+        );
+    }
 
     #[test]
     fn io_wq_workers_are_counted_for_the_thread_whose_io_they_run() {

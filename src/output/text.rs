@@ -175,14 +175,15 @@ pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String
         let _ = writeln!(out, "  {WHOLE_WARNING}");
     }
     if let Some(e) = &r.error {
+        // "error: read failed at offset 2097152: unreadable sector (medium error ...)".
         let _ = writeln!(
             out,
-            "  error: {} {}{}",
+            "  error: {} failed{}: {}",
             e.op,
-            e.message,
             e.offset
                 .map(|o| format!(" at offset {o}"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            e.message,
         );
     }
     if let Some(v) = &r.verify {

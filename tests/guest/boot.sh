@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Boots a throwaway QEMU guest with this machine's kernel and its root file system (read-only
+# over 9p, a tmpfs over it), runs SHARE/run.sh in it as root with SHARE mounted read-write at
+# /share, and powers off. What run.sh prints goes to SHARE/console.log, its exit status to its
+# last line ("run.sh exit N"). The devices to emulate follow SHARE on the command line.
+#
+#   tests/guest/boot.sh SHARE [QEMU_ARGS...]
+#
+# KVM when /dev/kvm works (a guest that cannot start under it, as under nested virtualisation
+# that refuses an MSR, is retried with TCG), TCG otherwise; GUEST_ACCEL=tcg|kvm forces one.
+# GUEST_TIMEOUT (s, default 300), GUEST_MEM (MiB, 1536), GUEST_CPUS (2).
+# Needs: qemu-system-x86, linux-image-amd64 (the kernel and its modules), busybox-static.
+set -euo pipefail
+share=$(readlink -f "$1"); shift
+kv=$(ls /lib/modules | sort -V | tail -1)
+kernel=/boot/vmlinuz-$kv
+[ -r "$kernel" ] || { echo "no kernel image $kernel (apt install linux-image-amd64)" >&2; exit 3; }
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+ir=$work/ir; mkdir -p "$ir"/{bin,proc,sys,dev,lower,rw,newroot,mods}
+cp "$(command -v busybox)" "$ir/bin/busybox"
+# What the initramfs needs to reach the root over 9p (built in on some kernels: then skipped).
+mods="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci netfs fscache 9pnet 9pnet_virtio 9p overlay"
+for m in $mods; do
+  f=$(modinfo -k "$kv" -n "$m" 2>/dev/null || true)
+  case "$f" in
+    *.ko) cp "$f" "$ir/mods/$m.ko" ;;
+    *.ko.xz) xz -dc "$f" >"$ir/mods/$m.ko" ;;
+    *.ko.zst) zstd -qdc "$f" >"$ir/mods/$m.ko" ;;
+  esac
+done
+cat >"$ir/init" <<INIT
+#!/bin/busybox sh
+/bin/busybox mkdir -p /sbin /usr/bin /usr/sbin; /bin/busybox --install -s
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+for m in $mods; do [ -f /mods/\$m.ko ] && insmod /mods/\$m.ko 2>/dev/null; done
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 hostroot /lower
+mount -t tmpfs -o size=1g tmp /rw; mkdir -p /rw/up /rw/work
+mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/up,workdir=/rw/work /newroot
+mkdir -p /newroot/share; mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 share /newroot/share
+for d in proc sys dev; do mount --move /\$d /newroot/\$d; done
+exec switch_root /newroot /bin/sh -c 'mount -t tmpfs tmp /tmp; mount -t tmpfs run /run; mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null; mkdir -p /dev/pts; mount -t devpts pts /dev/pts; hostname guest; sh /share/run.sh >/share/console.log 2>&1; echo "run.sh exit \$?" >>/share/console.log; sync; echo o >/proc/sysrq-trigger; sleep 5'
+INIT
+chmod +x "$ir/init"
+(cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initrd.gz"
+boot() {
+  local accel=$1 cpu=$2; shift 2
+  timeout "${GUEST_TIMEOUT:-300}" qemu-system-x86_64 -accel "$accel" -cpu "$cpu" \
+    -m "${GUEST_MEM:-1536}" -smp "${GUEST_CPUS:-2}" -nographic -no-reboot -nic none \
+    -kernel "$kernel" -initrd "$work/initrd.gz" \
+    -append "console=ttyS0 panic=-1 quiet sysrq_always_enabled=1" \
+    -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on \
+    -virtfs local,path="$share",mount_tag=share,security_model=none \
+    "$@" </dev/null >"$share/qemu.log" 2>&1
+}
+accel=${GUEST_ACCEL:-}
+if [ -z "$accel" ]; then
+  if [ -w /dev/kvm ]; then accel=kvm; else accel=tcg; fi
+fi
+rm -f "$share/console.log"
+if [ "$accel" = kvm ]; then
+  if boot kvm host "$@" || [ -s "$share/console.log" ]; then
+    echo "accel kvm" >>"$share/qemu.log"; exit 0
+  fi
+  echo "kvm failed ($(tail -1 "$share/qemu.log")); TCG" >&2
+fi
+boot tcg max "$@"
+echo "accel tcg" >>"$share/qemu.log"
