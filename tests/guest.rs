@@ -149,10 +149,16 @@ fn nvme_interrupts(text: &str) -> u64 {
 const DISKS_SCRIPT: &str = r#"
 modprobe nvme poll_queues=1; modprobe ahci; modprobe virtio_scsi; modprobe sd_mod
 modprobe xhci_pci; modprobe usb_storage
-for i in $(seq 150); do [ -e /dev/nvme0n1 ] && [ "$(ls /sys/block | grep -c '^sd')" -ge 3 ] && break; sleep 0.2; done
+for i in $(seq 150); do [ -e /dev/nvme0n1 ] && [ -e /dev/nvme1n1 ] && [ "$(ls /sys/block | grep -c '^sd')" -ge 3 ] && break; sleep 0.2; done
 ls /sys/block
-lsblk -J -b -d -o NAME,SIZE,TRAN,MODEL,SERIAL,ROTA,LOG-SEC,PHY-SEC,RM > /share/lsblk.json
+lsblk -J -b -d -o NAME,SIZE,TRAN,MODEL,SERIAL,ROTA,LOG-SEC,PHY-SEC,RM,ZONED > /share/lsblk.json
 $B list --json --all > /share/list.json
+# The zoned namespace: what it refuses is refused before a write; in-order direct writes run.
+Z=$(for d in /sys/block/nvme*; do [ "$(cat $d/queue/zoned)" = host-managed ] && basename $d; done)
+echo $Z > /share/zoned_name
+$B run /dev/$Z --op randwrite --bs 4k --size 4M --no-save > /share/zns_rand.out 2>&1; echo $? > /share/zns_rand.rc
+$B run /dev/$Z --op write --bs 64k --size 4M --mode buffered --no-save > /share/zns_buf.out 2>&1; echo $? > /share/zns_buf.rc
+$B run /dev/$Z --op write --bs 64k --size 4M --mode direct --no-save --json > /share/zns_seq.json 2>/share/zns_seq.err; echo $? > /share/zns_seq.rc
 $B doctor nvme0n1 --json > /share/doctor.json; echo $? > /share/doctor.rc
 cat /sys/block/nvme0n1/queue/io_poll > /share/io_poll
 cat /proc/interrupts > /share/irq0
@@ -188,12 +194,16 @@ fn nvme_sata_scsi_and_usb_disks_in_a_guest_kernel() {
     if !guest_ready() {
         return;
     }
-    let s = Share::new(&["nv", "sa", "sc", "u"]);
+    let s = Share::new(&["nv", "z", "sa", "sc", "u"]);
     let dev = |a: &str| a.split(' ').map(String::from).collect::<Vec<_>>();
     let mut devices = Vec::new();
     devices.extend(dev(&format!(
         "-drive file={},if=none,id=nv,format=raw -device nvme,drive=nv,serial=BLKNV1,smart_critical_warning=2",
         s.image("nv")
+    )));
+    devices.extend(dev(&format!(
+        "-device nvme,id=nvz,serial=BLKZNS1 -drive file={},if=none,id=z,format=raw -device nvme-ns,drive=z,bus=nvz,nsid=1,zoned=true,zoned.zone_size=4M,zoned.zone_capacity=4M",
+        s.image("z")
     )));
     devices.extend(dev(&format!(
         "-device ahci,id=ahci -drive file={},if=none,id=sa,format=raw -device ide-hd,drive=sa,bus=ahci.0,model=BLKSCOPE-SATA",
@@ -209,6 +219,7 @@ fn nvme_sata_scsi_and_usb_disks_in_a_guest_kernel() {
     )));
     s.boot(DISKS_SCRIPT, &devices);
     list_agrees_with_lsblk(&s);
+    zoned_writes(&s);
     nvme_critical_warning_and_polling(&s);
     write_cache_toggles_come_back(&s);
 }
@@ -252,6 +263,7 @@ fn list_agrees_with_lsblk(s: &Share) {
         assert_eq!(b["logical_block_size"], l["log-sec"], "{name}");
         assert_eq!(b["physical_block_size"], l["phy-sec"], "{name}");
         assert_eq!(b["removable"], l["rm"], "{name} removable");
+        assert_eq!(b["zoned"], l["zoned"], "{name} zoned");
         // lsblk names no transport for virtio-scsi without udev; blkscope says virtio.
         match l["tran"].as_str() {
             Some(t) => assert_eq!(b["transport"], t, "{name} transport"),
@@ -262,7 +274,11 @@ fn list_agrees_with_lsblk(s: &Share) {
         assert_eq!(b["write_safety"], "clear", "{name}");
     }
     seen.sort();
-    assert_eq!(seen, ["nvme", "sata", "usb", "virtio"], "one disk of each");
+    assert_eq!(
+        seen,
+        ["nvme", "nvme", "sata", "usb", "virtio"],
+        "one disk of each, two NVMe"
+    );
     let usb = list["devices"]
         .as_array()
         .unwrap()
@@ -270,6 +286,31 @@ fn list_agrees_with_lsblk(s: &Share) {
         .find(|d| d["transport"] == "usb")
         .unwrap();
     assert_eq!(usb["removable"], true, "{usb}");
+}
+
+/// A host-managed zoned namespace: random and buffered writes refused in one line before any
+/// I/O, exit 2; a direct write in order from the first zone runs.
+fn zoned_writes(s: &Share) {
+    let z = s.read("zoned_name");
+    println!("zoned namespace: {z}");
+    assert!(
+        z.trim().starts_with("nvme"),
+        "no host-managed namespace: {z:?}"
+    );
+    for (name, want) in [("zns_rand", "random offsets"), ("zns_buf", "page cache")] {
+        let out = s.read(&format!("{name}.out"));
+        println!("{name}: {out}");
+        assert_eq!(s.number(&format!("{name}.rc")), 2, "{out}");
+        assert!(
+            out.contains("host-managed zoned") && out.contains(want),
+            "{out}"
+        );
+        assert_eq!(out.trim().lines().count(), 1, "one line: {out}");
+    }
+    assert_eq!(s.number("zns_seq.rc"), 0, "{}", s.read("zns_seq.err"));
+    let r = &s.json("zns_seq.json")["results"][0];
+    assert_eq!(r["bytes"], 4 << 20, "{r}");
+    assert!(r["error"].is_null(), "{r}");
 }
 
 fn nvme_critical_warning_and_polling(s: &Share) {
