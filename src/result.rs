@@ -82,6 +82,9 @@ impl Serialize for RunResult {
         st.serialize_field("data", m.data)?;
         st.serialize_field("engine", m.engine)?;
         st.serialize_field("engine_note", &m.engine_note)?;
+        if m.polled {
+            st.serialize_field("polled", &true)?;
+        }
         if let Some(c) = &m.cpus {
             st.serialize_field("cpus", c)?;
         }
@@ -322,6 +325,7 @@ mod tests {
                 data: "random",
                 engine: "uring",
                 engine_note: None,
+                polled: false,
                 cpus: None,
                 bytes: 1 << 30,
                 ios: 1024,

@@ -4,7 +4,8 @@
 //! runs a script there that writes what blkscope and the reference tools said into the shared
 //! directory, and the assertions here read it back.
 //!
-//! Needs root, qemu-system-x86, linux-image-amd64, busybox-static, mdadm, hdparm and sdparm.
+//! Needs root, qemu-system-x86, linux-image-amd64, busybox-static, mdadm, hdparm, sdparm,
+//! cryptsetup and lvm2.
 //! Without them the tests skip with one line; with `BLKSCOPE_REQUIRE_GUEST_TESTS=1` (CI) a
 //! missing one is a failure.
 
@@ -87,11 +88,14 @@ impl Share {
         // One guest at a time: two TCG guests on a small machine take longer than both in turn.
         static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
-        let head = format!(
-            "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp\n\
-             B={}\nset -x\n",
-            env!("CARGO_BIN_EXE_blkscope")
-        );
+        // The binary goes into the share: the guest mounts its own /tmp, where a clone (and
+        // its target directory) may live on the host.
+        let bin = self.path("blkscope");
+        if std::fs::hard_link(env!("CARGO_BIN_EXE_blkscope"), &bin).is_err() {
+            std::fs::copy(env!("CARGO_BIN_EXE_blkscope"), &bin).unwrap();
+        }
+        let head = "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+                    HOME=/tmp\nB=/share/blkscope\nset -x\n";
         std::fs::write(self.path("run.sh"), format!("{head}{script}")).unwrap();
         let boot = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guest/boot.sh");
         let t = std::time::Instant::now();
@@ -331,6 +335,9 @@ fn nvme_critical_warning_and_polling(s: &Share) {
     let hipri = s.json("hipri.json");
     let r = &hipri["results"][0];
     let ios = r["ios"].as_u64().unwrap();
+    // The result says so, and the plain run does not.
+    assert_eq!(r["polled"], true, "{r}");
+    assert!(s.json("plain.json")["results"][0].get("polled").is_none());
     let irq = [s.read("irq0"), s.read("irq1"), s.read("irq2")].map(|t| nvme_interrupts(&t));
     let (plain_irq, hipri_irq) = (irq[1] - irq[0], irq[2] - irq[1]);
     println!("{ios} I/Os: interrupts {plain_irq} without --hipri, {hipri_irq} with");
@@ -397,7 +404,7 @@ fn write_cache_toggles_come_back(s: &Share) {
 }
 
 const STACK_SCRIPT: &str = r#"
-modprobe loop; modprobe raid1; modprobe raid456; modprobe sd_mod
+modprobe loop; modprobe raid1; modprobe raid456; modprobe sd_mod; modprobe dm_mod; modprobe dm_crypt
 modprobe scsi_debug dev_size_mb=64 medium_error_start=4096 medium_error_count=8 opts=2
 modprobe null_blk nr_devices=1 irqmode=2 completion_nsec=1000000 queue_mode=2 gb=1
 for i in $(seq 100); do grep -qs scsi_debug /sys/block/sd*/device/model && [ -e /dev/nullb0 ] && break; sleep 0.2; done
@@ -405,6 +412,16 @@ lsblk -dn -o NAME,MODEL
 for i in 0 1 2 3 4; do truncate -s 64M /tmp/m$i.img; losetup /dev/loop$i /tmp/m$i.img; done
 mdadm --create /dev/md0 --run --level=1 --raid-devices=2 /dev/loop0 /dev/loop1 --assume-clean
 mdadm --create /dev/md1 --run --level=5 --raid-devices=3 --chunk=64 /dev/loop2 /dev/loop3 /dev/loop4 --assume-clean
+# dm-crypt over loop5, LVM over loop6 (no udev in the guest: LVM is told so).
+for i in 5 6; do truncate -s 64M /tmp/c$i.img; losetup /dev/loop$i /tmp/c$i.img; done
+head -c 64 /dev/urandom > /tmp/key
+cryptsetup open --type plain --cipher aes-xts-plain64 --key-size 512 --key-file /tmp/key /dev/loop5 crypt0
+C='devices/obtain_device_list_from_udev=0 activation/udev_sync=0 activation/udev_rules=0'
+pvcreate --config "$C" /dev/loop6 && vgcreate --config "$C" vg0 /dev/loop6 && lvcreate --config "$C" -y -L 32M -n lv0 vg0
+for t in loop5 mapper/crypt0 loop6 vg0/lv0; do
+  n=$(echo $t | tr / _); $B check /dev/$t --json > /share/check_$n.json; echo $? > /share/check_$n.rc
+done
+$B run /dev/vg0/lv0 --op write --bs 1M --size 8M --no-save --json > /share/lv.json; echo $? > /share/lv.rc
 $B check /dev/loop0 --json > /share/member.json; echo $? > /share/member.rc
 $B check /dev/md0 --json > /share/md0.json; echo $? > /share/md0.rc
 $B run /dev/md1 --op randwrite --bs 4k --size 8M --mode direct --confirm md1 --json --no-save > /share/raid5.json; echo $? > /share/raid5.rc
@@ -430,6 +447,25 @@ fn raid_failing_media_and_null_blk_in_a_guest_kernel() {
     assert!(m.to_string().contains("held by md0"), "{m}");
     assert_eq!(s.number("md0.rc"), 0, "{}", s.read("md0.json"));
     assert_ne!(s.json("md0.json")["write_safety"], "blocked");
+    // dm-crypt and LVM: the member is blocked with its holder named; the mapped device is a
+    // target (a plain dm-crypt reads as random data: data, so a typed name; a new LV is blank).
+    for (member, holder, top, verdict) in [
+        ("loop5", "held by dm-0 (crypt0)", "mapper_crypt0", "confirm"),
+        ("loop6", "held by dm-1 (vg0-lv0)", "vg0_lv0", "clear"),
+    ] {
+        let m = s.json(&format!("check_{member}.json"));
+        let t = s.json(&format!("check_{top}.json"));
+        println!(
+            "{member}: {} {}; {top}: {}",
+            m["write_safety"], m["reasons"], t["write_safety"]
+        );
+        assert_eq!(s.number(&format!("check_{member}.rc")), 4);
+        assert_eq!(m["write_safety"], "blocked");
+        assert!(m["reasons"].to_string().contains(holder), "{m}");
+        assert_eq!(t["write_safety"], verdict, "{t}");
+    }
+    assert_eq!(s.number("lv.rc"), 0, "{}", s.read("lv.json"));
+    assert_eq!(s.json("lv.json")["results"][0]["bytes"], 8 << 20);
     // RAID5, 4K writes below its stripe: the members read, and the finding says which.
     assert_eq!(s.number("raid5.rc"), 0, "{}", s.read("raid5.json"));
     let r5 = s.json("raid5.json");

@@ -500,6 +500,7 @@ impl Totals {
             },
             engine: engine_used.as_str(),
             engine_note: self.engine_note,
+            polled: job.hipri && engine_used == EngineKind::Uring,
             cpus: job.cpus.as_ref().map(|c| c.to_string()),
             bytes,
             ios: self.ios,

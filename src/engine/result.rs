@@ -148,6 +148,9 @@ pub struct Measured {
     pub engine: &'static str,
     /// Why io_uring was not used, when the job asked for it.
     pub engine_note: Option<String>,
+    /// Completions were reaped by polling the device's poll queues (`--hipri`: io_uring's
+    /// IOPOLL), not by an interrupt each.
+    pub polled: bool,
     /// The CPUs the job threads (and their io-wq workers) were bound to (`--cpus`), as a list
     /// such as `0-3,6`; absent when they could run anywhere.
     pub cpus: Option<String>,

@@ -111,14 +111,15 @@ pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String
     };
     let _ = writeln!(
         out,
-        "{} {} QD{} x{} {}{data} on {} via {}{cpus}{which}",
+        "{} {} QD{} x{} {}{data} on {} via {}{}{cpus}{which}",
         r.op,
         fmt_size(r.bs),
         r.iodepth,
         r.jobs,
         r.mode,
         info.test_file.as_deref().unwrap_or(&info.path),
-        r.engine
+        r.engine,
+        if r.polled { ", polled" } else { "" }
     );
     let _ = writeln!(
         out,

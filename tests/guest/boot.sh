@@ -58,7 +58,7 @@ if [ -z "$accel" ]; then
 fi
 rm -f "$share/console.log"
 if [ "$accel" = kvm ]; then
-  if boot kvm host "$@" || [ -s "$share/console.log" ]; then
+  if (boot kvm host "$@") 2>/dev/null || [ -s "$share/console.log" ]; then
     echo "accel kvm" >>"$share/qemu.log"; exit 0
   fi
   echo "kvm failed ($(tail -1 "$share/qemu.log")); TCG" >&2
