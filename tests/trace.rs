@@ -92,6 +92,127 @@ fn a_reader_beside_a_write_test_is_named_and_not_taken_for_read_modify_write() {
     );
 }
 
+/// Another process writing with O_DSYNC (each write a flush or FUA) to the second half of a
+/// device, in a process group of its own that is killed on drop.
+struct SyncWriter(std::process::Child);
+
+impl SyncWriter {
+    fn start(dev: &str, seek_4k: u64) -> Self {
+        use std::os::unix::process::CommandExt;
+        let child = Command::new("sh")
+            .args([
+                "-c",
+                &format!(
+                    "while :; do dd if=/dev/zero of={dev} bs=4k count=256 seek={seek_4k} \
+                     oflag=dsync,direct status=none; done"
+                ),
+            ])
+            .process_group(0)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Self(child)
+    }
+}
+
+impl Drop for SyncWriter {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+/// Flush requests completed on a device (/proc/diskstats' 19th field, after major, minor, name).
+fn diskstats_flushes(name: &str) -> u64 {
+    std::fs::read_to_string("/proc/diskstats")
+        .unwrap()
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.get(2) == Some(&name))
+        .and_then(|f| f.get(18)?.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_flush_heavy_neighbour_does_not_make_the_tests_flushes() {
+    if !require(true, &["losetup", "dd"]) {
+        return;
+    }
+    let lo = Loop::new(256 * MIB, Some(4096), false);
+    let wc = std::fs::read_to_string(format!("/sys/block/{}/queue/write_cache", lo.name))
+        .unwrap_or_default();
+    println!("{}: write_cache {}", lo.name, wc.trim());
+    let f0 = diskstats_flushes(&lo.name);
+    let _writer = SyncWriter::start(lo.dev(), 32768);
+    wait_until(10, "the neighbour's flushes", || {
+        diskstats_flushes(&lo.name) > f0 + 10
+    });
+    let run = |mode: &str| {
+        blkscope_json(&[
+            "run",
+            lo.dev(),
+            "--op",
+            "write",
+            "--bs",
+            "1M",
+            "--size",
+            "64M",
+            "--mode",
+            mode,
+            "--confirm",
+            &lo.name,
+            "--no-save",
+            "--json",
+        ])
+    };
+    // Direct writes send no flush: the neighbour's are not the test's.
+    let (doc, code) = run("direct");
+    assert_eq!(code, 0, "{doc}");
+    if !traced(&doc) {
+        return;
+    }
+    let r = first_result(&doc);
+    println!(
+        "f/s {} findings {:?}",
+        r["diskstats"][0]["f/s"],
+        findings(&doc)
+    );
+    assert!(
+        r["diskstats"][0]["f/s"].as_f64().unwrap() > 0.0,
+        "the neighbour's flushes reached the device meanwhile: {}",
+        r["diskstats"][0]
+    );
+    assert!(
+        !findings(&doc).contains(&"flushes".into()),
+        "the neighbour's flushes are not the test's: {}",
+        finding_of(r, "flushes")
+            .map(|f| f.to_string())
+            .unwrap_or_default()
+    );
+    let subs = r["trace"]["submitters"].as_array().unwrap();
+    assert!(
+        subs.iter()
+            .any(|s| s["who"] == "other" && s["comm"] == "dd" && s["flushes"].as_u64() > Some(0)),
+        "{subs:?}"
+    );
+    // With O_DSYNC the test's own flushes are its finding, and the neighbour's are named apart.
+    let (doc, code) = run("dsync");
+    assert_eq!(code, 0, "{doc}");
+    let r = first_result(&doc);
+    let f = finding_of(r, "flushes").unwrap_or_else(|| panic!("no flushes finding: {r}"));
+    let m = f["message"].as_str().unwrap();
+    println!("{m}");
+    assert!(m.contains("other processes' flushes: dd (pid "), "{m}");
+    let ours = f["numbers"]["flushes"].as_f64().unwrap();
+    assert!(
+        ours >= 64.0,
+        "at least one flush per 1M write of 64: {ours}"
+    );
+}
+
 /// The instances directory of the mounted tracefs (blkscope mounts it when it first traces).
 fn instances() -> Option<PathBuf> {
     ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]

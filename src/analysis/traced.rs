@@ -139,6 +139,23 @@ impl TraceSummary {
             .sum()
     }
 
+    /// Flush requests (bios with a preflush, or empty flushes) queued on `device` that may be
+    /// the test's: its own, and the kernel's in `kernel_share` (a journal's flush for the
+    /// test's fdatasync is the kernel's); and all of them, whoever sent them.
+    pub fn flushes_on(&self, device: &str, kernel_share: f64) -> (f64, u64) {
+        let mut ours = 0.0;
+        let mut all = 0;
+        for s in self.on(device) {
+            all += s.flushes;
+            ours += match s.who {
+                Who::Test => s.flushes as f64,
+                Who::Kernel => s.flushes as f64 * kernel_share,
+                Who::Other => 0.0,
+            };
+        }
+        (ours, all)
+    }
+
     /// The test's share of all the bytes moved on `device` (1 where nothing moved): how much of
     /// what the kernel did below it is taken for the test's.
     pub fn test_share(&self, device: &str) -> f64 {

@@ -280,7 +280,30 @@ fn flushes(job: &Job, act: &Activity, dev: &Device) -> Option<Finding> {
     } else {
         0
     };
-    if td.flushes <= expected_flushes || !job.op.writes() {
+    // With a trace, only the flushes the test (or the kernel for it) sent are its own; another
+    // process's (dd oflag=dsync beside it) are named as theirs.
+    let traced = act.traced.as_ref().filter(|t| t.traced());
+    let (ours, others) = match traced {
+        Some(t) => {
+            let (ours, all) = t.flushes_on(target, 1.0);
+            let others: Vec<String> = t
+                .others_on(target)
+                .filter(|o| o.flushes > 0)
+                .take(3)
+                .map(|o| format!("{} (pid {}): {}", o.comm, o.pid, o.flushes))
+                .collect();
+            match all {
+                // None in the trace (a device that makes its own): all of diskstats'.
+                0 => (td.flushes, others),
+                _ => (
+                    (td.flushes as f64 * ours / all as f64).round() as u64,
+                    others,
+                ),
+            }
+        }
+        None => (td.flushes, Vec::new()),
+    };
+    if ours <= expected_flushes || !job.op.writes() {
         return None;
     }
     let cache = act.write_cache.as_deref().unwrap_or("unknown");
@@ -305,11 +328,20 @@ fn flushes(job: &Job, act: &Activity, dev: &Device) -> Option<Finding> {
         kind: "flushes",
         device: target.clone(),
         message: format!(
-            "{} cache flushes reached {target} ({:.0}/s, {:.2} ms each on average): {why}",
-            td.flushes, x.f_s, x.f_await
+            "{ours} cache flushes reached {target} ({:.0}/s, {:.2} ms each on average): {why}{}",
+            x.f_s * ours as f64 / td.flushes.max(1) as f64,
+            x.f_await,
+            match others.is_empty() {
+                true => String::new(),
+                false => format!(
+                    " Besides them, the block layer's trace saw other processes' flushes: {}; \
+                     theirs, not counted here.",
+                    others.join(", ")
+                ),
+            }
         ),
         numbers: BTreeMap::from([
-            ("flushes", td.flushes as f64),
+            ("flushes", ours as f64),
             ("f/s", x.f_s),
             ("f_await", x.f_await),
             ("w/s", x.w_s),
