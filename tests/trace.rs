@@ -1,7 +1,8 @@
 //! The block layer's tracepoints on real loop devices: another process reading the device a
 //! write test writes is named and not taken for read-modify-write (the test's own is said to
-//! be its own in stats_findings.rs); the tracefs instance is gone after SIGTERM, and one left
-//! by kill -9 goes at the next start.
+//! be its own in stats_findings.rs); a neighbour's flushes are not the test's; a scheduler that
+//! holds requests grows Q2D and not D2C; the tracefs instance is gone after SIGTERM, and one
+//! left by kill -9 goes at the next start.
 
 mod common;
 
@@ -300,4 +301,111 @@ fn the_instance_is_gone_after_sigterm_and_after_kill_9_at_the_next_start() {
         })
         .collect();
     assert!(left.is_empty(), "instances of dead blkscopes: {left:?}");
+}
+
+#[test]
+fn a_scheduler_that_holds_requests_grows_q2d_and_not_d2c() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::new(256 * MIB, Some(4096), false);
+    // Direct I/O to its file: requests take the disk's time, at a rate the trace keeps up with
+    // (over the page cache, events are lost and no Q2D is given).
+    let _ = Command::new("losetup")
+        .args(["--direct-io=on", lo.dev()])
+        .env("PATH", path_with_sbin())
+        .status();
+    let sched_file = format!("/sys/block/{}/queue/scheduler", lo.name);
+    let have = std::fs::read_to_string(&sched_file).unwrap_or_default();
+    // bfq holds requests longest (Q2D 3x none's here); mq-deadline less (1.7x).
+    let (holder, at_least) = if have.contains("bfq") {
+        ("bfq", 1.5)
+    } else if have.contains("mq-deadline") {
+        ("mq-deadline", 1.2)
+    } else {
+        assert!(
+            !required(),
+            "CI: no scheduler to compare on {}: {have}",
+            lo.name
+        );
+        eprintln!("SKIPPED: no scheduler but none on {}: {have}", lo.name);
+        return;
+    };
+    // Filled, so the reads read data.
+    let out = bin()
+        .args([
+            "run",
+            lo.dev(),
+            "--op",
+            "write",
+            "--bs",
+            "1M",
+            "--confirm",
+            &lo.name,
+        ])
+        .args(["--size", "256M", "--no-save"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut q2d: Vec<(String, f64, f64)> = Vec::new();
+    // Two alternating pairs: a neighbour's burst moves both of a pair alike.
+    for sched in ["none", holder, "none", holder] {
+        std::fs::write(&sched_file, sched).unwrap();
+        // A run whose trace lost events has no Q2D (requests would be matched with the wrong
+        // events): a busy machine may do that; up to three tries.
+        let mut got = None;
+        for _ in 0..3 {
+            let (doc, code) = blkscope_json(&[
+                "run",
+                lo.dev(),
+                "--op",
+                "randread",
+                "--bs",
+                "4k",
+                "--iodepth",
+                "32",
+                "--runtime",
+                "1s",
+                "--no-save",
+                "--json",
+            ]);
+            assert_eq!(code, 0, "{doc}");
+            if !traced(&doc) {
+                return;
+            }
+            let t = &first_result(&doc)["trace"];
+            match (t["q2d_ns"]["mean"].as_f64(), t["d2c_ns"]["mean"].as_f64()) {
+                (Some(q), Some(d)) => {
+                    got = Some((q, d));
+                    break;
+                }
+                _ => println!("no Q2D/D2C (events lost?): {t}"),
+            }
+        }
+        let (q, d) = got.expect("three runs, each with events lost");
+        println!(
+            "{sched}: Q2D mean {:.1} us, D2C mean {:.1} us",
+            q / 1e3,
+            d / 1e3
+        );
+        q2d.push((sched.to_string(), q, d));
+    }
+    let _ = std::fs::write(&sched_file, "none");
+    let of = |s: &str, f: fn(&(String, f64, f64)) -> f64| -> Vec<f64> {
+        q2d.iter().filter(|x| x.0 == s).map(f).collect()
+    };
+    let (qn, qh) = (of("none", |x| x.1), of(holder, |x| x.1));
+    let (dn, dh) = (of("none", |x| x.2), of(holder, |x| x.2));
+    let max = |v: &[f64]| v.iter().cloned().fold(f64::MIN, f64::max);
+    let min = |v: &[f64]| v.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(
+        min(&qh) > at_least * max(&qn),
+        "{holder}'s Q2D {qh:?} is not {at_least}x none's {qn:?}"
+    );
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let ratio = mean(&dh) / mean(&dn);
+    assert!(
+        (0.67..1.5).contains(&ratio),
+        "D2C moved with the scheduler: {dh:?} vs {dn:?} ({ratio:.2}x)"
+    );
 }
