@@ -27,6 +27,7 @@ fn an_html_report_with_every_chart_and_an_svg() {
     let runs = SavedRuns::new();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
+    // Not traced: the Q2D/D2C chart (a_traced_report_shows_where_the_time_went) is not here.
     runs.ok(&[
         "run",
         d,
@@ -40,6 +41,7 @@ fn an_html_report_with_every_chart_and_an_svg() {
         "1s",
         "--size",
         "16M",
+        "--no-trace",
     ]);
     let html = runs.ok(&["report", "last", "--format", "html"]);
     self_contained(&html);
@@ -48,6 +50,7 @@ fn an_html_report_with_every_chart_and_an_svg() {
         4,
         "throughput, IOPS, heatmap, histogram"
     );
+    assert!(!html.contains("Where the time went"));
     for t in [
         "Throughput",
         "IOPS",
@@ -73,6 +76,67 @@ fn an_html_report_with_every_chart_and_an_svg() {
         svg.starts_with("<svg") && svg.contains("Throughput"),
         "{}",
         &svg[..svg.len().min(300)]
+    );
+}
+
+#[test]
+fn a_traced_report_shows_where_the_time_went_and_compare_puts_both_runs_on_it() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::new(64 << 20, Some(4096), false);
+    let runs = SavedRuns::new();
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            lo.dev(),
+            "--op",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "8M",
+            "--iodepth",
+            "4",
+        ];
+        a.extend_from_slice(extra);
+        runs.ok(&a)
+    };
+    run(&[]);
+    let doc: serde_json::Value = serde_json::from_str(&run(&["--json"])).unwrap();
+    let t = &first_result(&doc)["trace"];
+    println!("trace: {t}");
+    if t["q2d_ns"].is_null() {
+        assert!(
+            !required(),
+            "CI: the run must be traced with Q2D and D2C: {t}"
+        );
+        eprintln!("SKIPPED: no Q2D/D2C here: {t}");
+        return;
+    }
+    let html = runs.ok(&["report", "last", "--format", "html"]);
+    self_contained(&html);
+    assert!(
+        html.contains("Where the time went (the block layer's trace)"),
+        "no split chart"
+    );
+    for label in [
+        "Q2D: scheduler and queue",
+        "D2C: device",
+        "randread 4K QD4 x1 direct p50",
+    ] {
+        assert!(html.contains(label), "no {label}");
+    }
+    let ids = runs.ids();
+    let html = runs.ok(&["compare", &ids[0], &ids[1], "--format", "html"]);
+    self_contained(&html);
+    assert!(
+        html.contains("Where the time went"),
+        "no split chart in compare"
+    );
+    assert!(
+        html.contains("A ") && html.contains("B "),
+        "both runs' rows"
     );
 }
 
@@ -123,7 +187,8 @@ fn a_sweep_report_draws_its_curve_and_knee_and_compare_overlays() {
         println!("knee: {}", &k[..k.len().min(120)]);
         assert!(k.starts_with("QD"), "{}", &k[..k.len().min(120)]);
     }
-    // Two runs of the same test, compared on the same axes.
+    // Two runs of the same test, compared on the same axes (not traced: the Q2D/D2C chart has
+    // its own test).
     for _ in 0..2 {
         runs.ok(&[
             "run",
@@ -136,6 +201,7 @@ fn a_sweep_report_draws_its_curve_and_knee_and_compare_overlays() {
             "500ms",
             "--size",
             "16M",
+            "--no-trace",
         ]);
     }
     let ids: Vec<String> = runs

@@ -4,7 +4,7 @@ use plotters::prelude::*;
 
 use crate::analysis::sweep::{Param, Series};
 use crate::engine::Sample;
-use crate::engine::result::{LAT_BUCKETS, lat_bucket_floor};
+use crate::engine::result::{LAT_BUCKETS, Latency, lat_bucket_floor};
 
 const W: u32 = 760;
 const H: u32 = 300;
@@ -149,6 +149,90 @@ pub fn heatmap(title: &str, samples: &[Sample]) -> Result<String, String> {
             }
             prev_t = col.elapsed_s;
         }
+        root.present().map_err(err)?;
+    }
+    Ok(s)
+}
+
+/// Where the time of each test's I/Os went, from the block layer's trace: for each row (a test,
+/// or a run's test) a bar at p50 and one at p99, each Q2D (in the scheduler and the queue) then
+/// D2C (in the device), in microseconds. Comparing two schedulers or queue depths shows on which
+/// side the extra time sits.
+pub fn time_split(title: &str, rows: &[(String, &Latency, &Latency)]) -> Result<String, String> {
+    if rows.is_empty() {
+        return Err("no traced test with Q2D and D2C".into());
+    }
+    let bars: Vec<(String, f64, f64)> = rows
+        .iter()
+        .flat_map(|(name, q, d)| {
+            [
+                (
+                    format!("{name} p50"),
+                    q.p50 as f64 / 1e3,
+                    d.p50 as f64 / 1e3,
+                ),
+                (
+                    format!("{name} p99"),
+                    q.p99 as f64 / 1e3,
+                    d.p99 as f64 / 1e3,
+                ),
+            ]
+        })
+        .collect();
+    let x_max = bars.iter().map(|b| b.1 + b.2).fold(1.0, f64::max) * 1.15;
+    let n = bars.len();
+    let h = (80 + 26 * n as u32).max(160);
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, (W, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut c = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 16))
+            .margin(10)
+            .x_label_area_size(32)
+            .y_label_area_size(200)
+            .build_cartesian_2d(0f64..x_max, -0.5f64..n as f64 - 0.5)
+            .map_err(err)?;
+        // Bar i is centred on n-1-i, so the labels sit on whole numbers.
+        let labels: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+        c.configure_mesh()
+            .x_desc("microseconds")
+            .y_labels(n + 1)
+            .y_label_formatter(&|v| {
+                let k = v.round();
+                if (v - k).abs() > 0.01 || k < 0.0 || k as usize >= n {
+                    return String::new();
+                }
+                labels[n - 1 - k as usize].clone()
+            })
+            .disable_y_mesh()
+            .draw()
+            .map_err(err)?;
+        let y = |i: usize| (n - 1 - i) as f64 - 0.5;
+        c.draw_series(bars.iter().enumerate().map(|(i, b)| {
+            Rectangle::new(
+                [(0.0, y(i) + 0.15), (b.1, y(i) + 0.85)],
+                PALETTE[1].filled(),
+            )
+        }))
+        .map_err(err)?
+        .label("Q2D: scheduler and queue")
+        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], PALETTE[1].filled()));
+        c.draw_series(bars.iter().enumerate().map(|(i, b)| {
+            Rectangle::new(
+                [(b.1, y(i) + 0.15), (b.1 + b.2, y(i) + 0.85)],
+                PALETTE[0].filled(),
+            )
+        }))
+        .map_err(err)?
+        .label("D2C: device")
+        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], PALETTE[0].filled()));
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(err)?;
         root.present().map_err(err)?;
     }
     Ok(s)

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::engine::result::Latency;
 use crate::plot::{svg, sweeps, total_buckets};
 use crate::runs::{Figures, SavedRecord, SavedRun, figures};
 
@@ -91,6 +92,25 @@ fn test_charts(out: &mut String, t: &SavedRecord) {
     );
 }
 
+/// Where the time of each traced test's I/Os went (Q2D and D2C at p50 and p99), one chart for
+/// the tests given; nothing when none has both.
+fn split_chart<'a>(out: &mut String, tests: impl Iterator<Item = (String, &'a SavedRecord)>) {
+    let rows: Vec<(String, &Latency, &Latency)> = tests
+        .filter_map(|(name, t)| {
+            let tr = t.result.trace.as_ref()?;
+            Some((name, tr.q2d_ns.as_ref()?, tr.d2c_ns.as_ref()?))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Where the time went (the block layer's trace)</h2>\n");
+    chart(
+        out,
+        svg::time_split("Q2D (queue) and D2C (device), microseconds", &rows),
+    );
+}
+
 /// A saved run as one HTML page.
 pub fn report(run: &SavedRun) -> String {
     let mut b = String::new();
@@ -148,6 +168,7 @@ pub fn report(run: &SavedRun) -> String {
         };
         let _ = writeln!(b, "<p{class}>{}</p>", esc(&s.knee_sentence()));
     }
+    split_chart(&mut b, run.tests.iter().map(|t| (t.name.clone(), t)));
     for t in &run.tests {
         let _ = writeln!(b, "<h2>{}</h2>", esc(&t.name));
         test_charts(&mut b, t);
@@ -188,6 +209,13 @@ pub fn compare(a: &SavedRun, b: &SavedRun, diffs: &[crate::runs::Diff]) -> Strin
         );
     }
     s.push_str("</table>\n");
+    split_chart(
+        &mut s,
+        crate::runs::pairs(a, b).into_iter().flat_map(|(ta, tb)| {
+            let name = crate::runs::pair_name(ta, tb);
+            [(format!("A {name}"), ta), (format!("B {name}"), tb)]
+        }),
+    );
     for (ta, tb) in crate::runs::pairs(a, b) {
         let _ = writeln!(s, "<h2>{}</h2>", esc(&crate::runs::pair_name(ta, tb)));
         if ta.result.samples.is_empty() || tb.result.samples.is_empty() {

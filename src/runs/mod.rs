@@ -134,6 +134,20 @@ pub struct SavedResult {
     /// The whole run's latency histogram (schema /2).
     #[serde(default)]
     pub histogram: Option<String>,
+    /// The block layer's trace of the run: its Q2D and D2C, where they were measured.
+    #[serde(default)]
+    pub trace: Option<SavedTrace>,
+}
+
+/// What a saved result keeps of its trace: where the time of its I/Os went.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct SavedTrace {
+    #[serde(default)]
+    pub mode: String,
+    #[serde(default)]
+    pub q2d_ns: Option<Latency>,
+    #[serde(default)]
+    pub d2c_ns: Option<Latency>,
 }
 
 impl SavedResult {
@@ -369,6 +383,11 @@ impl From<&RunResult> for SavedResult {
             stamp: r.stamp.clone(),
             samples: r.samples.clone(),
             histogram: r.histogram.clone(),
+            trace: r.trace.as_ref().map(|t| SavedTrace {
+                mode: t.mode.to_string(),
+                q2d_ns: t.q2d_ns.clone(),
+                d2c_ns: t.d2c_ns.clone(),
+            }),
         }
     }
 }
