@@ -139,6 +139,32 @@ impl TraceSummary {
             .sum()
     }
 
+    /// Bytes written on `device` that may be the test's: its own, and the kernel's in
+    /// `kernel_share` (writeback of the test's buffered writes is the kernel's).
+    pub fn writes_not_others(&self, device: &str, kernel_share: f64) -> u64 {
+        self.on(device)
+            .map(|s| match s.who {
+                Who::Test => s.write_bytes,
+                Who::Kernel => (s.write_bytes as f64 * kernel_share) as u64,
+                Who::Other => 0,
+            })
+            .sum()
+    }
+
+    /// Other processes' bytes on `device`, and each of them named ("dd (pid 4503) 256M"),
+    /// most first, at most three.
+    pub fn others_moved(&self, device: &str) -> (u64, Vec<(String, u32, u64)>) {
+        let mut v: Vec<(String, u32, u64)> = self
+            .others_on(device)
+            .map(|o| (o.comm.clone(), o.pid, o.read_bytes + o.write_bytes))
+            .filter(|o| o.2 > 0)
+            .collect();
+        v.sort_by_key(|o| std::cmp::Reverse(o.2));
+        let all = v.iter().map(|o| o.2).sum();
+        v.truncate(3);
+        (all, v)
+    }
+
     /// Flush requests (bios with a preflush, or empty flushes) queued on `device` that may be
     /// the test's: its own, and the kernel's in `kernel_share` (a journal's flush for the
     /// test's fdatasync is the kernel's); and all of them, whoever sent them.

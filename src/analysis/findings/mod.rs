@@ -89,7 +89,7 @@ pub fn analyze(job: &Job, moved: Moved, act: &Activity, page_size: u64) -> Vec<F
         flushes(job, act, &dev),
         write_cache(job, act, &dev),
         util_saturation(job, act, &dev),
-        page_cache(job, moved, &dev),
+        page_cache(job, act, moved, &dev),
     ]
     .into_iter()
     .flatten()
@@ -426,8 +426,10 @@ fn util_saturation(job: &Job, act: &Activity, dev: &Device) -> Option<Finding> {
             device: target.clone(),
             message: format!(
                 "%util is {:.0}% with {:.1} requests in flight on average: %util is the share \
-                 of time with at least one request in flight, not capacity. {advice}",
-                x.util, x.aqu_sz
+                 of time with at least one request in flight, not capacity. {advice}{}",
+                x.util,
+                x.aqu_sz,
+                others_busy(act, target)
             ),
             numbers,
         })
@@ -438,8 +440,10 @@ fn util_saturation(job: &Job, act: &Activity, dev: &Device) -> Option<Finding> {
             message: format!(
                 "%util is {:.0}% although {:.1} requests were queued on average: %util counts \
                  busy time, so it says little about how close a parallel device is to its \
-                 limit; read it next to aqu-sz, IOPS and latency.",
-                x.util, x.aqu_sz
+                 limit; read it next to aqu-sz, IOPS and latency.{}",
+                x.util,
+                x.aqu_sz,
+                others_busy(act, target)
             ),
             numbers,
         })
@@ -448,21 +452,61 @@ fn util_saturation(job: &Job, act: &Activity, dev: &Device) -> Option<Finding> {
     }
 }
 
+/// With a trace, another process's share of the device's I/O while the test ran: %util and
+/// aqu-sz count its requests too, so the figures are not the test's alone.
+fn others_busy(act: &Activity, target: &str) -> String {
+    let Some(t) = act.traced.as_ref().filter(|t| t.traced()) else {
+        return String::new();
+    };
+    let (theirs, who) = t.others_moved(target);
+    let all: u64 = theirs + t.reads_not_others(target, 1.0) + t.writes_not_others(target, 1.0);
+    // Under a tenth of the bytes: the figures are the test's, near enough.
+    if who.is_empty() || theirs * 10 < all {
+        return String::new();
+    }
+    let named: Vec<String> = who
+        .iter()
+        .map(|(c, p, b)| format!("{c} (pid {p}) {}", fmt_size(*b)))
+        .collect();
+    format!(
+        " Other processes moved {} of the {} on {target} meanwhile ({}): %util and aqu-sz \
+         count their requests too, so these figures are not the test's alone.",
+        fmt_size(theirs),
+        fmt_size(all),
+        named.join(", ")
+    )
+}
+
 /// Buffered writes that never reached the device.
-fn page_cache(job: &Job, moved: Moved, dev: &Device) -> Option<Finding> {
+fn page_cache(job: &Job, act: &Activity, moved: Moved, dev: &Device) -> Option<Finding> {
     let (target, td) = (dev.name, dev.counters);
     if !job.op.writes() || job.mode != Mode::Buffered || moved.write_bytes == 0 {
         return None;
     }
-    let reached = td.sectors_written as f64 * 512.0;
+    // What reached the device of the test's (its own and the kernel's writeback): with a trace
+    // of the whole test, another process writing there meanwhile does not hide the trap.
+    let (reached, others) = match act.traced.as_ref().filter(|t| t.mode == "on") {
+        Some(t) => (
+            t.writes_not_others(target, 1.0) as f64,
+            t.others_on(target).map(|o| o.write_bytes).sum::<u64>(),
+        ),
+        None => (td.sectors_written as f64 * 512.0, 0),
+    };
     let written = moved.write_bytes as f64;
+    let theirs = match others {
+        0 => String::new(),
+        b => format!(
+            " (The block layer's trace: other processes wrote {} there meanwhile, not counted.)",
+            fmt_size(b)
+        ),
+    };
     (reached < written * 0.5).then(|| Finding {
         kind: "page_cache",
         device: target.clone(),
         message: format!(
             "only {} of the {} written reached {target} while the test ran: the rest waited \
              in the page cache, so the result measured memory, not the device. Use \
-             --mode fdatasync (dd conv=fdatasync) or --mode direct.",
+             --mode fdatasync (dd conv=fdatasync) or --mode direct.{theirs}",
             mib(reached),
             mib(written)
         ),
@@ -476,6 +520,52 @@ fn page_cache(job: &Job, moved: Moved, dev: &Device) -> Option<Finding> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+
+    #[test]
+    fn another_process_busy_on_the_device_is_named_beside_util() {
+        use crate::analysis::traced::{SubmitterIo, TraceSummary};
+        use crate::trace::tally::Who;
+        let io = |who, comm: &str, pid, read_bytes| SubmitterIo {
+            device: "loop0".into(),
+            who,
+            pid,
+            comm: comm.into(),
+            read_bytes,
+            write_bytes: 0,
+            ios: 1,
+            flushes: 0,
+        };
+        let with = |other: u64| {
+            let mut a = act(Counters::default(), 2.0);
+            a.traced = Some(TraceSummary {
+                mode: "on",
+                why: None,
+                seconds: 2.0,
+                events: 10,
+                lost: 0,
+                submitters: vec![
+                    io(Who::Test, "blkscope", 10, 100 << 20),
+                    io(Who::Other, "dd", 4503, other),
+                ],
+                q2d_ns: None,
+                d2c_ns: None,
+            });
+            others_busy(&a, "loop0")
+        };
+        let m = with(300 << 20);
+        println!("{m}");
+        assert!(
+            m.contains("Other processes moved 300M of the 400M on loop0")
+                && m.contains("dd (pid 4503) 300M"),
+            "{m}"
+        );
+        assert_eq!(with(5 << 20), "", "under a tenth: the test's, near enough");
+        assert_eq!(
+            others_busy(&act(Counters::default(), 2.0), "loop0"),
+            "",
+            "no trace"
+        );
+    }
 
     fn act(d: Counters, seconds: f64) -> Activity {
         Activity {
