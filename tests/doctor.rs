@@ -560,3 +560,72 @@ fn a_vm_whose_idle_cpus_halt_at_once_is_said() {
     assert!(run(Some("200000\n")).is_none(), "polling on");
     assert!(run(None).is_none(), "no haltpoll module");
 }
+
+#[test]
+fn doctor_watch_is_a_top_of_who_does_io_with_the_time_in_the_device() {
+    if !require(true, &["losetup", "dd"]) {
+        return;
+    }
+    let lo = Loop::new(64 << 20, None, false);
+    let (r0, _) = diskstats_sectors(&lo.name);
+    let _reader = Reader::start(lo.dev());
+    wait_until(10, "the reader to read", || {
+        diskstats_sectors(&lo.name).0 > r0 + 4096
+    });
+    let out = bin()
+        .args([
+            "doctor",
+            "--watch",
+            &lo.name,
+            "--count",
+            "2",
+            "--interval",
+            "500ms",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let text = ok_stdout(&out, "doctor --watch --json");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "one object per interval: {text}");
+    for l in lines {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        println!("{v}");
+        let rows = v["rows"].as_array().unwrap();
+        let dd = rows
+            .iter()
+            .find(|r| r["comm"] == "dd")
+            .unwrap_or_else(|| panic!("the reader is not in {v}"));
+        assert_eq!(dd["device"], lo.name.as_str(), "{dd}");
+        assert_eq!(dd["kernel"], false);
+        assert!(dd["read_bytes_per_sec"].as_f64().unwrap() > 0.0, "{dd}");
+        assert!(dd["iops"].as_f64().unwrap() > 0.0, "{dd}");
+        assert!(dd["d2c_mean_us"].as_f64().unwrap() > 0.0, "{dd}");
+        // Only the devices asked for.
+        assert!(rows.iter().all(|r| r["device"] == lo.name.as_str()), "{v}");
+    }
+    let text = ok_stdout(
+        &bin()
+            .args(["doctor", "--watch", &lo.name, "--count", "1"])
+            .output()
+            .unwrap(),
+        "doctor --watch",
+    );
+    println!("{text}");
+    assert!(
+        text.contains("PROCESS") && text.contains("D2C mean"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(&lo.name) && l.contains(" dd ")),
+        "{text}"
+    );
+    // Without root: one line, nothing traced.
+    let out = blkscope_as_nobody(&["doctor", "--watch", &lo.name, "--count", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    println!("{:?} {err}", out.status.code());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("needs root"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1);
+}

@@ -239,7 +239,7 @@ impl TraceSummary {
 }
 
 /// A process's name, from /proc (a thread's comm names the thread: `iou-wrk-501`).
-fn process_name(pid: u32) -> Option<String> {
+pub fn process_name(pid: u32) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .ok()
         .map(|s| s.trim().to_string())

@@ -246,9 +246,21 @@ pub enum Command {
         /// Devices by name (sda) or path, or a file or directory for the device that holds
         /// it (/var/lib/mysql); none means every disk.
         devices: Vec<String>,
-        /// Print {"devices": [{"name", "path", "findings": [...]}]} as JSON.
+        /// Print {"devices": [{"name", "path", "findings": [...]}]} as JSON (with --watch,
+        /// one object per interval: {"seconds", "sampled", "lost", "rows": [...]}).
         #[arg(long)]
         json: bool,
+        /// A `top` of the processes doing I/O on the devices, from the block layer's trace:
+        /// bytes read and written, IOPS and time in the device (D2C) per process, every
+        /// interval, most first (root).
+        #[arg(long)]
+        watch: bool,
+        /// With --watch: the time each table covers.
+        #[arg(long, default_value = "1s", value_parser = parse_interval, requires = "watch")]
+        interval: std::time::Duration,
+        /// With --watch: stop after N tables (default: until Ctrl-C).
+        #[arg(long, value_parser = parse_count, requires = "watch")]
+        count: Option<u64>,
     },
     /// Read back what a write run put on TARGET (`--stamp RUN`: after a reboot or a power cut),
     /// or check a device's real capacity (`--capacity full|sampled`, destructive, as f3 does).

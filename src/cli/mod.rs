@@ -115,7 +115,16 @@ fn dispatch(cli: Cli, root: &SysRoot, out: &mut impl Write) -> Result<i32, crate
         Some(Command::Completions { shell }) => commands::man::completions(shell, out),
         Some(Command::Man) => commands::man::man(out),
         Some(Command::Sweep(a)) => commands::suite::sweep(root, a, out),
-        Some(Command::Doctor { devices, json }) => commands::doctor::run(root, &devices, json, out),
+        Some(Command::Doctor {
+            devices,
+            json,
+            watch: true,
+            interval,
+            count,
+        }) => commands::doctor::watch(root, &devices, json, interval, count, out),
+        Some(Command::Doctor { devices, json, .. }) => {
+            commands::doctor::run(root, &devices, json, out)
+        }
         Some(Command::Verify(a)) => commands::verify::run(root, &a, out),
         Some(Command::Stat {
             devices,

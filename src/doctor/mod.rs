@@ -10,6 +10,7 @@
 
 pub mod checks;
 pub mod smart;
+pub mod watch;
 
 use std::collections::HashMap;
 

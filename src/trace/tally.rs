@@ -23,6 +23,9 @@ pub struct Moved {
     pub write_bytes: u64,
     pub ios: u64,
     pub flushes: u64,
+    /// Requests of this submitter timed from issue to completion (D2C), and their sum.
+    pub d2c_n: u64,
+    pub d2c_ns: u64,
 }
 
 /// Bios queued and not yet completed, at most this many (events missed would otherwise keep
@@ -156,9 +159,15 @@ impl Tally {
             issued: Some(d),
             ..
         }) = self.open.remove(&(e.dev, e.sector))
-            && who.0 == self.own
         {
-            let _ = self.d2c.record(e.ts_ns.saturating_sub(d).max(1));
+            let ns = e.ts_ns.saturating_sub(d).max(1);
+            if who.0 == self.own {
+                let _ = self.d2c.record(ns);
+            }
+            if let Some(m) = self.by.get_mut(&(e.dev, who)) {
+                m.d2c_n += 1;
+                m.d2c_ns += ns;
+            }
         }
     }
 

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::cli::{print, print_json};
+use crate::cli::{print, print_json, stdout_err};
 use crate::doctor::{Options, Severity};
 use crate::sysroot::SysRoot;
 
@@ -23,4 +23,32 @@ pub fn run(
     }
     let problem = reports.iter().any(|r| r.worst() == Some(Severity::Problem));
     Ok(if problem { PROBLEM } else { 0 })
+}
+
+/// `doctor --watch`: a table of who does I/O on the devices every interval, until `count`
+/// tables or Ctrl-C.
+pub fn watch(
+    root: &SysRoot,
+    names: &[String],
+    json: bool,
+    interval: std::time::Duration,
+    count: Option<u64>,
+    out: &mut impl Write,
+) -> Result<i32, crate::Error> {
+    let devices = crate::doctor::watch::devices(root, names)?;
+    let cancel = crate::session::cancel_on_signals();
+    let mut n = 0;
+    while count.is_none_or(|c| n < c) && !cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        let iv = crate::doctor::watch::watch_once(root, &devices, interval, &cancel)
+            .map_err(|e| crate::Error::Usage(format!("doctor --watch: {e}")))?;
+        if json {
+            let v = serde_json::to_string(&iv).map_err(|e| crate::Error::Usage(e.to_string()))?;
+            crate::cli::println(out, &v)?;
+        } else {
+            print(out, &crate::output::text::top(&iv))?;
+        }
+        out.flush().map_err(stdout_err)?;
+        n += 1;
+    }
+    Ok(0)
 }

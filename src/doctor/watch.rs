@@ -1,0 +1,118 @@
+//! `doctor --watch`: a `top` of the processes doing I/O on each device, from the block layer's
+//! tracepoints: bytes read and written a second, I/Os a second and the mean time in the device
+//! (D2C) of each process's requests, most bytes first. Each interval is a trace of its own, in
+//! blkscope's own tracefs instance, removed when it ends.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::analysis::traced::process_name;
+use crate::sysroot::SysRoot;
+use crate::trace::tally::kernel_thread;
+
+/// One process on one device over an interval.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TopRow {
+    pub device: String,
+    pub pid: u32,
+    pub comm: String,
+    /// A kernel thread (writeback, a loop worker, the journal): working for whoever.
+    pub kernel: bool,
+    pub read_bytes_per_sec: f64,
+    pub write_bytes_per_sec: f64,
+    pub iops: f64,
+    /// Mean issue-to-completion time of its requests, microseconds (none timed: absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub d2c_mean_us: Option<f64>,
+}
+
+/// One interval of the watch: its rows, and how the trace went.
+#[derive(Debug, Clone, Serialize)]
+pub struct Interval {
+    /// Seconds the events cover (the sample's when events came too fast to trace them all).
+    pub seconds: f64,
+    pub sampled: bool,
+    pub lost: u64,
+    pub rows: Vec<TopRow>,
+}
+
+/// Traces `devices` (kernel names) for `interval` (or until `cancel`), and says who did what.
+pub fn watch_once(
+    root: &SysRoot,
+    devices: &[String],
+    interval: Duration,
+    cancel: &AtomicBool,
+) -> Result<Interval, String> {
+    let tracer = crate::trace::Tracer::start(root, devices)?;
+    let t0 = Instant::now();
+    while t0.elapsed() < interval && !cancel.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let elapsed = t0.elapsed().as_secs_f64().max(1e-3);
+    let traced = tracer.stop();
+    let seconds = if traced.sampled {
+        crate::trace::SAMPLE_FOR.as_secs_f64().min(elapsed)
+    } else {
+        elapsed
+    };
+    let name = |dev: (u32, u32)| {
+        traced
+            .devices
+            .iter()
+            .find(|(d, _)| *d == dev)
+            .map_or_else(|| format!("{}:{}", dev.0, dev.1), |(_, n)| n.clone())
+    };
+    let mut rows: Vec<TopRow> = traced
+        .tally
+        .by
+        .iter()
+        .filter(|(_, m)| m.ios > 0)
+        .map(|((dev, who), m)| TopRow {
+            device: name(*dev),
+            pid: who.0,
+            comm: process_name(who.0).unwrap_or_else(|| m.comm.clone()),
+            kernel: kernel_thread(who.0, &m.comm),
+            read_bytes_per_sec: m.read_bytes as f64 / seconds,
+            write_bytes_per_sec: m.write_bytes as f64 / seconds,
+            iops: m.ios as f64 / seconds,
+            d2c_mean_us: (m.d2c_n > 0).then(|| m.d2c_ns as f64 / m.d2c_n as f64 / 1e3),
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        let (x, y) = (
+            a.read_bytes_per_sec + a.write_bytes_per_sec,
+            b.read_bytes_per_sec + b.write_bytes_per_sec,
+        );
+        y.total_cmp(&x).then(a.pid.cmp(&b.pid))
+    });
+    Ok(Interval {
+        seconds,
+        sampled: traced.sampled,
+        lost: traced.lost,
+        rows,
+    })
+}
+
+/// The devices to watch for the names given (as `doctor` takes them), with their partitions:
+/// every whole disk when none is named.
+pub fn devices(root: &SysRoot, names: &[String]) -> Result<Vec<String>, crate::Error> {
+    let tree = crate::device::discover(
+        root,
+        &crate::device::DiscoverOptions {
+            skip_signatures: true,
+            ..Default::default()
+        },
+    )?;
+    let chosen = super::chosen(root, &tree, names)?;
+    let mut out = Vec::new();
+    for (name, _) in chosen {
+        for n in crate::stats::related(&tree, &name) {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    Ok(out)
+}
