@@ -471,3 +471,57 @@ fn a_scheduler_that_holds_requests_grows_q2d_and_not_d2c() {
         "D2C moved with the scheduler: {dh:?} vs {dn:?} ({ratio:.2}x)"
     );
 }
+
+#[test]
+fn live_samples_carry_the_queue_and_device_split_while_the_trace_runs() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::new(64 * MIB, Some(4096), false);
+    // Traced throughout (no sample): the reader drains the events every second and the
+    // samples after that carry the split so far.
+    let out = bin()
+        .env("BLKSCOPE_TRACE_MAX_RATE", "100000000")
+        .args([
+            "run",
+            lo.dev(),
+            "--op",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "4",
+        ])
+        .args(["--runtime", "2500ms", "--no-save", "--ndjson"])
+        .output()
+        .unwrap();
+    let text = ok_stdout(&out, "run --ndjson");
+    let samples: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "sample")
+        .collect();
+    let split: Vec<(u64, u64)> = samples
+        .iter()
+        .filter_map(|s| Some((s["q2d_p50_ns"].as_u64()?, s["d2c_p50_ns"].as_u64()?)))
+        .collect();
+    println!(
+        "{} samples, {} with the split: {:?}",
+        samples.len(),
+        split.len(),
+        split.last()
+    );
+    let result = text.lines().last().unwrap_or_default();
+    if result.contains("\"mode\":\"off\"") {
+        assert!(!required(), "CI: the block layer must be traced here");
+        return;
+    }
+    // From the first drain (0.25 s) on: most of the 2.5 s.
+    assert!(
+        split.len() * 2 >= samples.len(),
+        "{} of {}",
+        split.len(),
+        samples.len()
+    );
+    assert!(split.iter().all(|(q, d)| *q > 0 && *d > 0));
+}

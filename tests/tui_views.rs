@@ -148,6 +148,8 @@ fn samples(n: usize) -> Vec<Sample> {
                     b[18] = u32::from(i > 4);
                     b
                 },
+                q2d_p50_ns: None,
+                d2c_p50_ns: None,
             }
         })
         .collect()
@@ -228,6 +230,41 @@ fn run_view_mid_test() {
     both("run", &a);
     // Reads during a write-only test light up, with the explanation.
     insta::assert_snapshot!("run_rmw_80x24", screen(&a, 80, 24, ASCII));
+}
+
+#[test]
+fn the_run_view_splits_the_time_into_queue_and_device_live() {
+    let mut a = app("lvm-on-partition");
+    a.on_key(key(KeyCode::Char('r')));
+    let mut v = samples(4);
+    // Untraced so far: no split line.
+    for s in v.drain(..2) {
+        a.on_sample(s);
+    }
+    let before = screen(&a, 80, 24, ASCII);
+    assert!(!before.contains("p50 queue"), "{before}");
+    for mut s in v {
+        s.q2d_p50_ns = Some(15_000);
+        s.d2c_p50_ns = Some(360_000);
+        a.on_sample(s);
+    }
+    let shot = screen(&a, 80, 24, ASCII);
+    println!("{shot}");
+    let line = shot
+        .lines()
+        .find(|l| l.contains("p50 queue"))
+        .unwrap_or_else(|| panic!("no split: {shot}"));
+    // 15 of 375 us in the queue: under a tenth of the bar, the rest the device's.
+    assert!(
+        line.contains("p50 queue 15 us |==========| device 360 us"),
+        "{line}"
+    );
+    let mut s = samples(1).pop().unwrap();
+    s.q2d_p50_ns = Some(300_000);
+    s.d2c_p50_ns = Some(100_000);
+    a.on_sample(s);
+    let shot = screen(&a, 80, 24, ASCII);
+    assert!(shot.contains("|########==|"), "{shot}");
 }
 
 #[test]

@@ -396,6 +396,8 @@ fn make_sample(
         } else {
             Vec::new()
         },
+        q2d_p50_ns: None,
+        d2c_p50_ns: None,
     }
 }
 

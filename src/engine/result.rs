@@ -80,6 +80,12 @@ pub struct Sample {
     /// The interval's I/Os per latency bucket ([`LAT_BUCKETS`], 1 us to 10 s): a heatmap column.
     #[serde(default)]
     pub lat_buckets: Vec<u32>,
+    /// The block layer's trace so far, where it runs: the test's requests' median time in the
+    /// queue (Q2D) and in the device (D2C), nanoseconds. Set by the session for live views.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub q2d_p50_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub d2c_p50_ns: Option<u64>,
 }
 
 /// Completion latency summary, nanoseconds.

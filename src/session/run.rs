@@ -45,7 +45,17 @@ pub(super) fn run_once(
     let unwritten = analysis::unwritten_before(root, &target, job);
     // The block layer's trace of the devices under the target, over the run only.
     let tracer = trace::wanted().then(|| trace::Tracer::start(root, &target.watch));
-    let run = engine::run(root, &target, job, cancel.clone(), on_sample);
+    let live = match &tracer {
+        Some(Ok(t)) => Some(t.live()),
+        _ => None,
+    };
+    let run = engine::run(
+        root,
+        &target,
+        job,
+        cancel.clone(),
+        with_live(live, on_sample),
+    );
     let trace = match tracer {
         None => TraceSummary::off("--no-trace"),
         Some(Err(why)) => TraceSummary::off(why),
@@ -71,6 +81,22 @@ pub(super) fn run_once(
         holding,
         result: RunResult::of(run.measured, analysis, verify),
     })
+}
+
+/// Hands each live sample on with the trace's Q2D and D2C so far, where there is a trace.
+fn with_live(live: Option<trace::Live>, mut on_sample: impl FnMut(&Sample)) -> impl FnMut(&Sample) {
+    move |s: &Sample| {
+        let split = live.as_ref().and_then(|l| *l.lock().ok()?);
+        match split {
+            Some((q, d)) => {
+                let mut s = s.clone();
+                s.q2d_p50_ns = Some(q);
+                s.d2c_p50_ns = Some(d);
+                on_sample(&s)
+            }
+            None => on_sample(s),
+        }
+    }
 }
 
 /// `--verify`: reads back what the run wrote (a random-data write has a stamp to check).

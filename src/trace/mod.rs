@@ -115,6 +115,9 @@ fn remove_instance(dir: &Path) -> io::Result<()> {
 /// The events blkscope reads.
 const EVENTS: [&str; 3] = ["block_bio_queue", "block_rq_issue", "block_rq_complete"];
 
+/// The test's median Q2D and D2C so far, shared with whoever shows them live.
+pub type Live = Arc<std::sync::Mutex<Option<(u64, u64)>>>;
+
 /// What a finished trace saw.
 pub struct Traced {
     pub tally: Tally,
@@ -130,6 +133,8 @@ pub struct Traced {
 pub struct Tracer {
     dir: PathBuf,
     stop: Arc<AtomicBool>,
+    /// The test's median Q2D and D2C so far (ns), as the reader last drained the events.
+    live: Live,
     reader: Option<JoinHandle<(Tally, bool, u64)>>,
     devices: Vec<((u32, u32), String)>,
 }
@@ -160,6 +165,7 @@ impl Tracer {
         let mut tracer = Tracer {
             dir,
             stop: Arc::new(AtomicBool::new(false)),
+            live: Live::default(),
             reader: None,
             devices,
         };
@@ -172,9 +178,10 @@ impl Tracer {
             .open(tracer.dir.join("trace_pipe"))
             .map_err(|e| format!("opening trace_pipe: {e}"))?;
         let (stop, on) = (tracer.stop.clone(), tracer.dir.join("tracing_on"));
+        let live = tracer.live.clone();
         let reader = std::thread::Builder::new()
             .name("blkscope-trace".into())
-            .spawn(move || read_pipe(pipe, &stop, &on))
+            .spawn(move || read_pipe(pipe, &stop, &on, &live))
             .map_err(|e| format!("starting the trace reader: {e}"))?;
         tracer.reader = Some(reader);
         Ok(tracer)
@@ -198,6 +205,12 @@ impl Tracer {
             w(&format!("events/block/{e}/enable"), "1")?;
         }
         w("tracing_on", "1")
+    }
+
+    /// The test's median Q2D and D2C so far, updated as the trace is read (at 0.25 s, then
+    /// every second).
+    pub fn live(&self) -> Live {
+        self.live.clone()
     }
 
     /// Stops the trace, reads what is left and removes the instance.
@@ -240,7 +253,12 @@ fn devno(root: &SysRoot, name: &str) -> Option<(u32, u32)> {
 /// time, then once a second, draining what the kernel buffered meanwhile): a thread that wakes
 /// every few milliseconds beside a test moves the test's threads between CPUs, and one that
 /// parses a fast trace while the test runs takes a CPU from it.
-fn read_pipe(mut pipe: File, stop: &AtomicBool, tracing_on: &Path) -> (Tally, bool, u64) {
+fn read_pipe(
+    mut pipe: File,
+    stop: &AtomicBool,
+    tracing_on: &Path,
+    live: &Live,
+) -> (Tally, bool, u64) {
     let mut tally = Tally::new(std::process::id());
     let mut buf = vec![0u8; 1 << 16];
     let mut carry = String::new();
@@ -272,12 +290,44 @@ fn read_pipe(mut pipe: File, stop: &AtomicBool, tracing_on: &Path) -> (Tally, bo
                 continue;
             }
         }
-        if drain(&mut pipe, &mut buf, &mut carry, &mut tally, &mut lost).is_err() {
+        // At most a wake's worth: a reader slower than the events (a debug build at 50000 a
+        // second) still hands out the split so far; what it leaves waits in the kernel's buffer.
+        let drained = drain(
+            &mut pipe,
+            &mut buf,
+            &mut carry,
+            &mut tally,
+            &mut lost,
+            DRAIN_PER_WAKE,
+        );
+        let Ok(more) = drained else {
             break;
+        };
+        if !tally.q2d.is_empty()
+            && !tally.d2c.is_empty()
+            && let Ok(mut l) = live.lock()
+        {
+            *l = Some((
+                tally.q2d.value_at_quantile(0.5),
+                tally.d2c.value_at_quantile(0.5),
+            ));
         }
-        next = Instant::now() + Duration::from_secs(1);
+        // More waiting: back soon, before the kernel's buffer fills.
+        next = Instant::now()
+            + if more {
+                Duration::from_millis(20)
+            } else {
+                Duration::from_secs(1)
+            };
     }
-    let _ = drain(&mut pipe, &mut buf, &mut carry, &mut tally, &mut lost);
+    let _ = drain(
+        &mut pipe,
+        &mut buf,
+        &mut carry,
+        &mut tally,
+        &mut lost,
+        usize::MAX,
+    );
     (tally, sampled, lost)
 }
 
@@ -301,18 +351,29 @@ fn buffered_events(dir: &Path) -> u64 {
         .sum()
 }
 
-/// Reads what the pipe holds now into the tally.
+/// The most a reader takes from the pipe at one wake while the trace runs (text, about 100000
+/// events).
+const DRAIN_PER_WAKE: usize = 8 << 20;
+
+/// Reads what the pipe holds now (at most `limit` bytes) into the tally; true when it stopped
+/// at the limit with more to read.
 fn drain(
     pipe: &mut File,
     buf: &mut [u8],
     carry: &mut String,
     tally: &mut Tally,
     lost: &mut u64,
-) -> io::Result<()> {
+    limit: usize,
+) -> io::Result<bool> {
+    let mut taken = 0usize;
     loop {
+        if taken >= limit {
+            return Ok(true);
+        }
         match pipe.read(buf) {
-            Ok(0) => return Ok(()),
+            Ok(0) => return Ok(false),
             Ok(n) => {
+                taken += n;
                 carry.push_str(&String::from_utf8_lossy(&buf[..n]));
                 let end = carry.rfind('\n').map_or(0, |i| i + 1);
                 for line in carry[..end].lines() {
@@ -323,7 +384,7 @@ fn drain(
                 }
                 carry.drain(..end);
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }

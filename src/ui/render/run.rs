@@ -184,11 +184,28 @@ fn run_progress(f: &mut Frame, run: &crate::ui::app::RunView, look: Look, info: 
             "cancelling: waiting for the I/O in flight...",
             look.alert(),
         )));
+    } else if let Some(split) = last.and_then(time_split) {
+        lines.push(split);
     }
     f.render_widget(
         Paragraph::new(lines).block(look.block(format!(" {} ", run.job.label()), false)),
         info,
     );
+}
+
+/// Where the test's I/Os spend their time, from the block layer's trace so far: "queue 15 us
+/// |#=========| device 360 us", the bar's share the queue's (Q2D) and the device's (D2C).
+fn time_split(s: &crate::engine::Sample) -> Option<Line<'static>> {
+    let (q, d) = (s.q2d_p50_ns?, s.d2c_p50_ns?);
+    let w = 10usize;
+    let qn = ((q as f64 / (q + d).max(1) as f64) * w as f64).round() as usize;
+    Some(Line::from(format!(
+        "p50 queue {} |{}{}| device {}",
+        fmt_ns(q),
+        "#".repeat(qn.min(w)),
+        "=".repeat(w - qn.min(w)),
+        fmt_ns(d)
+    )))
 }
 
 /// Under the iostat figures: the other processes doing I/O now (top three), then the
