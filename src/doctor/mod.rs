@@ -128,6 +128,131 @@ fn chosen(
         .collect()
 }
 
+/// Who is doing I/O now, over one sample: by the block layer's trace of the devices where it can
+/// be had (root, tracefs: exact bytes per device, and each process's time in the device), by
+/// /proc/PID/io otherwise (tied to a device when the process holds it open).
+enum Busy {
+    Traced(watch::Interval),
+    Proc(Vec<crate::stats::procs::BusyProcess>),
+}
+
+fn busy_now(
+    root: &SysRoot,
+    tree: &DeviceTree,
+    wanted: &[(String, Option<String>)],
+    opts: &Options,
+) -> Busy {
+    let mut names: Vec<String> = Vec::new();
+    for (n, _) in wanted {
+        for r in crate::stats::related(tree, n) {
+            if !names.contains(&r) {
+                names.push(r);
+            }
+        }
+    }
+    if root.is_live()
+        && crate::trace::wanted()
+        && let Ok(iv) = watch::watch_once(
+            root,
+            &names,
+            opts.sample,
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+    {
+        return Busy::Traced(iv);
+    }
+    let a = crate::stats::procs::ProcSnapshot::read(root);
+    std::thread::sleep(opts.sample);
+    let b = crate::stats::procs::ProcSnapshot::read(root);
+    let mut busy = crate::stats::procs::busy(root, &a, &b, &[std::process::id()]);
+    let devnos: HashMap<String, String> = tree
+        .devices
+        .iter()
+        .map(|d| (d.maj_min.clone(), d.name.clone()))
+        .collect();
+    crate::stats::procs::tie_to_devices(root, &mut busy, &devnos);
+    Busy::Proc(busy)
+}
+
+/// The processes doing I/O on a device's family now, worst first, named with where the figures
+/// came from.
+fn busy_finding(busy: &Busy, family: &[String]) -> Option<Finding> {
+    let fmt = |b: f64| crate::units::fmt_size(b as u64);
+    let (list, procs, source): (Vec<String>, serde_json::Value, &str) = match busy {
+        Busy::Traced(iv) => {
+            let rows: Vec<&watch::TopRow> = iv
+                .rows
+                .iter()
+                .filter(|r| !r.kernel && r.pid != std::process::id() && family.contains(&r.device))
+                .collect();
+            let list = rows
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{} (pid {}) on {} {}/s read, {}/s written, {:.0} IOPS{}",
+                        r.comm,
+                        r.pid,
+                        r.device,
+                        fmt(r.read_bytes_per_sec),
+                        fmt(r.write_bytes_per_sec),
+                        r.iops,
+                        r.d2c_mean_us
+                            .map(|us| format!(", {us:.0} us in the device"))
+                            .unwrap_or_default()
+                    )
+                })
+                .collect();
+            let procs = rows
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "pid": r.pid, "comm": r.comm, "devices": [r.device],
+                        "read_bytes_per_sec": r.read_bytes_per_sec,
+                        "write_bytes_per_sec": r.write_bytes_per_sec,
+                        "iops": r.iops, "d2c_mean_us": r.d2c_mean_us,
+                    })
+                })
+                .collect();
+            (list, procs, "the block layer's trace")
+        }
+        Busy::Proc(busy) => {
+            let mine: Vec<&crate::stats::procs::BusyProcess> = busy
+                .iter()
+                .filter(|p| p.devices.iter().any(|x| family.contains(x)))
+                .collect();
+            let list = mine
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{} (pid {}) {}/s read, {}/s written",
+                        p.comm,
+                        p.pid,
+                        fmt(p.read_bytes_per_sec),
+                        fmt(p.write_bytes_per_sec)
+                    )
+                })
+                .collect();
+            (list, serde_json::json!(mine), "/proc/PID/io")
+        }
+    };
+    if list.is_empty() {
+        return None;
+    }
+    let shown: Vec<&str> = list.iter().take(5).map(String::as_str).collect();
+    Some(
+        Finding::new(
+            "busy_processes",
+            Severity::Warning,
+            format!(
+                "other processes are doing I/O on it now ({source}): {}. A test run now \
+                 measures what is left over; stop them or expect the figures to move",
+                shown.join("; ")
+            ),
+        )
+        .with(serde_json::json!({ "processes": procs, "source": source })),
+    )
+}
+
 /// Examines each named device (every whole disk when none): SMART, the processes doing I/O,
 /// and the device's settings. Findings come worst first.
 pub fn examine(
@@ -145,54 +270,14 @@ pub fn examine(
     )?;
     let wanted = chosen(root, &tree, names)?;
     // Who is doing I/O: one sample over `opts.sample`, shared by all devices.
-    let a = crate::stats::procs::ProcSnapshot::read(root);
-    std::thread::sleep(opts.sample);
-    let b = crate::stats::procs::ProcSnapshot::read(root);
-    let mut busy = crate::stats::procs::busy(root, &a, &b, &[std::process::id()]);
-    let devnos: HashMap<String, String> = tree
-        .devices
-        .iter()
-        .map(|d| (d.maj_min.clone(), d.name.clone()))
-        .collect();
-    crate::stats::procs::tie_to_devices(root, &mut busy, &devnos);
-
+    let busy = busy_now(root, &tree, &wanted, opts);
     let mut out = Vec::new();
     for (name, holds) in wanted {
         let d = tree.get(&name).expect("chosen from the tree");
         let mut findings = smart::examine(root, &tree, d, &opts.smartctl);
         findings.extend(checks::examine(root, &tree, d));
         let family: Vec<String> = crate::stats::related(&tree, &name);
-        let mine: Vec<&crate::stats::procs::BusyProcess> = busy
-            .iter()
-            .filter(|p| p.devices.iter().any(|x| family.contains(x)))
-            .collect();
-        if !mine.is_empty() {
-            let list: Vec<String> = mine
-                .iter()
-                .take(5)
-                .map(|p| {
-                    format!(
-                        "{} (pid {}) {}/s read, {}/s written",
-                        p.comm,
-                        p.pid,
-                        crate::units::fmt_size(p.read_bytes_per_sec as u64),
-                        crate::units::fmt_size(p.write_bytes_per_sec as u64)
-                    )
-                })
-                .collect();
-            findings.push(
-                Finding::new(
-                    "busy_processes",
-                    Severity::Warning,
-                    format!(
-                        "other processes are doing I/O on it now: {}. A test run now measures \
-                         what is left over; stop them or expect the figures to move",
-                        list.join("; ")
-                    ),
-                )
-                .with(serde_json::json!({ "processes": mine })),
-            );
-        }
+        findings.extend(busy_finding(&busy, &family));
         findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
         out.push(DeviceReport {
             name: d.name.clone(),
