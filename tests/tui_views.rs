@@ -560,7 +560,7 @@ fn the_run_view_names_other_processes_doing_io() {
     }];
     let s = screen(&a, 120, 40, COLOR);
     assert!(
-        s.contains("other I/O now:") && s.contains("updatedb 4242"),
+        s.contains("other I/O now (/proc):") && s.contains("updatedb 4242"),
         "{s}"
     );
 }

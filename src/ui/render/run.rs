@@ -233,7 +233,8 @@ fn run_side_note(f: &mut Frame, app: &App, look: Look, note: Rect) {
     };
     let mut text: Vec<Line> = Vec::new();
     if !app.busy.is_empty() {
-        text.push(Line::from(Span::styled("other I/O now:", look.alert())));
+        // Live, by /proc/PID/io (the trace of a fast test is a sample, read after it).
+        text.push(Line::from(Span::styled("other I/O now (/proc):", look.alert())));
         for p in &app.busy {
             text.push(Line::from(format!(
                 " {:.10} {} {}/s",
