@@ -478,8 +478,13 @@ fn live_samples_carry_the_queue_and_device_split_while_the_trace_runs() {
         return;
     }
     let lo = Loop::new(64 * MIB, Some(4096), false);
+    let (r0, _) = diskstats_sectors(&lo.name);
+    let _reader = Reader::start(lo.dev());
+    wait_until(10, "the reader to read", || {
+        diskstats_sectors(&lo.name).0 > r0 + 4096
+    });
     // Traced throughout (no sample): the reader drains the events every second and the
-    // samples after that carry the split so far.
+    // samples after that carry the split so far, and who else did I/O there.
     let out = bin()
         .env("BLKSCOPE_TRACE_MAX_RATE", "100000000")
         .args([

@@ -150,6 +150,7 @@ fn samples(n: usize) -> Vec<Sample> {
                 },
                 q2d_p50_ns: None,
                 d2c_p50_ns: None,
+                others_traced: Vec::new(),
             }
         })
         .collect()
@@ -262,9 +263,21 @@ fn the_run_view_splits_the_time_into_queue_and_device_live() {
     let mut s = samples(1).pop().unwrap();
     s.q2d_p50_ns = Some(300_000);
     s.d2c_p50_ns = Some(100_000);
+    // Who else did I/O, by the trace: named with the device, instead of /proc's guess.
+    s.others_traced = vec![blkscope::trace::LiveOther {
+        comm: "dd".into(),
+        pid: 4503,
+        device: "loop0".into(),
+        bytes: 256 << 20,
+    }];
     a.on_sample(s);
     let shot = screen(&a, 80, 24, ASCII);
+    println!("{shot}");
     assert!(shot.contains("|########==|"), "{shot}");
+    assert!(
+        shot.contains("other I/O (trace):") && shot.contains("dd 4503 loop0 256M"),
+        "{shot}"
+    );
 }
 
 #[test]

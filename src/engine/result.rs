@@ -86,6 +86,10 @@ pub struct Sample {
     pub q2d_p50_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub d2c_p50_ns: Option<u64>,
+    /// Other processes' bytes on the traced devices since the trace began (at most three),
+    /// where the trace runs throughout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others_traced: Vec<crate::trace::LiveOther>,
 }
 
 /// Completion latency summary, nanoseconds.

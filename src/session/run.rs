@@ -86,15 +86,16 @@ pub(super) fn run_once(
 /// Hands each live sample on with the trace's Q2D and D2C so far, where there is a trace.
 fn with_live(live: Option<trace::Live>, mut on_sample: impl FnMut(&Sample)) -> impl FnMut(&Sample) {
     move |s: &Sample| {
-        let split = live.as_ref().and_then(|l| *l.lock().ok()?);
-        match split {
-            Some((q, d)) => {
+        let view = live.as_ref().and_then(|l| l.lock().ok().map(|v| v.clone()));
+        match view {
+            Some(v) if v.split.is_some() || !v.others.is_empty() => {
                 let mut s = s.clone();
-                s.q2d_p50_ns = Some(q);
-                s.d2c_p50_ns = Some(d);
+                s.q2d_p50_ns = v.split.map(|x| x.0);
+                s.d2c_p50_ns = v.split.map(|x| x.1);
+                s.others_traced = v.others;
                 on_sample(&s)
             }
-            None => on_sample(s),
+            _ => on_sample(s),
         }
     }
 }

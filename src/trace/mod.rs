@@ -115,8 +115,24 @@ fn remove_instance(dir: &Path) -> io::Result<()> {
 /// The events blkscope reads.
 const EVENTS: [&str; 3] = ["block_bio_queue", "block_rq_issue", "block_rq_complete"];
 
-/// The test's median Q2D and D2C so far, shared with whoever shows them live.
-pub type Live = Arc<std::sync::Mutex<Option<(u64, u64)>>>;
+/// What the trace has seen so far, shared with whoever shows it live.
+pub type Live = Arc<std::sync::Mutex<LiveView>>;
+
+/// The trace so far: the test's median Q2D and D2C (ns), and the other processes' bytes.
+#[derive(Debug, Clone, Default)]
+pub struct LiveView {
+    pub split: Option<(u64, u64)>,
+    pub others: Vec<LiveOther>,
+}
+
+/// Another process's I/O on the traced devices since the trace began.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LiveOther {
+    pub comm: String,
+    pub pid: u32,
+    pub device: String,
+    pub bytes: u64,
+}
 
 /// What a finished trace saw.
 pub struct Traced {
@@ -179,9 +195,10 @@ impl Tracer {
             .map_err(|e| format!("opening trace_pipe: {e}"))?;
         let (stop, on) = (tracer.stop.clone(), tracer.dir.join("tracing_on"));
         let live = tracer.live.clone();
+        let names = tracer.devices.clone();
         let reader = std::thread::Builder::new()
             .name("blkscope-trace".into())
-            .spawn(move || read_pipe(pipe, &stop, &on, &live))
+            .spawn(move || read_pipe(pipe, &stop, &on, &live, &names))
             .map_err(|e| format!("starting the trace reader: {e}"))?;
         tracer.reader = Some(reader);
         Ok(tracer)
@@ -258,6 +275,7 @@ fn read_pipe(
     stop: &AtomicBool,
     tracing_on: &Path,
     live: &Live,
+    names: &[((u32, u32), String)],
 ) -> (Tally, bool, u64) {
     let mut tally = Tally::new(std::process::id());
     let mut buf = vec![0u8; 1 << 16];
@@ -303,14 +321,9 @@ fn read_pipe(
         let Ok(more) = drained else {
             break;
         };
-        if !tally.q2d.is_empty()
-            && !tally.d2c.is_empty()
-            && let Ok(mut l) = live.lock()
-        {
-            *l = Some((
-                tally.q2d.value_at_quantile(0.5),
-                tally.d2c.value_at_quantile(0.5),
-            ));
+        let view = live_view(&tally, names);
+        if let Ok(mut l) = live.lock() {
+            *l = view;
         }
         // More waiting: back soon, before the kernel's buffer fills.
         next = Instant::now()
@@ -329,6 +342,35 @@ fn read_pipe(
         usize::MAX,
     );
     (tally, sampled, lost)
+}
+
+/// The trace so far: the test's median split, and the other processes (not kernel threads,
+/// which work for whoever) by bytes, most first.
+fn live_view(tally: &Tally, names: &[((u32, u32), String)]) -> LiveView {
+    let split = (!tally.q2d.is_empty() && !tally.d2c.is_empty()).then(|| {
+        (
+            tally.q2d.value_at_quantile(0.5),
+            tally.d2c.value_at_quantile(0.5),
+        )
+    });
+    let mut others: Vec<LiveOther> = tally
+        .by
+        .iter()
+        .filter(|((_, who), m)| !tally.is_own(*who) && !tally::kernel_thread(who.0, &m.comm))
+        .map(|((dev, who), m)| LiveOther {
+            comm: m.comm.clone(),
+            pid: who.0,
+            device: names
+                .iter()
+                .find(|(d, _)| d == dev)
+                .map_or_else(|| format!("{}:{}", dev.0, dev.1), |(_, n)| n.clone()),
+            bytes: m.read_bytes + m.write_bytes,
+        })
+        .filter(|o| o.bytes > 0)
+        .collect();
+    others.sort_by_key(|o| std::cmp::Reverse(o.bytes));
+    others.truncate(3);
+    LiveView { split, others }
 }
 
 /// Events the instance's buffers hold now, and those it had to drop, over its CPUs.

@@ -232,9 +232,30 @@ fn run_side_note(f: &mut Frame, app: &App, look: Look, note: Rect) {
         None
     };
     let mut text: Vec<Line> = Vec::new();
-    if !app.busy.is_empty() {
+    // By the block layer's trace where it runs throughout: bytes since the test began, on the
+    // devices under it.
+    let traced = app
+        .run
+        .as_ref()
+        .and_then(|r| r.samples.last())
+        .filter(|s| !s.others_traced.is_empty());
+    if let Some(s) = traced {
+        text.push(Line::from(Span::styled("other I/O (trace):", look.alert())));
+        for o in &s.others_traced {
+            text.push(Line::from(format!(
+                " {:.10} {} {} {}",
+                o.comm,
+                o.pid,
+                o.device,
+                crate::output::fmt_size(o.bytes)
+            )));
+        }
+    } else if !app.busy.is_empty() {
         // Live, by /proc/PID/io (the trace of a fast test is a sample, read after it).
-        text.push(Line::from(Span::styled("other I/O now (/proc):", look.alert())));
+        text.push(Line::from(Span::styled(
+            "other I/O now (/proc):",
+            look.alert(),
+        )));
         for p in &app.busy {
             text.push(Line::from(format!(
                 " {:.10} {} {}/s",
