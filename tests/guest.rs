@@ -431,6 +431,19 @@ $B run /dev/$SD --op read --bs 64k --size 8M --mode direct --no-save --json > /s
 $B doctor $SD --json > /share/doctor_sd.json
 $B run /dev/$SD --op write --bs 64k --size 8M --mode direct --verify --confirm $SD --no-save --json > /share/verify_sd.json; echo $? > /share/verify_sd.rc
 $B run /dev/nullb0 --op randread --bs 4k --runtime 2s --json --no-save > /share/null.json; echo $? > /share/null.rc
+# A memory-backed null_blk (configfs), 1 ms too: it keeps what is written.
+mount -t configfs none /sys/kernel/config 2>/dev/null
+M=/sys/kernel/config/nullb/mb; mkdir $M
+echo 1 > $M/memory_backed; echo 2 > $M/irqmode; echo 1000000 > $M/completion_nsec
+echo 64 > $M/size; echo 1 > $M/power
+# Named after the configfs item on newer kernels, nullbN on older ones.
+MB=mb; [ -e /sys/block/mb ] || MB=nullb$(cat $M/index); echo $MB > /share/mb_name
+for i in $(seq 50); do [ -e /dev/$MB ] && break; sleep 0.1; done
+$B run /dev/$MB --op write --bs 64k --size 8M --verify --json --no-save > /share/mb.json; echo $? > /share/mb.rc
+# The device-mapper error target: every I/O fails with EIO.
+dmsetup create errdev --noudevsync --table "0 131072 error"
+E=$(for d in /sys/block/dm-*; do [ "$(cat $d/dm/name)" = errdev ] && echo /dev/$(basename $d); done)
+$B run $E --op read --bs 64k --size 1M --no-save > /share/eio.txt 2>&1; echo $? > /share/eio.rc
 "#;
 
 #[test]
@@ -524,5 +537,29 @@ fn raid_failing_media_and_null_blk_in_a_guest_kernel() {
     assert!(
         (p50 - await_ms).abs() < 0.5 * await_ms,
         "engine {p50} vs kernel {await_ms}"
+    );
+    memory_backed_null_blk_and_the_dm_error_target(&s);
+}
+
+/// A memory-backed null_blk keeps what is written, at its 1 ms; the device-mapper error
+/// target fails every I/O with EIO, said in the user's words.
+fn memory_backed_null_blk_and_the_dm_error_target(s: &Share) {
+    println!(
+        "memory-backed {}: {}",
+        s.read("mb_name").trim(),
+        s.read("mb.json")
+    );
+    assert_eq!(s.number("mb.rc"), 0);
+    let mb = &s.json("mb.json")["results"][0];
+    assert_eq!(mb["verify"]["sectors_bad"], 0, "{mb}");
+    assert!(mb["verify"]["sectors_checked"].as_u64() > Some(0), "{mb}");
+    let p50 = mb["latency_ns"]["p50"].as_f64().unwrap() / 1e6;
+    assert!((1.0..3.0).contains(&p50), "p50 {p50} ms on a 1 ms device");
+    let eio = s.read("eio.txt");
+    println!("dm error target: {eio}");
+    assert_ne!(s.number("eio.rc"), 0);
+    assert!(
+        eio.contains("error: read failed at offset 0: I/O error (the device or its transport"),
+        "{eio}"
     );
 }

@@ -321,7 +321,19 @@ fn flushes(job: &Job, act: &Activity, dev: &Device) -> Option<Finding> {
         ),
         _ => format!(
             "each makes the drive write its volatile cache (write cache: {cache}) before \
-             going on; something other than this test asked for them."
+             going on; something other than this test asked for them{}.",
+            match act
+                .traced
+                .as_ref()
+                .and_then(|t| t.why.as_deref())
+                .filter(|_| traced.is_none())
+            {
+                Some(why) => format!(
+                    " (the block layer was not traced: {why}; whose flushes these were cannot \
+                     be told)"
+                ),
+                None => String::new(),
+            }
         ),
     };
     Some(Finding {
@@ -520,6 +532,34 @@ fn page_cache(job: &Job, act: &Activity, moved: Moved, dev: &Device) -> Option<F
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+
+    #[test]
+    fn flushes_a_direct_test_did_not_ask_for_say_whose_they_may_be() {
+        let d = Counters {
+            writes: 512,
+            sectors_written: 4096,
+            flushes: 300,
+            ..Default::default()
+        };
+        let moved = Moved {
+            read_bytes: 0,
+            write_bytes: 131_072,
+        };
+        let mut a = act(d, 2.0);
+        a.traced = Some(crate::analysis::traced::TraceSummary::off("--no-trace"));
+        let f = analyze(&job(Op::Write, 4096, Mode::Direct), moved, &a, 4096);
+        let fl = f.iter().find(|f| f.kind == "flushes").expect("flushes");
+        println!("{}", fl.message);
+        assert!(
+            fl.message
+                .contains("something other than this test asked for them")
+                && fl
+                    .message
+                    .contains("not traced: --no-trace; whose flushes these were cannot be told"),
+            "{}",
+            fl.message
+        );
+    }
 
     #[test]
     fn another_process_busy_on_the_device_is_named_beside_util() {
