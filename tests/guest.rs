@@ -405,6 +405,7 @@ fn write_cache_toggles_come_back(s: &Share) {
 
 const STACK_SCRIPT: &str = r#"
 modprobe loop; modprobe raid1; modprobe raid456; modprobe sd_mod; modprobe dm_mod; modprobe dm_crypt
+modprobe dm_integrity
 modprobe scsi_debug dev_size_mb=64 medium_error_start=4096 medium_error_count=8 opts=2
 modprobe null_blk nr_devices=1 irqmode=2 completion_nsec=1000000 queue_mode=2 gb=1
 for i in $(seq 100); do grep -qs scsi_debug /sys/block/sd*/device/model && [ -e /dev/nullb0 ] && break; sleep 0.2; done
@@ -444,6 +445,12 @@ $B run /dev/$MB --op write --bs 64k --size 8M --verify --json --no-save > /share
 dmsetup create errdev --noudevsync --table "0 131072 error"
 E=$(for d in /sys/block/dm-*; do [ "$(cat $d/dm/name)" = errdev ] && echo /dev/$(basename $d); done)
 $B run $E --op read --bs 64k --size 1M --no-save > /share/eio.txt 2>&1; echo $? > /share/eio.rc
+# dm-integrity, formatted without wiping: 4M written through it checks, the block after fails.
+truncate -s 64M /tmp/i.img; losetup /dev/loop7 /tmp/i.img
+integritysetup format --batch-mode --no-wipe /dev/loop7 && integritysetup open --batch-mode /dev/loop7 int0
+I=$(for d in /sys/block/dm-*; do [ "$(cat $d/dm/name)" = int0 ] && echo /dev/$(basename $d); done)
+dd if=/dev/urandom of=$I bs=1M count=4 oflag=direct status=none
+$B run $I --op read --bs 64k --size 8M --no-save > /share/eilseq.txt 2>&1; echo $? > /share/eilseq.rc
 "#;
 
 #[test]
@@ -542,7 +549,8 @@ fn raid_failing_media_and_null_blk_in_a_guest_kernel() {
 }
 
 /// A memory-backed null_blk keeps what is written, at its 1 ms; the device-mapper error
-/// target fails every I/O with EIO, said in the user's words.
+/// target fails every I/O with EIO, and dm-integrity a block never written through it with
+/// EILSEQ, each said in the user's words.
 fn memory_backed_null_blk_and_the_dm_error_target(s: &Share) {
     println!(
         "memory-backed {}: {}",
@@ -561,5 +569,13 @@ fn memory_backed_null_blk_and_the_dm_error_target(s: &Share) {
     assert!(
         eio.contains("error: read failed at offset 0: I/O error (the device or its transport"),
         "{eio}"
+    );
+    let ilseq = s.read("eilseq.txt");
+    println!("dm-integrity: {ilseq}");
+    assert_ne!(s.number("eilseq.rc"), 0);
+    assert!(
+        ilseq.contains("error: read failed at offset 4194304: the data failed its integrity check")
+            && ilseq.contains("(EILSEQ)"),
+        "{ilseq}"
     );
 }

@@ -255,7 +255,10 @@ pub(crate) fn errno_message(code: i32) -> String {
         libc::EIO => "I/O error (the device or its transport failed the request)",
         libc::ETIMEDOUT => "the device did not answer in time (a transport timeout)",
         libc::ENOLINK => "the link to the device is down (the transport failed)",
-        libc::EILSEQ => "the data failed its integrity check (protection information)",
+        libc::EILSEQ => {
+            "the data failed its integrity check (a checksum or protection information did not \
+             match: the block was never written through it, or it changed underneath)"
+        }
         _ => {
             return format!(
                 "{} ({})",
