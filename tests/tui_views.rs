@@ -551,6 +551,33 @@ fn the_doctor_pane() {
     both("doctor", &a);
     let s = screen(&a, 80, 24, ASCII);
     assert!(s.contains("[problem] misaligned: sdf1"), "{s}");
+    // Then, every second, who does I/O on it now (by the block layer's trace).
+    let top = blkscope::doctor::watch::Interval {
+        seconds: 1.0,
+        sampled: false,
+        lost: 0,
+        rows: vec![blkscope::doctor::watch::TopRow {
+            device: "sdf".into(),
+            pid: 4503,
+            comm: "dd".into(),
+            kernel: false,
+            read_bytes_per_sec: 268435456.0,
+            write_bytes_per_sec: 0.0,
+            iops: 256.0,
+            d2c_mean_us: Some(812.0),
+        }],
+    };
+    a.on_doctor_top("sdb", Ok(top.clone()));
+    assert!(a.doctor_top.is_none(), "another device's top is not kept");
+    a.on_doctor_top("sdf", Ok(top));
+    let s = screen(&a, 80, 24, ASCII);
+    println!("{s}");
+    assert!(s.contains("I/O now (block layer trace, 1.00 s)"), "{s}");
+    assert!(
+        s.contains("dd") && s.contains("4503") && s.contains("r 256M/s"),
+        "{s}"
+    );
+    assert!(s.contains("D2C 812 us"), "{s}");
     a.on_key(key(KeyCode::Esc));
     assert_eq!(a.overlay, Overlay::None);
 }

@@ -72,7 +72,11 @@ pub fn watch_once(
         .map(|((dev, who), m)| TopRow {
             device: name(*dev),
             pid: who.0,
-            comm: process_name(who.0).unwrap_or_else(|| m.comm.clone()),
+            // The trace's `<...>`: a process the kernel had no name cached for, gone now.
+            comm: process_name(who.0).unwrap_or_else(|| match m.comm.as_str() {
+                "<...>" => "(exited)".to_string(),
+                c => c.to_string(),
+            }),
             kernel: kernel_thread(who.0, &m.comm),
             read_bytes_per_sec: m.read_bytes as f64 / seconds,
             write_bytes_per_sec: m.write_bytes as f64 / seconds,

@@ -98,7 +98,9 @@ fn remove_stale_in(base: &Path) -> usize {
     dir.flatten()
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            let pid: u32 = name.strip_prefix(INSTANCE_PREFIX)?.parse().ok()?;
+            // `blkscope-PID`, or `blkscope-PID.N` for a second trace of the same process.
+            let rest = name.strip_prefix(INSTANCE_PREFIX)?;
+            let pid: u32 = rest.split('.').next()?.parse().ok()?;
             (pid != std::process::id() && !crate::sys::pid_alive(pid)).then(|| e.path())
         })
         .filter(|p| remove_instance(p).is_ok())
@@ -171,9 +173,15 @@ impl Tracer {
         if devices.is_empty() {
             return Err("no block device to trace under the target".into());
         }
-        let dir = base
-            .join("instances")
-            .join(format!("{INSTANCE_PREFIX}{}", std::process::id()));
+        // One instance a trace: a process's first is `blkscope-PID`, one beside it (the TUI's
+        // doctor pane while a test runs) `blkscope-PID.N`.
+        static TRACES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = TRACES.fetch_add(1, Ordering::Relaxed);
+        let name = match n {
+            0 => format!("{INSTANCE_PREFIX}{}", std::process::id()),
+            n => format!("{INSTANCE_PREFIX}{}.{n}", std::process::id()),
+        };
+        let dir = base.join("instances").join(name);
         if dir.exists() {
             let _ = remove_instance(&dir);
         }

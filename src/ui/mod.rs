@@ -67,6 +67,8 @@ enum EngineMsg {
     SuiteFinished(Box<Result<crate::session::Outcome, String>>, Option<String>),
     /// The doctor's findings for a device.
     Doctor(String, Result<Vec<crate::doctor::Finding>, String>),
+    /// One interval of the doctor pane's live top (who does I/O on the device now).
+    DoctorTop(String, Result<crate::doctor::watch::Interval, String>),
     /// A test's target and result, and the id it was saved under.
     Finished(Box<Result<(TargetInfo, RunResult), String>>, Option<String>),
     /// A host answered (its link and devices), or why it did not.
@@ -270,6 +272,7 @@ async fn event_loop(
         dirty: true,
         quitting: false,
         hosts: remote::Hosts::default(),
+        top_running: Arc::new(AtomicBool::new(false)),
     };
     remote::connect(&opts.hosts, &opts.ssh, &lp.tx);
 
@@ -315,6 +318,8 @@ struct Loop<'a> {
     dirty: bool,
     quitting: bool,
     hosts: remote::Hosts,
+    /// A doctor-pane top interval is being traced.
+    top_running: Arc<AtomicBool>,
 }
 
 /// An engine thread that started (and its cancel flag), or why it did not.
@@ -472,6 +477,42 @@ impl Loop<'_> {
         }
     }
 
+    /// While the doctor pane is open on a device here (its findings in), one more second of the
+    /// block layer's trace of it, on a thread of its own: the pane's live top.
+    fn doctor_top(&mut self) {
+        let crate::ui::app::Overlay::Doctor {
+            device,
+            findings: Some(_),
+        } = &self.app.overlay
+        else {
+            return;
+        };
+        if self.app.target().host.is_some() || self.top_running.load(Ordering::Relaxed) {
+            return;
+        }
+        self.top_running.store(true, Ordering::Relaxed);
+        let (root, tx, device) = (self.opts.root.clone(), self.tx.clone(), device.clone());
+        let running = self.top_running.clone();
+        let spawned = std::thread::Builder::new()
+            .name("blkscope-top".into())
+            .spawn(move || {
+                let r = crate::doctor::watch::devices(&root, std::slice::from_ref(&device))
+                    .map_err(|e| e.to_string())
+                    .and_then(|devs| {
+                        crate::doctor::watch::watch_once(
+                            &root,
+                            &devs,
+                            Duration::from_secs(1),
+                            &AtomicBool::new(false),
+                        )
+                    });
+                let _ = tx.send(EngineMsg::DoctorTop(device, r));
+            });
+        if spawned.is_err() {
+            running.store(false, Ordering::Relaxed);
+        }
+    }
+
     /// The hosts' newest saved runs, fetched on a thread of their own.
     fn reopen_remote(&mut self) {
         let links: Vec<crate::remote::Link> = self.hosts.links.values().cloned().collect();
@@ -501,6 +542,10 @@ impl Loop<'_> {
         match msg {
             EngineMsg::Sample(s) => app.on_sample(s),
             EngineMsg::Doctor(d, r) => app.on_doctor(&d, r),
+            EngineMsg::DoctorTop(d, r) => {
+                self.top_running.store(false, Ordering::Relaxed);
+                app.on_doctor_top(&d, r);
+            }
             EngineMsg::SuiteProgress(t, i, n) => app.on_suite_progress(&t, i, n),
             EngineMsg::SuiteFinished(r, saved) => {
                 app.on_suite_saved(*r, saved);
@@ -597,6 +642,7 @@ impl Loop<'_> {
         if self.app.remote() {
             return;
         }
+        self.doctor_top();
         let root = &self.opts.root;
         if self.app.running() {
             let now = crate::stats::procs::ProcSnapshot::read(root);

@@ -314,6 +314,8 @@ pub struct App {
     pub compare_with: Option<(usize, usize)>,
     /// Other processes doing I/O while a test runs (top three, sampled every second).
     pub busy: Vec<crate::stats::procs::BusyProcess>,
+    /// The doctor pane's live top: the device, and its last interval (or why there is none).
+    pub doctor_top: Option<(String, Result<crate::doctor::watch::Interval, String>)>,
     /// Lines scrolled off the top of the properties pane.
     pub props_scroll: u16,
     /// Lines scrolled off the top of the results' explanation pane, and the result they were
@@ -374,6 +376,7 @@ impl App {
             result_charts: false,
             compare_with: None,
             busy: Vec::new(),
+            doctor_top: None,
             props_scroll: 0,
             notes_scroll: (0, 0),
             overlay_scroll: 0,
@@ -576,6 +579,20 @@ impl App {
             && d == device
         {
             *findings = Some(r);
+        }
+    }
+
+    /// An interval of the doctor pane's top arrived (kept while the pane is open on it).
+    pub fn on_doctor_top(
+        &mut self,
+        device: &str,
+        r: Result<crate::doctor::watch::Interval, String>,
+    ) {
+        match &self.overlay {
+            Overlay::Doctor { device: d, .. } if d == device => {
+                self.doctor_top = Some((device.to_string(), r))
+            }
+            _ => self.doctor_top = None,
         }
     }
 

@@ -898,7 +898,60 @@ fn doctor_pane(
             }
         }
     }
+    doctor_top_lines(app, look, device, &mut text);
     large_pane(f, app, look, area, format!(" Doctor: {device} "), text);
+}
+
+/// The pane's live top: who does I/O on the device now, by the block layer's trace, each second.
+fn doctor_top_lines<'a>(app: &App, look: Look, device: &str, text: &mut Vec<Line<'a>>) {
+    let Some((d, top)) = &app.doctor_top else {
+        return;
+    };
+    if d != device {
+        return;
+    }
+    text.push(Line::from(""));
+    match top {
+        Err(e) => text.push(Line::from(Span::styled(
+            format!("live top: {e}"),
+            look.dim(),
+        ))),
+        Ok(iv) => {
+            let rows: Vec<&crate::doctor::watch::TopRow> = iv
+                .rows
+                .iter()
+                .filter(|r| r.pid != std::process::id())
+                .take(8)
+                .collect();
+            text.push(Line::from(Span::styled(
+                format!(
+                    "I/O now (block layer trace, {:.2} s{}): {}",
+                    iv.seconds,
+                    if iv.sampled { ", sampled" } else { "" },
+                    if rows.is_empty() { "none" } else { "" }
+                ),
+                Style::default().add_modifier(Modifier::BOLD),
+            )));
+            for r in rows {
+                text.push(Line::from(format!(
+                    " {:<14.14} {:>7} {:<8.8} r {}/s w {}/s {:.0} IOPS{}",
+                    if r.kernel {
+                        format!("[{}]", r.comm)
+                    } else {
+                        r.comm.clone()
+                    },
+                    r.pid,
+                    r.device,
+                    fmt_size(r.read_bytes_per_sec as u64),
+                    fmt_size(r.write_bytes_per_sec as u64),
+                    r.iops,
+                    r.d2c_mean_us
+                        .map(|u| format!(" D2C {u:.0} us"))
+                        .unwrap_or_default()
+                )));
+            }
+        }
+    }
 }
 
 fn refused(f: &mut Frame, app: &App, look: Look, area: Rect, device: &str, reasons: &[String]) {
