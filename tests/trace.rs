@@ -458,17 +458,18 @@ fn a_scheduler_that_holds_requests_grows_q2d_and_not_d2c() {
     };
     let (qn, qh) = (of("none", |x| x.1), of(holder, |x| x.1));
     let (dn, dh) = (of("none", |x| x.2), of(holder, |x| x.2));
-    let max = |v: &[f64]| v.iter().cloned().fold(f64::MIN, f64::max);
-    let min = |v: &[f64]| v.iter().cloned().fold(f64::MAX, f64::min);
+    // Ratios of alternating pairs: a busy machine slows both runs of a pair alike, so the
+    // scheduler's share shows in how much more Q2D grew than D2C.
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (q_ratio, d_ratio) = (mean(&qh) / mean(&qn), mean(&dh) / mean(&dn));
+    println!("{holder}/none: Q2D {q_ratio:.2}x, D2C {d_ratio:.2}x");
     assert!(
-        min(&qh) > at_least * max(&qn),
+        q_ratio >= at_least,
         "{holder}'s Q2D {qh:?} is not {at_least}x none's {qn:?}"
     );
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let ratio = mean(&dh) / mean(&dn);
     assert!(
-        (0.67..1.5).contains(&ratio),
-        "D2C moved with the scheduler: {dh:?} vs {dn:?} ({ratio:.2}x)"
+        q_ratio > 1.5 * d_ratio,
+        "the extra time is not in the queue: Q2D {q_ratio:.2}x, D2C {d_ratio:.2}x ({dh:?} vs {dn:?})"
     );
 }
 
@@ -521,12 +522,13 @@ fn live_samples_carry_the_queue_and_device_split_while_the_trace_runs() {
         assert!(!required(), "CI: the block layer must be traced here");
         return;
     }
-    // From the first drain (0.25 s) on: most of the 2.5 s.
-    assert!(
-        split.len() * 2 >= samples.len(),
-        "{} of {}",
-        split.len(),
-        samples.len()
-    );
+    // From the reader's first drain on (0.25 s when the machine is idle, later on a busy one),
+    // and in every sample after it.
+    assert!(!split.is_empty(), "no sample carried the split");
+    let first = samples
+        .iter()
+        .position(|s| s.get("q2d_p50_ns").is_some())
+        .unwrap();
+    assert_eq!(split.len(), samples.len() - first, "once there, it stays");
     assert!(split.iter().all(|(q, d)| *q > 0 && *d > 0));
 }
