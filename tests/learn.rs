@@ -12,6 +12,15 @@ use std::time::Duration;
 use blkscope::learn::Expr;
 use common::*;
 
+/// One lesson's lab at a time in this binary: the kill -9 test's `lab --cleanup` ran beside
+/// another test's lab once in CI, and that lab's loop device then refused a write with ENOSPC
+/// (size 0: detached under it?); not reproduced since. Serialised, and noted for a look.
+static LABS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_lab() -> std::sync::MutexGuard<'static, ()> {
+    LABS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The lab devices a lesson run used are gone: no loop device still uses a file of the lab
 /// of process `pid`, no zram device it named is left, its state file is gone.
 fn lab_gone(pid: u32, paths: &[String]) {
@@ -99,6 +108,7 @@ fn every_builtin_lesson_runs_headless_and_checks_its_claims_on_what_it_measured(
     if !require(true, &["losetup"]) {
         return;
     }
+    let _one = one_lab();
     let names: Vec<String> = blkscope::learn::builtin()
         .into_iter()
         .map(|l| l.name)
@@ -187,6 +197,7 @@ fn sigterm_stops_a_lesson_and_removes_its_lab() {
     if !require(true, &["losetup"]) {
         return;
     }
+    let _one = one_lab();
     let child = bin()
         .args(["learn", "seq-random", "--json", "--no-save"])
         .stdout(Stdio::piped())
@@ -221,6 +232,7 @@ fn the_tui_walks_a_lesson_through_prediction_run_and_answer() {
     if !require(true, &["losetup", "tmux"]) {
         return;
     }
+    let _one = one_lab();
     let dir = tempfile::tempdir().unwrap();
     let t = Tmux::start(dir.path(), "", "learn --no-save");
     let s = t.wait_for(&["blkscope learn: lessons", "queue-depth"], 10);
@@ -280,6 +292,7 @@ fn sigterm_to_the_tui_mid_lesson_removes_the_lab_and_restores_the_terminal() {
     if !require(true, &["losetup", "tmux"]) {
         return;
     }
+    let _one = one_lab();
     let dir = tempfile::tempdir().unwrap();
     let t = Tmux::start(dir.path(), "", "learn seq-random --no-save");
     t.wait_for(&["Sequential vs random"], 10);
@@ -305,6 +318,7 @@ fn a_lesson_killed_outright_leaves_nothing_after_the_next_start() {
     if !require(true, &["losetup"]) {
         return;
     }
+    let _one = one_lab();
     if !std::path::Path::new("/sys/class/zram-control").exists() {
         let _ = sh("modprobe", &["zram"]);
     }
@@ -363,4 +377,23 @@ fn a_lesson_without_root_is_refused_in_one_line_and_the_list_needs_none() {
         list.contains("queue-depth") && list.contains("scheduler"),
         "{list}"
     );
+}
+
+#[test]
+fn the_lessons_tui_ends_when_its_terminal_goes_away() {
+    if !require(false, &["tmux"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = Tmux::start(dir.path(), "", "learn --no-save");
+    t.wait_for(&["blkscope learn: lessons"], 10);
+    let pid = t.pid();
+    // A killed tmux (a dropped SSH session): its pty hangs up. The TUI once spun on the
+    // closed terminal for ever, at a CPU's worth.
+    drop(t);
+    wait_until(10, "the TUI to end with its terminal", || {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.split_whitespace().nth(2) == Some("Z"))
+    });
 }

@@ -326,38 +326,71 @@ pub fn run(opts: Options) -> Result<(), crate::Error> {
 
 fn event_loop(terminal: &mut ratatui::DefaultTerminal, opts: &Options) -> Result<(), crate::Error> {
     let io_err = |e: std::io::Error| crate::Error::io(std::path::Path::new("terminal"), e);
+    // Async input, as the main TUI reads it: a terminal that goes away (a dropped SSH session,
+    // a killed tmux) ends the stream, where crossterm's blocking read spun on EOF for ever.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(io_err)?;
+    rt.block_on(async_loop(terminal, opts))
+}
+
+/// What one terminal event does: (start the lesson, quit).
+fn on_event(app: &mut LearnApp, ev: Option<std::io::Result<Event>>, height: u16) -> (bool, bool) {
+    let mut quit = false;
+    let start = match ev {
+        Some(Ok(Event::Key(k))) if k.kind == KeyEventKind::Press => {
+            if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
+                quit = true;
+                false
+            } else {
+                app.on_key(k.code, &mut quit)
+            }
+        }
+        Some(Ok(Event::Mouse(m))) => app.on_mouse(m.kind, m.row, height),
+        Some(Ok(_)) => false,
+        // The terminal is gone.
+        Some(Err(_)) | None => {
+            quit = true;
+            false
+        }
+    };
+    (start, quit)
+}
+
+async fn async_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    opts: &Options,
+) -> Result<(), crate::Error> {
+    use futures_util::StreamExt;
+    use tokio::signal::unix::{SignalKind, signal};
+    let io_err = |e: std::io::Error| crate::Error::io(std::path::Path::new("terminal"), e);
     let mut app = LearnApp::new(opts.lessons.clone(), opts.open.as_deref());
-    let signalled = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
-        let _ = signal_hook::flag::register(sig, signalled.clone());
-    }
+    let mut sigterm = signal(SignalKind::terminate()).map_err(io_err)?;
+    let mut sighup = signal(SignalKind::hangup()).map_err(io_err)?;
+    let mut events = event::EventStream::new();
     let (tx, rx) = mpsc::channel::<Msg>();
     let mut worker: Option<(std::thread::JoinHandle<()>, Arc<AtomicBool>)> = None;
     let mut sampler = Sampler::new(opts.root.clone());
     let _ = sampler.prime();
     let mut next_stats = Instant::now() + Duration::from_secs(1);
-    let frame = Duration::from_secs_f64(1.0 / opts.fps.clamp(1, 60) as f64);
+    let mut tick =
+        tokio::time::interval(Duration::from_secs_f64(1.0 / opts.fps.clamp(1, 60) as f64));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut quit = false;
     while !quit {
         terminal
             .draw(|f| draw::draw(f, &app, opts.look))
             .map_err(io_err)?;
         let mut start = false;
-        if event::poll(frame).map_err(io_err)? {
-            match event::read().map_err(io_err)? {
-                Event::Key(k) if k.kind == KeyEventKind::Press => {
-                    if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
-                        quit = true;
-                    } else {
-                        start = app.on_key(k.code, &mut quit);
-                    }
-                }
-                Event::Mouse(m) => {
-                    let h = terminal.size().map_err(io_err)?.height;
-                    start = app.on_mouse(m.kind, m.row, h);
-                }
-                _ => {}
+        tokio::select! {
+            ev = events.next() => {
+                let h = terminal.size().map(|s| s.height).unwrap_or(24);
+                (start, quit) = on_event(&mut app, ev, h);
             }
+            _ = tick.tick() => {}
+            _ = sigterm.recv() => quit = true,
+            _ = sighup.recv() => quit = true,
         }
         while let Ok(m) = rx.try_recv() {
             app.on_msg(m);
@@ -372,7 +405,7 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, opts: &Options) -> Result
             next_stats = Instant::now() + Duration::from_secs(1);
             on_stats_tick(&mut app, &mut sampler);
         }
-        if start && worker.is_none() {
+        if start && worker.is_none() && !quit {
             app.start();
             let cancel = Arc::new(AtomicBool::new(false));
             *LESSON_CANCEL.lock().unwrap_or_else(|e| e.into_inner()) = Some(cancel.clone());
@@ -387,7 +420,6 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, opts: &Options) -> Result
                 Err(e) => app.on_msg(Msg::Finished(Err(e.to_string()))),
             }
         }
-        quit |= signalled.load(Ordering::Relaxed);
     }
     // The lesson stops and removes its lab before the terminal is given back.
     if let Some((h, cancel)) = worker.take() {
