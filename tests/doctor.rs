@@ -444,11 +444,7 @@ fn reads_by_another_process_during_a_write_test_are_not_taken_for_its_own() {
     sh("losetup", &["--direct-io=on", lo.dev()]);
     // Another process reads the device the test writes (without O_EXCL, so the test may run);
     // it is stopped on drop, also when an assertion fails.
-    let reader = Reader::start(lo.dev());
-    let (r0, _) = diskstats_sectors(&lo.name);
-    wait_until(10, "the reader to read", || {
-        diskstats_sectors(&lo.name).0 > r0 + 4096
-    });
+    let reader = Neighbour::reading(&lo);
     let write = |trace: bool| {
         let mut args = vec![
             "run",
@@ -583,11 +579,7 @@ fn doctor_watch_is_a_top_of_who_does_io_with_the_time_in_the_device() {
         return;
     }
     let lo = Loop::new(64 << 20, None, false);
-    let (r0, _) = diskstats_sectors(&lo.name);
-    let _reader = Reader::start(lo.dev());
-    wait_until(10, "the reader to read", || {
-        diskstats_sectors(&lo.name).0 > r0 + 4096
-    });
+    let _reader = Neighbour::reading(&lo);
     let out = bin()
         .args([
             "doctor",

@@ -13,6 +13,15 @@ use common::*;
 
 const MIB: u64 = 1 << 20;
 
+/// One test at a time: each puts a neighbour beside a traced test and reads what the trace
+/// says of both; another test's neighbour, a full CPU on a small machine, once changed what a
+/// test saw (a reader's test lost its "no read-modify-write" in one run of four).
+static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn findings(doc: &serde_json::Value) -> Vec<String> {
     finding_kinds(first_result(doc))
 }
@@ -35,12 +44,9 @@ fn a_reader_beside_a_write_test_is_named_and_not_taken_for_read_modify_write() {
     if !require(true, &["losetup", "dd"]) {
         return;
     }
+    let _one = one_at_a_time();
     let lo = Loop::new(256 * MIB, None, false);
-    let (r0, _) = diskstats_sectors(&lo.name);
-    let _reader = Reader::start(lo.dev());
-    wait_until(10, "the reader to read", || {
-        diskstats_sectors(&lo.name).0 > r0 + 4096
-    });
+    let _reader = Neighbour::reading(&lo);
     let (doc, code) = blkscope_json(&[
         "run",
         lo.dev(),
@@ -93,42 +99,12 @@ fn a_reader_beside_a_write_test_is_named_and_not_taken_for_read_modify_write() {
     );
 }
 
-/// Another process writing to a device over and over (dd in a shell loop), in a process group
-/// of its own that is killed on drop.
-struct SyncWriter(std::process::Child);
-
-impl SyncWriter {
-    /// 4K writes with O_DSYNC (each a flush or FUA) from 4K block `seek_4k` on.
-    fn start(dev: &str, seek_4k: u64) -> Self {
-        Self::dd(&format!(
-            "of={dev} bs=4k count=256 seek={seek_4k} oflag=dsync,direct"
-        ))
-    }
-
-    /// `dd if=/dev/zero ARGS` in a loop.
-    fn dd(args: &str) -> Self {
-        use std::os::unix::process::CommandExt;
-        let child = Command::new("sh")
-            .args([
-                "-c",
-                &format!("while :; do dd if=/dev/zero {args} status=none; done"),
-            ])
-            .process_group(0)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        Self(child)
-    }
-}
-
-impl Drop for SyncWriter {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.0.id())])
-            .status();
-        let _ = self.0.wait();
-    }
+/// Another process writing 4K blocks with O_DSYNC (each a flush or FUA) to `dev` from 4K block
+/// `seek_4k` on, over and over.
+fn sync_writer(dev: &str, seek_4k: u64) -> Neighbour {
+    Neighbour::dd(&format!(
+        "if=/dev/zero of={dev} bs=4k count=256 seek={seek_4k} oflag=dsync,direct"
+    ))
 }
 
 /// Flush requests completed on a device (/proc/diskstats' 19th field, after major, minor, name).
@@ -147,12 +123,13 @@ fn a_flush_heavy_neighbour_does_not_make_the_tests_flushes() {
     if !require(true, &["losetup", "dd"]) {
         return;
     }
+    let _one = one_at_a_time();
     let lo = Loop::new(256 * MIB, Some(4096), false);
     let wc = std::fs::read_to_string(format!("/sys/block/{}/queue/write_cache", lo.name))
         .unwrap_or_default();
     println!("{}: write_cache {}", lo.name, wc.trim());
     let f0 = diskstats_flushes(&lo.name);
-    let _writer = SyncWriter::start(lo.dev(), 32768);
+    let _writer = sync_writer(lo.dev(), 32768);
     wait_until(10, "the neighbour's flushes", || {
         diskstats_flushes(&lo.name) > f0 + 10
     });
@@ -224,12 +201,13 @@ fn a_neighbour_writing_the_device_does_not_hide_the_page_cache_trap() {
     if !require(true, &["losetup", "dd"]) {
         return;
     }
+    let _one = one_at_a_time();
     let lo = Loop::new(512 * MIB, Some(4096), false);
     let (_, w0) = diskstats_sectors(&lo.name);
     // 128M direct writes over and over to the second half: more than the test's 64M reach the
     // device while it runs, so diskstats alone would say its writes got there.
-    let _writer = SyncWriter::dd(&format!(
-        "of={} bs=1M count=128 seek=256 oflag=direct",
+    let _writer = Neighbour::dd(&format!(
+        "if=/dev/zero of={} bs=1M count=128 seek=256 oflag=direct",
         lo.dev()
     ));
     wait_until(10, "the neighbour's writes", || {
@@ -289,6 +267,7 @@ fn the_instance_is_gone_after_sigterm_and_after_kill_9_at_the_next_start() {
     if !require(true, &["losetup"]) {
         return;
     }
+    let _one = one_at_a_time();
     let lo = Loop::new(64 * MIB, None, false);
     let run = |secs: &str| {
         bin()
@@ -370,6 +349,7 @@ fn a_scheduler_that_holds_requests_grows_q2d_and_not_d2c() {
     if !require(true, &["losetup"]) {
         return;
     }
+    let _one = one_at_a_time();
     let lo = Loop::new(256 * MIB, Some(4096), false);
     // Direct I/O to its file: requests take the disk's time, at a rate the trace keeps up with
     // (over the page cache, events are lost and no Q2D is given).
@@ -478,12 +458,9 @@ fn live_samples_carry_the_queue_and_device_split_while_the_trace_runs() {
     if !require(true, &["losetup"]) {
         return;
     }
+    let _one = one_at_a_time();
     let lo = Loop::new(64 * MIB, Some(4096), false);
-    let (r0, _) = diskstats_sectors(&lo.name);
-    let _reader = Reader::start(lo.dev());
-    wait_until(10, "the reader to read", || {
-        diskstats_sectors(&lo.name).0 > r0 + 4096
-    });
+    let _reader = Neighbour::reading(&lo);
     // Traced throughout (no sample): the reader drains the events every second and the
     // samples after that carry the split so far, and who else did I/O there.
     let out = bin()

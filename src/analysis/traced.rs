@@ -130,22 +130,21 @@ impl TraceSummary {
     /// Bytes read on `device` that may be the test's: its own, and the kernel's (which works
     /// for whoever) in the share `kernel_share` of them that is taken for the test's.
     pub fn reads_not_others(&self, device: &str, kernel_share: f64) -> u64 {
-        self.on(device)
-            .map(|s| match s.who {
-                Who::Test => s.read_bytes,
-                Who::Kernel => (s.read_bytes as f64 * kernel_share) as u64,
-                Who::Other => 0,
-            })
-            .sum()
+        self.not_others(device, kernel_share, |s| s.read_bytes)
     }
 
     /// Bytes written on `device` that may be the test's: its own, and the kernel's in
     /// `kernel_share` (writeback of the test's buffered writes is the kernel's).
     pub fn writes_not_others(&self, device: &str, kernel_share: f64) -> u64 {
+        self.not_others(device, kernel_share, |s| s.write_bytes)
+    }
+
+    /// `bytes` of the test's and the kernel's (in `kernel_share`) on `device`.
+    fn not_others(&self, device: &str, kernel_share: f64, bytes: fn(&SubmitterIo) -> u64) -> u64 {
         self.on(device)
             .map(|s| match s.who {
-                Who::Test => s.write_bytes,
-                Who::Kernel => (s.write_bytes as f64 * kernel_share) as u64,
+                Who::Test => bytes(s),
+                Who::Kernel => (bytes(s) as f64 * kernel_share) as u64,
                 Who::Other => 0,
             })
             .sum()

@@ -14,6 +14,7 @@ pub mod result;
 pub mod target;
 pub mod worker;
 pub mod zeros;
+pub mod zoned;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

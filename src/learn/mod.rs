@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::suite::{SuiteError, SuiteTest};
+use crate::suite::{SuiteError, SuiteTest, line_of};
 
 pub mod expr;
 pub mod figures;
@@ -171,10 +171,6 @@ pub fn letter(i: usize) -> char {
     (b'a' + (i % 26) as u8) as char
 }
 
-fn line_of(text: &str, at: usize) -> usize {
-    text[..at.min(text.len())].matches('\n').count() + 1
-}
-
 /// Parses one lesson from TOML text; errors name the file and, where there is one, the line.
 pub fn parse(text: &str, file: &Path) -> Result<Lesson, SuiteError> {
     let err = |line: Option<usize>, reason: String| SuiteError {
@@ -327,24 +323,7 @@ pub fn user_dir() -> Option<PathBuf> {
 /// Every lesson: built-in, then the teacher's (one with a built-in's name replaces it).
 pub fn all() -> Result<Vec<Lesson>, SuiteError> {
     let mut lessons = builtin();
-    let Some(dir) = user_dir() else {
-        return Ok(lessons);
-    };
-    let Ok(rd) = std::fs::read_dir(&dir) else {
-        return Ok(lessons);
-    };
-    let mut files: Vec<PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    files.sort();
-    for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|e| SuiteError {
-            file: f.clone(),
-            line: None,
-            reason: e.to_string(),
-        })?;
+    for (f, text) in crate::suite::user_files(user_dir())? {
         let l = parse(&text, &f)?;
         lessons.retain(|x| x.name != l.name);
         lessons.push(l);

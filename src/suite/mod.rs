@@ -387,15 +387,10 @@ impl fmt::Display for SuiteError {
 
 /// Parses one suite from TOML text.
 pub fn parse(text: &str, file: &Path) -> Result<Suite, SuiteError> {
-    let mut s: Suite = toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1);
-        SuiteError {
-            file: file.to_path_buf(),
-            line,
-            reason: e.message().trim().to_string(),
-        }
+    let mut s: Suite = toml::from_str(text).map_err(|e| SuiteError {
+        file: file.to_path_buf(),
+        line: e.span().map(|sp| line_of(text, sp.start)),
+        reason: e.message().trim().to_string(),
     })?;
     let fail = |reason: String| SuiteError {
         file: file.to_path_buf(),
@@ -485,29 +480,42 @@ pub fn user_dir() -> Option<PathBuf> {
 /// Every suite: built-in, then the user's (a user suite with a built-in's name replaces it).
 pub fn all() -> Result<Vec<Suite>, SuiteError> {
     let mut suites = builtin();
-    let Some(dir) = user_dir() else {
-        return Ok(suites);
-    };
-    let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
-        Ok(rd) => rd
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-            .collect(),
-        Err(_) => return Ok(suites),
-    };
-    files.sort();
-    for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|e| SuiteError {
-            file: f.clone(),
-            line: None,
-            reason: e.to_string(),
-        })?;
+    for (f, text) in user_files(user_dir())? {
         let s = parse(&text, &f)?;
         suites.retain(|x| x.name != s.name);
         suites.push(s);
     }
     Ok(suites)
+}
+
+/// The line (from 1) of byte `at` in `text`: where a TOML error or a value sits.
+pub fn line_of(text: &str, at: usize) -> usize {
+    text[..at.min(text.len())].matches('\n').count() + 1
+}
+
+/// The `.toml` files of a user's directory (suites, lessons), sorted, each with its text; none
+/// when there is no such directory. A file that cannot be read is an error naming it.
+pub fn user_files(dir: Option<PathBuf>) -> Result<Vec<(PathBuf, String)>, SuiteError> {
+    let Some(Ok(rd)) = dir.map(std::fs::read_dir) else {
+        return Ok(Vec::new());
+    };
+    let mut files: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| match std::fs::read_to_string(&f) {
+            Ok(text) => Ok((f, text)),
+            Err(e) => Err(SuiteError {
+                file: f,
+                line: None,
+                reason: e.to_string(),
+            }),
+        })
+        .collect()
 }
 
 pub fn find(name: &str) -> Result<Option<Suite>, SuiteError> {

@@ -579,20 +579,15 @@ impl Drop for Tmux {
     }
 }
 
-/// Another process reading a device over and over (`dd iflag=direct` in a shell loop), in a
-/// process group of its own that is killed on drop, also when the test fails.
-pub struct Reader(std::process::Child);
+/// Another process running `dd ARGS` over and over (in a shell loop), in a process group of its
+/// own that is killed on drop, also when the test fails.
+pub struct Neighbour(std::process::Child);
 
-impl Reader {
-    pub fn start(dev: &str) -> Self {
+impl Neighbour {
+    pub fn dd(args: &str) -> Self {
         use std::os::unix::process::CommandExt;
         let child = Command::new("sh")
-            .args([
-                "-c",
-                &format!(
-                    "while :; do dd if={dev} of=/dev/null bs=1M iflag=direct status=none; done"
-                ),
-            ])
+            .args(["-c", &format!("while :; do dd {args} status=none; done")])
             .process_group(0)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -600,9 +595,24 @@ impl Reader {
             .unwrap();
         Self(child)
     }
+
+    /// A reader of the whole of `dev` (`dd iflag=direct`).
+    pub fn reader(dev: &str) -> Self {
+        Self::dd(&format!("if={dev} of=/dev/null bs=1M iflag=direct"))
+    }
+
+    /// A reader of loop device `lo`, once its reads show in /proc/diskstats.
+    pub fn reading(lo: &Loop) -> Self {
+        let (r0, _) = diskstats_sectors(&lo.name);
+        let reader = Self::reader(lo.dev());
+        wait_until(10, "the reader to read", || {
+            diskstats_sectors(&lo.name).0 > r0 + 4096
+        });
+        reader
+    }
 }
 
-impl Drop for Reader {
+impl Drop for Neighbour {
     fn drop(&mut self) {
         // `--`: a negative pid (the group) is not an option.
         let _ = Command::new("kill")
