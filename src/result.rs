@@ -85,6 +85,9 @@ impl Serialize for RunResult {
         if m.polled {
             st.serialize_field("polled", &true)?;
         }
+        if m.to_workers {
+            st.serialize_field("to_workers", &true)?;
+        }
         if let Some(c) = &m.cpus {
             st.serialize_field("cpus", c)?;
         }
@@ -326,6 +329,7 @@ mod tests {
                 engine: "uring",
                 engine_note: None,
                 polled: false,
+                to_workers: false,
                 cpus: None,
                 bytes: 1 << 30,
                 ios: 1024,

@@ -323,3 +323,98 @@ fn suites_and_sweeps_take_cpus_too() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("run it without --cpus"), "{err}");
 }
+
+/// A QD8 4K random read of 1 s on `dev` (`name` to confirm), filled first by a write of the
+/// same span: the result, its text line and the io-wq workers seen while it ran.
+fn read_qd8(dev: &str, name: &str) -> (serde_json::Value, String) {
+    let fill = blkscope(&[
+        "run",
+        dev,
+        "--op",
+        "write",
+        "--bs",
+        "1M",
+        "--size",
+        "32M",
+        "--confirm",
+        name,
+        "--no-save",
+    ]);
+    ok_stdout(&fill, "fill");
+    let args = [
+        "run",
+        dev,
+        "--op",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "8",
+        "--size",
+        "32M",
+        "--confirm",
+        name,
+        "--no-save",
+    ];
+    let text = ok_stdout(&blkscope(&args), args);
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let (doc, code) = blkscope_json(&json_args);
+    assert_eq!(code, 0, "{doc}");
+    (first_result(&doc).clone(), text)
+}
+
+#[test]
+fn io_the_kernel_hands_to_io_wq_is_handed_over_at_once_and_io_it_issues_inline_is_not() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let Some(z) = Zram::new(64 << 20) else {
+        return;
+    };
+    // zram has no NOWAIT: io_uring's non-blocking attempt fails and every I/O goes to io-wq,
+    // so after the first ring's worth the job sends them there itself (IOSQE_ASYNC).
+    let (r, text) = read_qd8(z.dev(), &z.name);
+    let first = text.lines().next().unwrap_or_default();
+    println!("zram: to_workers {}; {first}", r["to_workers"]);
+    assert_eq!(r["to_workers"], true, "{r}");
+    assert!(first.contains("via uring, handed to io-wq"), "{text}");
+    assert!(
+        r["ios"].as_u64().unwrap() >= 8192,
+        "the whole span read: {r}"
+    );
+
+    // A loop device is blk-mq: io_uring issues its 4K reads without blocking, nothing goes to
+    // io-wq, and the job leaves them inline.
+    let lo = Loop::new(64 << 20, None, false);
+    let (r, text) = read_qd8(lo.dev(), &lo.name);
+    let first = text.lines().next().unwrap_or_default();
+    println!("{}: to_workers {}; {first}", lo.name, r["to_workers"]);
+    assert!(r.get("to_workers").is_none(), "{r}");
+    assert!(!first.contains("io-wq"), "{text}");
+
+    // --hipri (IOPOLL) is issued by polling, never handed over (zram refuses it: not asserted
+    // here); --sqpoll neither: the SQ thread submits, and the result stays without the flag.
+    let args = [
+        "run",
+        z.dev(),
+        "--op",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "8",
+        "--size",
+        "8M",
+        "--sqpoll",
+        "--confirm",
+        &z.name,
+        "--no-save",
+        "--json",
+    ];
+    let (doc, code) = blkscope_json(&args);
+    let r = first_result(&doc);
+    println!("zram --sqpoll: exit {code}, to_workers {}", r["to_workers"]);
+    assert_eq!(code, 0, "{doc}");
+    assert!(r.get("to_workers").is_none(), "{r}");
+}

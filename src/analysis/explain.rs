@@ -123,6 +123,18 @@ pub fn dd_line_for_run(job: &Job, target: &str, total: u64, moved: Option<u64>) 
         .unwrap_or_else(|why| format!("(no dd equivalent: {why})"))
 }
 
+/// The fio line for a run that took place: as [`fio_command`], and with `--force_async=1` when
+/// the run sent its I/O to io-wq as submitted (`to_workers` in its result), as fio then must to
+/// run the same way.
+pub fn fio_command_as_run(job: &Job, filename: &str, total: u64, to_workers: bool) -> String {
+    let fio = fio_command(job, filename, total);
+    if to_workers && job.engine == EngineKind::Uring {
+        format!("{fio} --force_async=1")
+    } else {
+        fio
+    }
+}
+
 /// The fio command line for `job` on `filename` (a device or a file; for a directory target
 /// pass the file the test would create). `total` is the job's resolved total size.
 pub fn fio_command(job: &Job, filename: &str, total: u64) -> String {
@@ -357,7 +369,9 @@ pub fn flag_notes(job: &Job) -> Vec<String> {
     if job.engine == EngineKind::Uring {
         v.push(
             "--ioengine=io_uring --fixedbufs --registerfiles: io_uring with registered buffers \
-             and file, as blkscope runs it"
+             and file, as blkscope runs it; a run whose first I/Os the kernel handed to its \
+             io-wq workers (a driver without NOWAIT, such as zram) sends the rest there at once, \
+             and its fio line adds --force_async=1 to do the same"
                 .into(),
         );
     }
@@ -523,6 +537,35 @@ mod tests {
         let line = dd_line_for_run(&job, "/dev/loop1", 128 << 20, Some(40 << 20));
         assert!(line.contains("count=40 "), "{line}");
         assert!(line.contains("as much as this run moved"), "{line}");
+    }
+
+    #[test]
+    fn a_run_handed_to_io_wq_gets_force_async_in_its_fio_line() {
+        let job = Job {
+            op: Op::Randread,
+            bs: 4096,
+            iodepth: 8,
+            ..Job::default()
+        };
+        let handed = fio_command_as_run(&job, "/dev/zram1", 1 << 30, true);
+        let inline = fio_command_as_run(&job, "/dev/zram1", 1 << 30, false);
+        println!("{handed}\n{inline}");
+        assert_eq!(handed, format!("{inline} --force_async=1"));
+        assert_eq!(inline, fio_command(&job, "/dev/zram1", 1 << 30));
+        // pread/pwrite has no io-wq to hand anything to.
+        let psync = Job {
+            engine: EngineKind::Psync,
+            ..job.clone()
+        };
+        let line = fio_command_as_run(&psync, "/dev/zram1", 1 << 30, true);
+        assert!(!line.contains("force_async"), "{line}");
+        assert!(
+            flag_notes(&job)
+                .iter()
+                .any(|n| n.contains("--force_async=1")),
+            "{:?}",
+            flag_notes(&job)
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod job;
 pub mod pattern;
 pub mod result;
 pub mod target;
+pub mod wait;
 pub mod worker;
 pub mod zeros;
 pub mod zoned;
@@ -272,6 +273,7 @@ fn spawn_jobs(
             data: job.data,
             rwmixread: job.rwmixread,
             fdatasync_at_end: job.mode == Mode::Fdatasync && job.op.writes(),
+            direct: job.mode == Mode::Direct,
             sqpoll: job.sqpoll,
             hipri: job.hipri,
             engine,
@@ -415,6 +417,7 @@ struct Totals {
     error: Option<IoFailure>,
     engine_note: Option<String>,
     engine_used: Option<EngineKind>,
+    to_workers: bool,
     streams: Vec<result::Stream>,
 }
 
@@ -430,6 +433,7 @@ impl Totals {
             error: None,
             engine_note: None,
             engine_used: outcomes.first().map(|o| o.engine_used),
+            to_workers: outcomes.iter().any(|o| o.to_workers),
             streams: Vec::new(),
         };
         for (j, o) in outcomes.iter().enumerate() {
@@ -505,6 +509,7 @@ impl Totals {
             engine: engine_used.as_str(),
             engine_note: self.engine_note,
             polled: job.hipri && engine_used == EngineKind::Uring,
+            to_workers: self.to_workers,
             cpus: job.cpus.as_ref().map(|c| c.to_string()),
             bytes,
             ios: self.ios,

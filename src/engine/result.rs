@@ -161,6 +161,9 @@ pub struct Measured {
     /// Completions were reaped by polling the device's poll queues (`--hipri`: io_uring's
     /// IOPOLL), not by an interrupt each.
     pub polled: bool,
+    /// The kernel handed the first I/Os to its io-wq workers, so the rest were sent to them as
+    /// submitted (IOSQE_ASYNC; fio's `--force_async=1`).
+    pub to_workers: bool,
     /// The CPUs the job threads (and their io-wq workers) were bound to (`--cpus`), as a list
     /// such as `0-3,6`; absent when they could run anywhere.
     pub cpus: Option<String>,

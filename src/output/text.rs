@@ -119,7 +119,13 @@ pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String
         r.mode,
         info.test_file.as_deref().unwrap_or(&info.path),
         r.engine,
-        if r.polled { ", polled" } else { "" }
+        if r.polled {
+            ", polled"
+        } else if r.to_workers {
+            ", handed to io-wq"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(
         out,

@@ -237,7 +237,8 @@ impl App {
             self.note_written(info, run.job.op.writes());
         }
         let dd = explain::dd_line_for_run(&run.job, &path, total, moved);
-        let fio = explain::fio_command(&run.job, &path, total);
+        let to_workers = outcome.as_ref().is_ok_and(|(_, r)| r.measured.to_workers);
+        let fio = explain::fio_command_as_run(&run.job, &path, total, to_workers);
         let (info, result, error) = match outcome {
             Ok((i, r)) => (Some(i), Some(r), None),
             Err(e) => (None, None, Some(e)),
