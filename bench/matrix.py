@@ -16,12 +16,10 @@ Usage: matrix.py BLKSCOPE RUNTIME PAIRS DEVICE...       (called by bench/matrix.
        arguments to every fio run (that one: fio hands its I/O to io-wq as blkscope does on a
        device whose I/O the kernel hands there anyway, such as zram).
 """
-import json
 import os
-import statistics
 import sys
 
-from vs_fio import alternate, timed
+from vs_fio import alternate, blkscope, fio
 
 # (label, op, bs, iodepth, jobs, rwmixread)
 ROWS = [
@@ -40,41 +38,6 @@ ROWS = [
     ("4K randread QD8", "randread", "4k", 8, 1, None),
 ]
 
-SIZE = 1 << 30
-
-
-def fio(dev, op, bs, qd, jobs, mix, runtime):
-    """fio as its users run it for a peak figure. Each job gets its own region of SIZE/jobs, as
-    blkscope's jobs do (--offset_increment)."""
-    region = SIZE // jobs
-    args = ["fio", "--name=m", f"--filename={dev}", f"--rw={op}", f"--bs={bs}",
-            f"--iodepth={qd}", "--ioengine=io_uring", "--direct=1", "--fixedbufs",
-            "--registerfiles", "--time_based", f"--runtime={runtime}", f"--size={region}",
-            f"--numjobs={jobs}", f"--offset_increment={region}", "--group_reporting",
-            "--output-format=json"]
-    if op.startswith("rand"):
-        # A new random order each run, as blkscope draws (vs_fio.py).
-        args += ["--randrepeat=0"]
-    if mix is not None:
-        args += [f"--rwmixread={mix}"]
-    args += os.environ.get("FIO_ARGS", "").split()
-    j, cpu = timed(args)
-    job = j["jobs"][0]
-    ios = job["read"]["total_ios"] + job["write"]["total_ios"]
-    return job["read"]["iops"] + job["write"]["iops"], cpu * 1e6 / ios
-
-
-def blkscope(binary, dev, op, bs, qd, jobs, mix, runtime):
-    args = [binary, "run", dev, "--op", op, "--bs", bs, "--iodepth", str(qd), "--jobs",
-            str(jobs), "--mode", "direct", "--runtime", f"{runtime}s", "--size", str(SIZE),
-            "--confirm", os.path.basename(dev), "--no-save", "--json"]
-    if mix is not None:
-        args += ["--rwmixread", str(mix)]
-    j, cpu = timed(args)
-    r = j["results"][0]
-    return r["iops"], cpu * 1e6 / r["ios"]
-
-
 HEADER = (f"{'#':>2} {'device':<7} {'job':<24} {'fio IOPS':>9} {'blk IOPS':>9} {'ratio':>6} "
           f"{'fio us':>7} {'blk us':>7} {'ratio':>6}  {'pairs':<9}  goal")
 
@@ -82,8 +45,9 @@ HEADER = (f"{'#':>2} {'device':<7} {'job':<24} {'fio IOPS':>9} {'blk IOPS':>9} {
 def main():
     binary, runtime, pairs, devices = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
     only = {int(x) for x in os.environ.get("ROWS", "").split(",") if x}
-    if os.environ.get("FIO_ARGS"):
-        print(f"fio with {os.environ['FIO_ARGS']}", flush=True)
+    fio_args = os.environ.get("FIO_ARGS", "").split()
+    if fio_args:
+        print(f"fio with {' '.join(fio_args)}", flush=True)
     print(HEADER, flush=True)
     below = 0
     for dev in devices:
@@ -93,8 +57,8 @@ def main():
                 continue
             ti, bi, tc, bc, (lo, hi) = alternate(
                 pairs,
-                lambda: fio(dev, op, bs, qd, jobs, mix, runtime),
-                lambda: blkscope(binary, dev, op, bs, qd, jobs, mix, runtime))
+                lambda: fio(dev, op, bs, qd, runtime, jobs=jobs, mix=mix, extra=fio_args),
+                lambda: blkscope(binary, dev, op, bs, qd, runtime, jobs=jobs, mix=mix))
             ok = ti > 0 and bi / ti >= 1.0 and bc / tc <= 1.0
             below += not ok
             print(f"{i:>2} {name:<7} {label:<24} {ti:9.0f} {bi:9.0f} {bi / ti:6.2f} {tc:7.2f} "

@@ -81,10 +81,17 @@ def batches(qd):
     return sorted({(s, min(c, qd)) for s, c in grid})
 
 
-def fio(dev, op, bs, qd, runtime, engine="io_uring", sqpoll=False, cpus=None):
+def fio(dev, op, bs, qd, runtime, engine="io_uring", sqpoll=False, cpus=None, jobs=1,
+        mix=None, extra=()):
+    """fio's IOPS (read and write, over its jobs) and CPU us per I/O for one job. With `jobs`,
+    each job gets its own region of 1 GiB / jobs, as blkscope's jobs do (--offset_increment);
+    `mix` is --rwmixread, `extra` more arguments (bench/matrix.py's FIO_ARGS)."""
+    region = (1 << 30) // jobs
     args = ["fio", "--name=b", f"--rw={op}", f"--bs={bs}", f"--iodepth={qd}",
-            f"--ioengine={engine}", "--time_based", f"--runtime={runtime}", "--size=1G",
-            "--output-format=json"]
+            f"--ioengine={engine}", "--time_based", f"--runtime={runtime}",
+            f"--size={region}", "--output-format=json"]
+    if jobs > 1:
+        args += [f"--numjobs={jobs}", f"--offset_increment={region}", "--group_reporting"]
     if engine == "io_uring":
         args += [f"--filename={dev}", "--direct=1", "--fixedbufs", "--registerfiles"]
     if op.startswith("rand"):
@@ -95,19 +102,26 @@ def fio(dev, op, bs, qd, runtime, engine="io_uring", sqpoll=False, cpus=None):
         args += ["--sqthread_poll=1"]
     if cpus is not None:
         args += [f"--cpus_allowed={cpus}"]
+    if mix is not None:
+        args += [f"--rwmixread={mix}"]
+    args += list(extra)
     j, cpu = timed(args)
     job = j["jobs"][0]
     ios = job["read"]["total_ios"] + job["write"]["total_ios"]
-    return ios / (job["job_runtime"] / 1000), cpu * 1e6 / ios
+    # fio's own rate: with --group_reporting, job_runtime is the jobs' runtimes summed, so
+    # I/Os over it would halve two jobs' IOPS; for one job the two are the same figure.
+    return job["read"]["iops"] + job["write"]["iops"], cpu * 1e6 / ios
 
 
 def blkscope(binary, dev, op, bs, qd, runtime, engine="uring", sqpoll=False, pin=False,
-             cpus=None):
+             cpus=None, jobs=1, mix=None):
     j, cpu = timed((PIN if pin else []) + [binary, "run", dev, "--op", op, "--bs", bs, "--iodepth", str(qd),
                     "--mode", "direct", "--runtime", f"{runtime}s", "--size", "1G",
                     "--engine", engine, "--confirm", os.path.basename(dev), "--no-save",
                     "--json"] + (["--sqpoll"] if sqpoll else [])
-                   + (["--cpus", cpus] if cpus is not None else []))
+                   + (["--cpus", cpus] if cpus is not None else [])
+                   + (["--jobs", str(jobs)] if jobs != 1 else [])
+                   + (["--rwmixread", str(mix)] if mix is not None else []))
     r = j["results"][0]
     return r["iops"], cpu * 1e6 / r["ios"]
 
