@@ -88,6 +88,9 @@ impl Serialize for RunResult {
         if m.to_workers {
             st.serialize_field("to_workers", &true)?;
         }
+        if m.busy_polled {
+            st.serialize_field("busy_polled", &true)?;
+        }
         if let Some(c) = &m.cpus {
             st.serialize_field("cpus", c)?;
         }
@@ -330,6 +333,7 @@ mod tests {
                 engine_note: None,
                 polled: false,
                 to_workers: false,
+                busy_polled: false,
                 cpus: None,
                 bytes: 1 << 30,
                 ios: 1024,

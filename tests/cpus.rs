@@ -324,11 +324,13 @@ fn suites_and_sweeps_take_cpus_too() {
     assert!(err.contains("run it without --cpus"), "{err}");
 }
 
-/// `run DEV --op randread --bs 4k --iodepth 8 --size SIZE` confirmed with `name`, and `extra`.
-fn qd8_read_args<'a>(
+/// `run DEV --op randread --bs 4k --iodepth DEPTH --size SIZE` confirmed with `name`, and
+/// `extra`.
+fn read_args<'a>(
     dev: &'a str,
     name: &'a str,
     size: &'a str,
+    depth: &'a str,
     extra: &[&'a str],
 ) -> Vec<&'a str> {
     let mut args = vec![
@@ -339,7 +341,7 @@ fn qd8_read_args<'a>(
         "--bs",
         "4k",
         "--iodepth",
-        "8",
+        depth,
         "--size",
         size,
         "--confirm",
@@ -350,9 +352,8 @@ fn qd8_read_args<'a>(
     args
 }
 
-/// A QD8 4K random read of 32 MiB on `dev` (`name` to confirm), filled first by a write of the
-/// same span: the result, and the text line of the same run again.
-fn read_qd8(dev: &str, name: &str) -> (serde_json::Value, String) {
+/// Writes the first 32 MiB of `dev` (`name` to confirm), so that reads find data.
+fn fill_32m(dev: &str, name: &str) {
     let fill = blkscope(&[
         "run",
         dev,
@@ -367,47 +368,82 @@ fn read_qd8(dev: &str, name: &str) -> (serde_json::Value, String) {
         "--no-save",
     ]);
     ok_stdout(&fill, "fill");
-    let args = qd8_read_args(dev, name, "32M", &[]);
+}
+
+/// A 4K random read of the filled 32 MiB at `depth`: the result, and the text line of the
+/// same run again.
+fn read_32m(dev: &str, name: &str, depth: &str) -> (serde_json::Value, String) {
+    let args = read_args(dev, name, "32M", depth, &[]);
     let text = ok_stdout(&blkscope(&args), &args);
-    let json = qd8_read_args(dev, name, "32M", &["--json"]);
+    let json = read_args(dev, name, "32M", depth, &["--json"]);
     let doc = ok_json(&blkscope(&json), &json);
     (first_result(&doc).clone(), text)
 }
 
 #[test]
-fn io_the_kernel_hands_to_io_wq_is_handed_over_at_once_and_io_it_issues_inline_is_not() {
+fn io_the_kernel_hands_to_io_wq_is_handed_over_unless_the_job_polls_and_inline_io_is_not() {
     if !require(true, &["losetup"]) {
         return;
     }
     let Some(z) = Zram::new(64 << 20) else {
         return;
     };
+    fill_32m(z.dev(), &z.name);
     // zram has no NOWAIT: io_uring's non-blocking attempt fails and every I/O goes to io-wq,
-    // so after the first ring's worth the job sends them there itself (IOSQE_ASYNC).
-    let (r, text) = read_qd8(z.dev(), &z.name);
+    // so after the first ring's worth a deep ring's job (which sleeps, never polls) sends them
+    // there itself (IOSQE_ASYNC).
+    let (r, text) = read_32m(z.dev(), &z.name, "32");
     let first = text.lines().next().unwrap_or_default();
-    println!("zram: to_workers {}; {first}", r["to_workers"]);
+    println!(
+        "zram QD32: to_workers {}, busy_polled {}; {first}",
+        r["to_workers"], r["busy_polled"]
+    );
     assert_eq!(r["to_workers"], true, "{r}");
+    assert!(r.get("busy_polled").is_none(), "{r}");
     assert!(first.contains("via uring, handed to io-wq"), "{text}");
     assert!(
         r["ios"].as_u64().unwrap() >= 8192,
         "the whole span read: {r}"
     );
 
+    // A shallow ring either polls for its completions (a worker on another CPU does them) or,
+    // where its polls run out (a busy machine), sleeps and hands them over: one or the other.
+    let (r, text) = read_32m(z.dev(), &z.name, "8");
+    let first = text.lines().next().unwrap_or_default();
+    println!(
+        "zram QD8: to_workers {}, busy_polled {}; {first}",
+        r["to_workers"], r["busy_polled"]
+    );
+    let polled = r.get("busy_polled") == Some(&serde_json::json!(true));
+    let handed = r.get("to_workers") == Some(&serde_json::json!(true));
+    assert!(polled != handed, "exactly one of the two: {r}");
+    let said = if polled {
+        "busy-polling"
+    } else {
+        "handed to io-wq"
+    };
+    assert!(first.contains(said), "{said}: {text}");
+
     // A loop device is blk-mq: io_uring issues its 4K reads without blocking, nothing goes to
     // io-wq, and the job leaves them inline.
     let lo = Loop::new(64 << 20, None, false);
-    let (r, text) = read_qd8(lo.dev(), &lo.name);
+    fill_32m(lo.dev(), &lo.name);
+    let (r, text) = read_32m(lo.dev(), &lo.name, "32");
     let first = text.lines().next().unwrap_or_default();
     println!("{}: to_workers {}; {first}", lo.name, r["to_workers"]);
     assert!(r.get("to_workers").is_none(), "{r}");
     assert!(!first.contains("io-wq"), "{text}");
 
     // --hipri (IOPOLL) is issued by polling, never handed over (zram refuses it: not asserted
-    // here); --sqpoll neither: the SQ thread submits, and the result stays without the flag.
-    let args = qd8_read_args(z.dev(), &z.name, "8M", &["--sqpoll", "--json"]);
+    // here); --sqpoll neither: the SQ thread submits, and the job neither hands over nor polls
+    // the ring itself.
+    let args = read_args(z.dev(), &z.name, "8M", "8", &["--sqpoll", "--json"]);
     let doc = ok_json(&blkscope(&args), &args);
     let r = first_result(&doc);
-    println!("zram --sqpoll: to_workers {}", r["to_workers"]);
+    println!(
+        "zram --sqpoll: to_workers {}, busy_polled {}",
+        r["to_workers"], r["busy_polled"]
+    );
     assert!(r.get("to_workers").is_none(), "{r}");
+    assert!(r.get("busy_polled").is_none(), "{r}");
 }

@@ -418,6 +418,7 @@ struct Totals {
     engine_note: Option<String>,
     engine_used: Option<EngineKind>,
     to_workers: bool,
+    busy_polled: bool,
     streams: Vec<result::Stream>,
 }
 
@@ -434,6 +435,7 @@ impl Totals {
             engine_note: None,
             engine_used: outcomes.first().map(|o| o.engine_used),
             to_workers: outcomes.iter().any(|o| o.to_workers),
+            busy_polled: outcomes.iter().any(|o| o.busy_polled),
             streams: Vec::new(),
         };
         for (j, o) in outcomes.iter().enumerate() {
@@ -510,6 +512,7 @@ impl Totals {
             engine_note: self.engine_note,
             polled: job.hipri && engine_used == EngineKind::Uring,
             to_workers: self.to_workers,
+            busy_polled: self.busy_polled,
             cpus: job.cpus.as_ref().map(|c| c.to_string()),
             bytes,
             ios: self.ios,

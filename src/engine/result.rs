@@ -164,6 +164,9 @@ pub struct Measured {
     /// The kernel handed the first I/Os to its io-wq workers, so the rest were sent to them as
     /// submitted (IOSQE_ASYNC; fio's `--force_async=1`).
     pub to_workers: bool,
+    /// The job polled its ring for completions instead of sleeping (a shallow ring whose
+    /// completions came faster than a wake): its thread's CPU stayed busy while it waited.
+    pub busy_polled: bool,
     /// The CPUs the job threads (and their io-wq workers) were bound to (`--cpus`), as a list
     /// such as `0-3,6`; absent when they could run anywhere.
     pub cpus: Option<String>,

@@ -17,6 +17,9 @@
 //! fixed half, 4K random reads at QD16 ran 0.72x fio (the workers ran dry while the job woke)
 //! and with a fixed eighth QD128 0.94x and two jobs at QD16 0.96x (a wake every 2 completions);
 //! half suits 16K reads at QD16 (1.3x), QD128 (1.3x) and two jobs (1.3x), one suits 4K at QD8.
+//!
+//! A job waiting for one completion that comes sooner than a wake would take polls for it
+//! instead of sleeping: [`Spin`].
 
 /// Rings this deep or shallower wait for one completion whatever the rate: with the rule
 /// below, 4K random reads at QD8 on zram measured their rate with the job's own wake in it
@@ -67,6 +70,90 @@ impl WaitShare {
     /// The smoothed time between completions (0 before any).
     pub fn per_io_ns(&self) -> u64 {
         self.per_io_ns
+    }
+}
+
+/// Completions further apart than this are slept for, not polled for: about what a sleep and
+/// its wake cost in CPU between the job and the thread that wakes it. 4K random reads at QD1 on
+/// a filled zram (2 CPUs, 3 runs against fio) took 13.3 us of CPU an I/O sleeping and 5.4 us
+/// polling, each I/O one sleep; 64K reads at QD8 (completions ~12 us apart) used 1.10x fio's
+/// CPU an I/O polling, 0.99x sleeping.
+pub const POLL_NS: u64 = 8_000;
+
+/// When polls that ran out outnumber those that caught by this many, the job sleeps instead ...
+pub const MISSES: u32 = 4;
+
+/// ... and polls again once in this many waits, to notice that completions come quickly again.
+pub const PROBE_EVERY: u32 = 64;
+
+/// Whether a job polls its ring instead of sleeping while it waits for one completion.
+///
+/// A job on a shallow ring waits for one completion at a time, and when that one comes in
+/// less time than a wake takes, sleeping costs more than it saves: the job's CPU halts, the
+/// completion has to wake it (an interrupt to a halted vCPU in a VM), and meanwhile the queue
+/// runs dry and the io-wq worker doing its I/O goes to sleep too, to be woken in turn by the
+/// next submission. Polling (io_uring_enter without waiting, which also runs the completions
+/// the kernel deferred to this thread) for up to [`WAKE_NS`] keeps both awake. On a filled
+/// zram, 2 CPUs, alternating with fio (`bash bench/matrix.sh`, issue 40's closing note): 4K
+/// random reads at QD8 went from 0.75x fio at 1.21x its CPU per I/O to 1.11-1.17x at
+/// 0.94-0.99x; at QD1 from 2.55x to 1.7-7x (the best pairs 15x, where the io-wq worker ran on
+/// the job's CPU and neither ever slept). Deeper rings wait for many completions and sleep:
+/// polling there until the share came cost them (16K reads at QD16 1.22x -> 1.13x fio, three
+/// pairs). A device slower than a wake (a disk) misses its polls; once misses outnumber catches
+/// by [`MISSES`] the job sleeps and tries once in [`PROBE_EVERY`] waits, a poll of at most
+/// [`WAKE_NS`] that often (4K reads at QD1 on a loop device over the host's disk, ~52 us each:
+/// 0.98x fio at 1.05x its CPU per I/O; 0.94x at 1.12x when a catch forgave every miss).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Spin {
+    /// Polls that ran out less those that caught their completion, from 0 to [`MISSES`].
+    misses: u32,
+    /// Waits slept since the last poll, while polling is off.
+    slept: u32,
+    /// Whether any poll caught its completion yet.
+    caught: bool,
+    /// Whether the ring was shallow and its completions close enough at the last wait.
+    fast: bool,
+}
+
+impl Spin {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether to poll now for `want` completions on a ring of `depth` whose completions have
+    /// come `per_io_ns` apart (0: not known, as on a ring of one).
+    pub fn worth(&mut self, want: usize, depth: usize, per_io_ns: u64) -> bool {
+        self.fast = depth <= SHALLOW && per_io_ns <= POLL_NS;
+        if !self.fast || want > 1 {
+            return false;
+        }
+        if self.misses < MISSES {
+            return true;
+        }
+        self.slept += 1;
+        if self.slept < PROBE_EVERY {
+            return false;
+        }
+        self.slept = 0;
+        true
+    }
+
+    /// A poll caught its completion (`true`) or ran out of time. A catch takes back one miss,
+    /// not all: polls that catch only now and then (a device whose completions come about
+    /// [`WAKE_NS`] apart) stop, as they cost more than the sleeps they save.
+    pub fn record(&mut self, caught: bool) {
+        if caught {
+            self.misses = self.misses.saturating_sub(1);
+            self.caught = true;
+        } else {
+            self.misses = (self.misses + 1).min(MISSES);
+        }
+    }
+
+    /// Whether the job is polling: its completions come close together and its polls catch
+    /// them.
+    pub fn polling(&self) -> bool {
+        self.fast && self.caught && self.misses < MISSES
     }
 }
 
@@ -154,5 +241,77 @@ mod tests {
             "{}",
             w.per_io_ns()
         );
+    }
+
+    /// A Spin that has polled `n` times with the given outcome, on a QD8 ring of 2 us
+    /// completions.
+    fn spun(n: usize, caught: bool) -> Spin {
+        let mut s = Spin::new();
+        for _ in 0..n {
+            assert!(s.worth(1, 8, 2_000));
+            s.record(caught);
+        }
+        s
+    }
+
+    #[test]
+    fn a_shallow_ring_of_fast_completions_polls_and_others_sleep() {
+        let mut s = Spin::new();
+        let cases = [
+            ("QD8, 2 us apart", s.worth(1, 8, 2_000)),
+            ("QD1, rate unknown", s.worth(1, 1, 0)),
+            ("QD8, 20 us apart", s.worth(1, 8, 20_000)),
+            ("QD16", s.worth(1, 16, 2_000)),
+            ("QD8 waiting for 2", s.worth(2, 8, 2_000)),
+        ];
+        println!("{cases:?}");
+        assert_eq!(
+            cases.map(|c| c.1),
+            [true, true, false, false, false],
+            "{cases:?}"
+        );
+        // Not polling until a poll has caught its completion, and not on a slow ring.
+        assert!(!s.polling());
+        let mut s = spun(3, true);
+        assert!(s.polling());
+        s.worth(1, 8, 20_000);
+        assert!(!s.polling(), "completions 20 us apart: {s:?}");
+    }
+
+    #[test]
+    fn polls_that_run_out_stop_and_one_in_sixty_four_waits_tries_again() {
+        let mut s = spun(MISSES as usize, false);
+        let tries: Vec<bool> = (0..2 * PROBE_EVERY).map(|_| s.worth(1, 8, 2_000)).collect();
+        let at: Vec<usize> = (0..tries.len()).filter(|&i| tries[i]).collect();
+        println!("after {MISSES} misses, polls at waits {at:?}: {s:?}");
+        assert_eq!(at, [PROBE_EVERY as usize - 1, 2 * PROBE_EVERY as usize - 1]);
+        assert!(!s.polling());
+        // A probe that catches its completion turns polling back on.
+        s.record(true);
+        assert!(s.worth(1, 8, 2_000) && s.polling(), "{s:?}");
+    }
+
+    #[test]
+    fn polls_that_catch_only_half_the_time_stop() {
+        // A device whose completions come about as far apart as the poll lasts.
+        let mut s = spun(1, true);
+        let mut polled = 0;
+        for i in 0..1000 {
+            if s.worth(1, 8, 2_000) {
+                polled += 1;
+                s.record(i % 3 != 0 && i % 3 != 1); // one in three caught
+            }
+        }
+        println!("polled {polled} of 1000 waits, catching one in three: {s:?}");
+        assert!(!s.polling(), "{s:?}");
+        assert!(polled < 100, "polled {polled} of 1000 waits");
+        // Catching two in three keeps polling.
+        let mut s = spun(1, true);
+        for i in 0..1000 {
+            if s.worth(1, 8, 2_000) {
+                s.record(i % 3 != 0);
+            }
+        }
+        assert!(s.polling(), "{s:?}");
     }
 }

@@ -123,6 +123,8 @@ pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String
             ", polled"
         } else if r.to_workers {
             ", handed to io-wq"
+        } else if r.busy_polled {
+            ", busy-polling"
         } else {
             ""
         }

@@ -223,17 +223,25 @@ impl UringQueue {
     /// (IOSQE_ASYNC, fio's `--force_async=1`), for a file the kernel cannot issue I/O to
     /// without blocking: it would try each I/O without blocking first, fail and hand it over
     /// anyway. Forced work also starts another worker when none is idle, where otherwise one
-    /// worker runs everything for as long as it never blocks; the workers are held to as many
-    /// as the thread has CPUs (IORING_REGISTER_IOWQ_MAX_WORKERS, Linux 5.15; io-wq's own limit
-    /// is four a CPU), as more of them only take turns: 4K 70/30 random I/O at QD16 on a
-    /// filled zram, 2 CPUs, three alternating triples with fio: 1.06x fio with two workers at
-    /// most, 1.00x with eight (the kernel's limit here), other rows alike.
+    /// worker runs everything for as long as it never blocks. The workers are held to as many
+    /// as the thread has CPUs ([`UringQueue::hold_workers`]; io-wq's own limit is four a CPU
+    /// for the bounded kind and the process limit for the other, which forced I/O on a
+    /// registered file is counted as: six workers took turns on 2 CPUs before both were held).
+    /// 4K 70/30 random I/O at QD16 on a filled zram, 2 CPUs, five alternating pairs with fio
+    /// (`DEVICES=zram ROWS=11 bench/matrix.sh`): 1.26x fio with both kinds held, 0.99x with only
+    /// the bounded kind.
     pub fn send_to_workers(&mut self) {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let mut limits = [u32::try_from(cpus).unwrap_or(u32::MAX), 0];
-        // A kernel without it refuses: the workers are then io-wq's usual number at most.
-        let _ = self.ring.submitter().register_iowq_max_workers(&mut limits);
+        self.hold_workers(std::thread::available_parallelism().map_or(1, |n| n.get()));
         self.to_workers = true;
+    }
+
+    /// Holds the io-wq workers of this ring's thread to `n` of each kind
+    /// (IORING_REGISTER_IOWQ_MAX_WORKERS, Linux 5.15); workers already running stay until
+    /// idle. A kernel without it refuses: the workers are then io-wq's usual number at most.
+    pub fn hold_workers(&mut self, n: usize) {
+        let n = u32::try_from(n.max(1)).unwrap_or(u32::MAX);
+        let mut limits = [n, n];
+        let _ = self.ring.submitter().register_iowq_max_workers(&mut limits);
     }
 
     /// Whether the buffers could be registered (else plain READ/WRITE are used).
