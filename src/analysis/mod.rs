@@ -210,6 +210,7 @@ fn how_it_ran(
         cpus_available: crate::sys::allowed_cpus().map_or(1, |c| c.len()),
         mean_latency_ns: m.latency_ns.mean,
         halt_poll_ns: findings::halt_poll_ns(root),
+        busy_polled: m.busy_polled,
     };
     let never_written = unwritten.and_then(|u| unwritten::finding(job, path, &target.store, u));
     // Where the store could not say, what the reads brought back: zeros. Not on a scratch file

@@ -23,6 +23,9 @@ pub struct Issue {
     /// How long an idle CPU of this guest polls before it halts (the haltpoll cpuidle driver's
     /// `guest_halt_poll_ns`), where the machine is a VM that has it: [`halt_poll_ns`].
     pub halt_poll_ns: Option<u64>,
+    /// The job polled its ring for completions instead of sleeping (`busy_polled`): it was
+    /// not woken for them, and keeping it on its workers' CPU would take that CPU from them.
+    pub busy_polled: bool,
 }
 
 /// The haltpoll cpuidle governor's `guest_halt_poll_ns` (a KVM guest): how long an idle vCPU
@@ -67,6 +70,7 @@ pub fn io_worker_wakeups(job: &Job, issue: Issue, device: &str) -> Option<Findin
         || job.iodepth > IO_WORKER_WAKEUP_MAX_DEPTH
         || issue.cpus_available < 2
         || issue.mean_latency_ns >= IO_WORKER_WAKEUP_MAX_MEAN_NS
+        || issue.busy_polled
     {
         return None;
     }
@@ -297,6 +301,7 @@ mod tests {
             cpus_available: 2,
             mean_latency_ns: 54_000.0,
             halt_poll_ns: None,
+            busy_polled: false,
         };
         let f = io_worker_wakeups(&j, seen, "zram1").expect("a QD1 io_uring run through io-wq");
         println!("{}", f.message);
@@ -365,6 +370,15 @@ mod tests {
                 ..seen
             },
             "1M at 810 us an I/O: the wake-ups hardly show",
+        );
+        none(
+            &j,
+            Issue {
+                busy_polled: true,
+                ..seen
+            },
+            "the job polled for its completions: no wake-up to save, and --cpus would take the \
+             workers' CPU",
         );
         j.iodepth = 4;
         assert!(io_worker_wakeups(&j, seen, "zram1").is_some(), "QD4 still");
