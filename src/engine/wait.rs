@@ -43,6 +43,12 @@ pub struct WaitShare {
     per_io_ns: u64,
 }
 
+/// A shallow ring whose completions come close together (`per_io_ns` apart; 0: not known, as
+/// on a ring of one): it waits for one completion, and polls for it ([`Spin`]).
+pub fn fast(depth: usize, per_io_ns: u64) -> bool {
+    depth <= SHALLOW && per_io_ns <= POLL_NS
+}
+
 impl WaitShare {
     pub fn new() -> Self {
         Self::default()
@@ -51,8 +57,7 @@ impl WaitShare {
     /// Completions to wait for with `in_flight` I/Os in flight on a ring of `depth`.
     pub fn want(&self, in_flight: usize, depth: usize) -> usize {
         // Until a rate is known, one: no wait longer than the device needs.
-        let fast = self.per_io_ns <= POLL_NS;
-        if in_flight <= 1 || self.per_io_ns == 0 || (depth <= SHALLOW && fast) {
+        if in_flight <= 1 || self.per_io_ns == 0 || fast(depth, self.per_io_ns) {
             return 1;
         }
         let keep = WAKE_NS.div_ceil(self.per_io_ns) as usize;
@@ -118,8 +123,6 @@ pub struct Spin {
     slept: u32,
     /// Whether any poll caught its completion yet.
     caught: bool,
-    /// Whether the ring was shallow and its completions close enough at the last wait.
-    fast: bool,
 }
 
 impl Spin {
@@ -130,8 +133,7 @@ impl Spin {
     /// Whether to poll now for `want` completions on a ring of `depth` whose completions have
     /// come `per_io_ns` apart (0: not known, as on a ring of one).
     pub fn worth(&mut self, want: usize, depth: usize, per_io_ns: u64) -> bool {
-        self.fast = depth <= SHALLOW && per_io_ns <= POLL_NS;
-        if !self.fast || want > 1 {
+        if !fast(depth, per_io_ns) || want > 1 {
             return false;
         }
         if self.misses < MISSES {
@@ -157,10 +159,10 @@ impl Spin {
         }
     }
 
-    /// Whether the job is polling: its completions come close together and its polls catch
-    /// them.
-    pub fn polling(&self) -> bool {
-        self.fast && self.caught && self.misses < MISSES
+    /// Whether the job is polling: its completions come close together on a ring of `depth`
+    /// (`per_io_ns` apart) and its polls catch them.
+    pub fn polling(&self, depth: usize, per_io_ns: u64) -> bool {
+        fast(depth, per_io_ns) && self.caught && self.misses < MISSES
     }
 }
 
@@ -283,11 +285,10 @@ mod tests {
             "{cases:?}"
         );
         // Not polling until a poll has caught its completion, and not on a slow ring.
-        assert!(!s.polling());
-        let mut s = spun(3, true);
-        assert!(s.polling());
-        s.worth(1, 8, 20_000);
-        assert!(!s.polling(), "completions 20 us apart: {s:?}");
+        assert!(!s.polling(8, 2_000));
+        let s = spun(3, true);
+        assert!(s.polling(8, 2_000));
+        assert!(!s.polling(8, 20_000), "completions 20 us apart: {s:?}");
     }
 
     #[test]
@@ -297,10 +298,10 @@ mod tests {
         let at: Vec<usize> = (0..tries.len()).filter(|&i| tries[i]).collect();
         println!("after {MISSES} misses, polls at waits {at:?}: {s:?}");
         assert_eq!(at, [PROBE_EVERY as usize - 1, 2 * PROBE_EVERY as usize - 1]);
-        assert!(!s.polling());
+        assert!(!s.polling(8, 2_000));
         // A probe that catches its completion turns polling back on.
         s.record(true);
-        assert!(s.worth(1, 8, 2_000) && s.polling(), "{s:?}");
+        assert!(s.worth(1, 8, 2_000) && s.polling(8, 2_000), "{s:?}");
     }
 
     #[test]
@@ -315,7 +316,7 @@ mod tests {
             }
         }
         println!("polled {polled} of 1000 waits, catching one in three: {s:?}");
-        assert!(!s.polling(), "{s:?}");
+        assert!(!s.polling(8, 2_000), "{s:?}");
         assert!(polled < 100, "polled {polled} of 1000 waits");
         // Catching two in three keeps polling.
         let mut s = spun(1, true);
@@ -324,6 +325,6 @@ mod tests {
                 s.record(i % 3 != 0);
             }
         }
-        assert!(s.polling(), "{s:?}");
+        assert!(s.polling(8, 2_000), "{s:?}");
     }
 }

@@ -513,8 +513,8 @@ fn uring_loop(cx: &mut Ctx, q: &mut UringQueue) {
     // Polling needs another CPU for whatever completes the I/O (an io-wq worker): on the job's
     // only one it would take that CPU from the worker. 4K reads at QD1 on zram with --cpus 0:
     // ~100K IOPS polling, 159K sleeping (the worker runs while the job sleeps).
-    let may_poll = !(spec.sqpoll || spec.hipri)
-        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let may_poll = !(spec.sqpoll || spec.hipri) && cpus > 1;
     loop {
         if cx.should_stop(now) || cx.rec.out.error.is_some() {
             issuing = false;
@@ -553,8 +553,9 @@ fn uring_loop(cx: &mut Ctx, q: &mut UringQueue) {
         // their completions) has come back.
         let settled = depth.max(HAND_OVER_AFTER);
         if reaped < settled && reaped + done.len() >= settled {
-            cx.rec.out.busy_polled = spin.polling();
-            hand_over_if_punted(cx, q, spin.polling());
+            let polling = spin.polling(depth, share.per_io_ns());
+            cx.rec.out.busy_polled = polling;
+            hand_over_if_punted(cx, q, polling, cpus);
         }
         reaped += done.len();
         complete(cx, q, &mut slots, &done, now);
@@ -601,15 +602,14 @@ const HAND_OVER_AFTER: usize = 32;
 /// Not with SQPOLL or IOPOLL, whose I/O is issued by other means, and only for direct I/O: a
 /// buffered I/O goes to io-wq or not by what the page cache holds at that moment, and one
 /// that would have completed in the page cache at once is better not sent to a thread.
-fn hand_over_if_punted(cx: &mut Ctx, q: &mut UringQueue, polling: bool) {
+fn hand_over_if_punted(cx: &mut Ctx, q: &mut UringQueue, polling: bool, cpus: usize) {
     if cx.spec.sqpoll || cx.spec.hipri || !cx.spec.direct || io_worker_threads() == 0 {
         return;
     }
     if polling {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         q.hold_workers(cpus - 1);
     } else {
-        q.send_to_workers();
+        q.send_to_workers(cpus);
         cx.rec.out.to_workers = true;
     }
 }

@@ -223,15 +223,15 @@ impl UringQueue {
     /// (IOSQE_ASYNC, fio's `--force_async=1`), for a file the kernel cannot issue I/O to
     /// without blocking: it would try each I/O without blocking first, fail and hand it over
     /// anyway. Forced work also starts another worker when none is idle, where otherwise one
-    /// worker runs everything for as long as it never blocks. The workers are held to as many
-    /// as the thread has CPUs ([`UringQueue::hold_workers`]; io-wq's own limit is four a CPU
-    /// for the bounded kind and the process limit for the other, which forced I/O on a
+    /// worker runs everything for as long as it never blocks. The workers are held to `cpus`,
+    /// the CPUs the thread may use ([`UringQueue::hold_workers`]; io-wq's own limit is four a
+    /// CPU for the bounded kind and the process limit for the other, which forced I/O on a
     /// registered file is counted as: six workers took turns on 2 CPUs before both were held).
     /// 4K 70/30 random I/O at QD16 on a filled zram, 2 CPUs, five alternating pairs with fio
     /// (`DEVICES=zram ROWS=11 bench/matrix.sh`): 1.26x fio with both kinds held, 0.99x with only
     /// the bounded kind.
-    pub fn send_to_workers(&mut self) {
-        self.hold_workers(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    pub fn send_to_workers(&mut self, cpus: usize) {
+        self.hold_workers(cpus);
         self.to_workers = true;
     }
 
