@@ -259,7 +259,7 @@ pub fn with_repeats(runs: Vec<RunResult>) -> RunResult {
             seen.join(". ")
         };
         head.warnings.push(Warning::new(
-            "outlier",
+            crate::analysis::findings::Kind::Outlier,
             format!(
                 "{} more than {:.0}% away from the median {:.1} MB/s. {causes}. Look at the \
                  spread, and run again before believing any single number.",
@@ -310,6 +310,7 @@ pub(crate) fn fixed_result(bps: f64) -> RunResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::findings::Kind;
     use crate::engine::result::{Cpu, Latency};
 
     #[test]
@@ -362,7 +363,7 @@ mod tests {
 
     #[test]
     fn warnings_every_test_has_are_shared() {
-        let w = |k: &str, m: &str| Warning::new(k, m);
+        let w = |k: &str, m: &str| Warning::new(Kind::parse(k).unwrap(), m);
         let a = [w("never_written", "holes"), w("busy_processes", "cargo 1M")];
         let b = [w("busy_processes", "cargo 2M"), w("never_written", "holes")];
         let shared = super::shared_warnings(&[&a, &b]);
@@ -414,7 +415,7 @@ mod tests {
     fn an_outlier_names_the_processes_seen_during_it() {
         let mut slow = run(100e6);
         slow.warnings.push(Warning::new(
-            "busy_processes",
+            Kind::BusyProcesses,
             "other processes moved 2G (80% of the test's bytes) while it ran: updatedb (pid 42)",
         ));
         let r = with_repeats(vec![run(400e6), run(410e6), slow]);

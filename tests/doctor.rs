@@ -26,7 +26,7 @@ fn smart_of(name: &str) -> Vec<(Severity, String)> {
         .into_iter()
         .map(|f| {
             assert_eq!(f.kind, "smart");
-            (f.severity, f.message)
+            (f.severity(), f.message)
         })
         .collect()
 }

@@ -182,3 +182,28 @@ fn the_function_reader_measures_what_it_should() {
         ]
     );
 }
+
+/// One findings model: a single `struct Finding` in the library (a test's, a suite's, a
+/// lesson's and the doctor's findings are the same type), and its kinds one enum.
+#[test]
+fn one_finding_type() {
+    let mut defined = Vec::new();
+    for path in sources() {
+        let code = code_of(&std::fs::read_to_string(&path).unwrap());
+        for (i, l) in code.lines().enumerate() {
+            let t = l.trim_start();
+            if t.starts_with("pub struct Finding ")
+                || t.starts_with("struct Finding ")
+                || t.starts_with("pub enum Kind ") && path.ends_with("findings/kind.rs")
+            {
+                defined.push(format!("{}:{} {t}", path.display(), i + 1));
+            }
+        }
+    }
+    println!("{defined:#?}");
+    assert_eq!(
+        defined.len(),
+        2,
+        "one Finding struct and one findings Kind enum: {defined:#?}"
+    );
+}

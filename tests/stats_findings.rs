@@ -123,6 +123,80 @@ fn stat_json_agrees_with_iostat() {
     assert!(compared >= 2, "the load covered at least two intervals");
 }
 
+/// The live view's notes are the analysis of the test so far: the session hands each sample
+/// over with the same findings the result ends with (read-modify-write here), from the first
+/// second on, and none before half a second has passed.
+#[test]
+fn live_findings_are_the_results_findings_so_far() {
+    use blkscope::analysis::findings::{Finding, Kind};
+    use blkscope::engine::{Job, Mode, Op, Sample, TargetSpec};
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    struct Seen(Vec<(f64, Vec<Kind>)>);
+    impl blkscope::session::Observer for Seen {
+        fn sample(&mut self, s: &Sample, f: &[Finding]) {
+            self.0
+                .push((s.elapsed_s, f.iter().map(|f| f.kind).collect()));
+        }
+    }
+    let lo = Loop::new(256 * MIB, Some(4096), false);
+    let job = Job {
+        op: Op::Write,
+        bs: 512,
+        mode: Mode::Fdatasync,
+        engine: blkscope::engine::EngineKind::Psync,
+        runtime: Some(std::time::Duration::from_secs(2)),
+        ..Job::default()
+    };
+    let spec = TargetSpec {
+        path: lo.dev().to_string(),
+        confirm: Some(lo.name.clone()),
+        force: false,
+    };
+    let root = blkscope::SysRoot::live();
+    let mut seen = Seen(Vec::new());
+    let cancel = Arc::new(AtomicBool::new(false));
+    let out = blkscope::session::run_test(&root, &spec, "live", &job, 1, cancel, &mut seen)
+        .expect("the run");
+    let result = &out.tests[0].result;
+    let last = seen.0.iter().rev().find(|(_, k)| !k.is_empty());
+    println!(
+        "{} samples; live at the end: {last:?}; result: {:?}",
+        seen.0.len(),
+        result.findings.iter().map(|f| f.kind).collect::<Vec<_>>()
+    );
+    assert!(
+        result
+            .findings
+            .iter()
+            .any(|f| f.kind == Kind::ReadModifyWrite),
+        "the result: {:?}",
+        result.findings
+    );
+    let live_rmw: Vec<f64> = seen
+        .0
+        .iter()
+        .filter(|(_, k)| k.contains(&Kind::ReadModifyWrite))
+        .map(|(t, _)| *t)
+        .collect();
+    println!("live read_modify_write at {live_rmw:?} s");
+    assert!(
+        live_rmw.iter().any(|&t| t < 1.5),
+        "read-modify-write said live within the first 1.5 s: {live_rmw:?}"
+    );
+    assert!(
+        seen.0
+            .iter()
+            .filter(|(t, _)| *t < 0.4)
+            .all(|(_, k)| k.is_empty()),
+        "nothing judged before half a second: {:?}",
+        seen.0.iter().take(5).collect::<Vec<_>>()
+    );
+}
+
 #[test]
 fn small_buffered_writes_cause_read_modify_write_and_aligned_ones_do_not() {
     if !require(true, &["losetup"]) {

@@ -20,6 +20,15 @@ use blkscope::ui::Look;
 use blkscope::ui::app::{Action, App, Overlay, Screen};
 use blkscope::ui::render::draw;
 
+/// A doctor's finding with these words.
+fn found(
+    kind: blkscope::doctor::Kind,
+    severity: blkscope::doctor::Severity,
+    words: &str,
+) -> blkscope::doctor::Finding {
+    blkscope::doctor::Finding::new(kind, Default::default(), |_| words.to_string()).rated(severity)
+}
+
 const COLOR: Look = Look {
     color: true,
     ascii: false,
@@ -225,12 +234,53 @@ fn run_view_mid_test() {
     let action = a.on_key(key(KeyCode::Char('r')));
     assert!(matches!(action, Action::Start { .. }));
     assert_eq!(a.screen, Screen::Run);
+    // The analysis so far (as the session hands it over with each sample) found that the
+    // device read half as much as the test wrote: the reads light up, with the finding.
+    let job = a.test().job.clone();
     for s in samples(8) {
-        a.on_sample(s);
+        a.on_sample(s, live_findings(&job, 800 << 20, 1600 << 20));
     }
     both("run", &a);
-    // Reads during a write-only test light up, with the explanation.
     insta::assert_snapshot!("run_rmw_80x24", screen(&a, 80, 24, ASCII));
+    // The panel's own reads (12 r/s, 48 kB/s: a probe, not the test) are no read-modify-write
+    // by the same analysis: nothing is said.
+    let s = samples(9).pop().unwrap();
+    a.on_sample(s, live_findings(&job, 48 << 10, 1600 << 20));
+    let s = screen(&a, 80, 24, ASCII);
+    println!("{s}");
+    assert!(!s.contains("read-modify-write"), "{s}");
+}
+
+/// What the analysis makes of a write test on sda so far, when sda read `read` bytes while the
+/// test wrote `written`.
+fn live_findings(job: &Job, read: u64, written: u64) -> Vec<blkscope::analysis::findings::Finding> {
+    use blkscope::analysis::findings::{Activity, Moved, analyze};
+    let counters = blkscope::stats::iostat::Counters {
+        reads: read / 4096,
+        sectors_read: read / 512,
+        writes: written >> 20,
+        sectors_written: written / 512,
+        io_ticks: 2800,
+        weighted_ms: 4200,
+        ..Default::default()
+    };
+    let act = Activity {
+        devices: vec![("sda".into(), counters)],
+        seconds: 4.0,
+        stats_off: vec![],
+        logical_block_size: 512,
+        write_cache: None,
+        in_ram: false,
+        below_count: 1,
+        fs_block: None,
+        other_read_bytes: 0.0,
+        traced: None,
+    };
+    let moved = Moved {
+        read_bytes: 0,
+        write_bytes: written,
+    };
+    analyze(job, moved, &act, 4096)
 }
 
 #[test]
@@ -240,14 +290,14 @@ fn the_run_view_splits_the_time_into_queue_and_device_live() {
     let mut v = samples(4);
     // Untraced so far: no split line.
     for s in v.drain(..2) {
-        a.on_sample(s);
+        a.on_sample(s, Vec::new());
     }
     let before = screen(&a, 80, 24, ASCII);
     assert!(!before.contains("p50 queue"), "{before}");
     for mut s in v {
         s.q2d_p50_ns = Some(15_000);
         s.d2c_p50_ns = Some(360_000);
-        a.on_sample(s);
+        a.on_sample(s, Vec::new());
     }
     let shot = screen(&a, 80, 24, ASCII);
     println!("{shot}");
@@ -270,7 +320,7 @@ fn the_run_view_splits_the_time_into_queue_and_device_live() {
         device: "loop0".into(),
         bytes: 256 << 20,
     }];
-    a.on_sample(s);
+    a.on_sample(s, Vec::new());
     let shot = screen(&a, 80, 24, ASCII);
     println!("{shot}");
     assert!(shot.contains("|########==|"), "{shot}");
@@ -342,8 +392,9 @@ fn ascii_mode() {
     insta::assert_snapshot!("ascii_device_list_80x24", s);
     let mut a = a;
     a.on_key(key(KeyCode::Char('r')));
+    let job = a.test().job.clone();
     for s in samples(8) {
-        a.on_sample(s);
+        a.on_sample(s, live_findings(&job, 800 << 20, 1600 << 20));
     }
     let s = screen(&a, 80, 24, ASCII);
     assert_ascii_only("run", &s);
@@ -525,7 +576,7 @@ fn results_show_the_bad_range_map() {
 /// their severity in words (NO_COLOR) and colour.
 #[test]
 fn the_doctor_pane() {
-    use blkscope::doctor::{Finding, Severity};
+    use blkscope::doctor::{Kind, Severity};
     let mut a = app("misaligned");
     select(&mut a, "sdf");
     assert_eq!(
@@ -540,12 +591,12 @@ fn the_doctor_pane() {
     a.on_doctor(
         "sdf",
         Ok(vec![
-            Finding::new(
-                "misaligned",
+            found(
+                Kind::Misaligned,
                 Severity::Problem,
                 "sdf1 starts at byte 32256 (sector 63), not a multiple of the physical block size 4096",
             ),
-            Finding::new("write_cache", Severity::Info, "volatile write cache (write back)"),
+            found(Kind::WriteCache, Severity::Info, "volatile write cache (write back)"),
         ]),
     );
     both("doctor", &a);
@@ -588,7 +639,7 @@ fn the_run_view_names_other_processes_doing_io() {
     let mut a = app("lvm-on-partition");
     a.on_key(key(KeyCode::Char('r')));
     for s in samples(4) {
-        a.on_sample(s);
+        a.on_sample(s, Vec::new());
     }
     a.busy = vec![blkscope::stats::procs::BusyProcess {
         pid: 4242,
@@ -611,7 +662,7 @@ fn the_latency_view() {
     let mut a = app("lvm-on-partition");
     a.on_key(key(KeyCode::Char('r')));
     for s in samples(30) {
-        a.on_sample(s);
+        a.on_sample(s, Vec::new());
     }
     a.on_key(key(KeyCode::Char('l')));
     assert!(a.latency_view);
@@ -673,6 +724,7 @@ fn compare_overlays_two_runs_in_the_charts() {
 #[test]
 fn a_long_explanation_scrolls() {
     use blkscope::analysis::Warning;
+    use blkscope::analysis::findings::Kind;
     use blkscope::ui::app::Hit;
     use blkscope::ui::render::hit_test;
     use ratatui::layout::Rect;
@@ -682,7 +734,7 @@ fn a_long_explanation_scrolls() {
     r.warnings = (1..=9)
         .map(|i| {
             Warning::new(
-                "long",
+                Kind::Zeros,
                 format!(
                     "finding {i}: {} end of finding {i}",
                     "a sentence long enough to wrap over the width of the pane. ".repeat(2)
@@ -755,14 +807,14 @@ fn a_long_explanation_scrolls() {
 /// Down/PgDn and the wheel move it, it stops at the end, and the next pane opens at its top.
 #[test]
 fn a_long_doctor_pane_scrolls() {
-    use blkscope::doctor::{Finding, Severity};
+    use blkscope::doctor::{Kind, Severity};
     use blkscope::ui::render::hit_test;
     use ratatui::layout::Rect;
     let mut a = app("misaligned");
     select(&mut a, "sdf");
     a.on_key(key(KeyCode::Char('d')));
     let findings = (1..=30)
-        .map(|i| Finding::new("note", Severity::Info, format!("finding number {i}")))
+        .map(|i| found(Kind::InUse, Severity::Info, &format!("finding number {i}")))
         .collect();
     a.on_doctor("sdf", Ok(findings));
     let s = screen(&a, 80, 24, ASCII);
@@ -1045,7 +1097,7 @@ fn every_footer_fits_80_columns_in_ascii() {
     let mut a = app("lvm-on-partition");
     a.on_key(key(KeyCode::Char('r')));
     for s in samples(8) {
-        a.on_sample(s);
+        a.on_sample(s, Vec::new());
     }
     footer("run", &a);
     a.on_key(key(KeyCode::Char('l')));

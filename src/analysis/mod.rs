@@ -2,12 +2,13 @@
 //! read around it, and returns data (warnings and findings, with the numbers behind them), so
 //! the command line, the TUI and the reports say the same thing:
 //!
-//! - [`findings`]: what the devices' diskstats during a test mean, judged against its job, and
-//!   what how it ran means (io-wq, partial file system blocks, memory under the target);
-//! - [`others`]: other processes' I/O beside the test;
-//! - [`unwritten`]: reads of blocks that hold nothing (never written, holes, zeros);
+//! - [`findings`]: the one model of what blkscope concluded (a kind that carries its meaning,
+//!   the evidence, the words), a file per source: the diskstats, how the test ran, what it read
+//!   that held nothing, other processes, the device's settings;
+//! - [`unwritten`]: how much of a region holds nothing (never written, holes), looked at before
+//!   a read test;
 //! - [`explain`]: the `dd` and `fio` lines that match a job;
-//! - [`kinds`]: what each kind of warning means, in general (`blkscope explain KIND`);
+//! - [`live`]: the same findings over a test so far, for the live view;
 //! - [`sweep`]: the points of a sweep and where the curve bends;
 //! - [`traced`]: what the block layer's tracepoints said: whose each device's I/O was, and
 //!   where the test's time went.
@@ -16,8 +17,7 @@
 
 pub mod explain;
 pub mod findings;
-pub mod kinds;
-pub mod others;
+pub mod live;
 pub mod sweep;
 pub mod traced;
 pub mod unwritten;
@@ -28,22 +28,22 @@ use crate::engine::target::OpenTarget;
 use crate::engine::{Data, EngineKind, Job, Mode, Run};
 use crate::stats::{IostatX, Snapshot};
 use crate::sysroot::SysRoot;
-use findings::{Activity, Finding, Moved};
-use others::OtherIo;
+use findings::others::{self, OtherIo};
+use findings::{Activity, Finding, Kind, Moved};
 use traced::TraceSummary;
 use unwritten::Unwritten;
 
 /// Something the user should know about a result.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Warning {
-    pub kind: String,
+    pub kind: Kind,
     pub message: String,
 }
 
 impl Warning {
-    pub fn new(kind: &str, message: impl Into<String>) -> Self {
+    pub fn new(kind: Kind, message: impl Into<String>) -> Self {
         Self {
-            kind: kind.to_string(),
+            kind,
             message: message.into(),
         }
     }
@@ -165,7 +165,26 @@ fn diskstats_findings(
             devices.push((name.clone(), d));
         }
     }
-    let activity = Activity {
+    let mut activity = activity(target, devices, seconds, stats_off);
+    activity.other_read_bytes = other_read;
+    activity.traced = out.trace.clone();
+    let found = findings::analyze(job, moved, &activity, crate::sys::page_size());
+    for f in &found {
+        out.warnings.retain(|w| w.kind != f.kind);
+        out.warnings.push(Warning::new(f.kind, f.message.clone()));
+    }
+    out.findings = found;
+}
+
+/// What the devices under `target` did over `seconds` (their counter deltas), with what the
+/// target is: the context of the diskstats findings, at the end of a test and while it runs.
+pub(crate) fn activity(
+    target: &OpenTarget,
+    devices: Vec<(String, crate::stats::iostat::Counters)>,
+    seconds: f64,
+    stats_off: Vec<String>,
+) -> Activity {
+    Activity {
         devices,
         seconds,
         stats_off,
@@ -178,15 +197,9 @@ fn diskstats_findings(
             .is_some_and(crate::device::in_ram),
         below_count: target.below_count,
         fs_block: target.fs_block.clone(),
-        other_read_bytes: other_read,
-        traced: out.trace.clone(),
-    };
-    let found = findings::analyze(job, moved, &activity, crate::sys::page_size());
-    for f in &found {
-        out.warnings.retain(|w| w.kind != f.kind);
-        out.warnings.push(Warning::new(f.kind, f.message.clone()));
+        other_read_bytes: 0.0,
+        traced: None,
     }
-    out.findings = found;
 }
 
 /// Findings from how the test ran rather than from the diskstats, in the order they are said:
@@ -212,19 +225,20 @@ fn how_it_ran(
         halt_poll_ns: findings::halt_poll_ns(root),
         busy_polled: m.busy_polled,
     };
-    let never_written = unwritten.and_then(|u| unwritten::finding(job, path, &target.store, u));
+    let never_written =
+        unwritten.and_then(|u| findings::unwritten::finding(job, path, &target.store, u));
     // Where the store could not say, what the reads brought back: zeros. Not on a scratch file
     // laid out with the zeros the user asked for (`--data zero`, which has its own warning).
     let laid_out_zeros = job.data == Data::Zero && info.test_file.is_some();
     let zeros_read = (never_written.is_none() && !laid_out_zeros).then(|| {
         let file = info.kind == "file";
-        unwritten::zeros_finding(job, path, &device, file, target.plan.total, &run.zeros)
+        findings::unwritten::zeros_finding(job, path, &device, file, target.plan.total, &run.zeros)
     });
     let block = info.device.as_deref().filter(|_| info.kind == "block");
     let cache_below = target
         .cache_below
         .as_ref()
-        .map(|c| findings::cache_below(block, c));
+        .map(|c| findings::device::cache_below(block, c));
     // The device holding a file: how many requests it had in flight (none when its statistics
     // are off).
     let aqu_sz = so_far
@@ -254,27 +268,27 @@ pub fn job_warnings(job: &Job, engine: EngineKind) -> Vec<Warning> {
     let mut w = Vec::new();
     if job.mode == Mode::Buffered && job.op.writes() {
         w.push(Warning::new(
-            "page_cache",
+            Kind::PageCache,
             "buffered writes without a sync measure the page cache (RAM), not the device; \
              use --mode fdatasync (dd conv=fdatasync) or --mode direct",
         ));
     }
     if matches!(job.mode, Mode::Buffered | Mode::Fdatasync) && job.op.reads() {
         w.push(Warning::new(
-            "page_cache",
+            Kind::PageCache,
             "buffered reads may come from the page cache; use --mode nocache or --mode direct",
         ));
     }
     if job.data == Data::Zero && job.op.writes() {
         w.push(Warning::new(
-            "zeros",
+            Kind::Zeros,
             "zeros compress: a compressing file system (ZFS, btrfs), zram or an SSD controller \
              will flatter this result; use --data random (the default)",
         ));
     }
     if engine == EngineKind::Psync && job.iodepth > 1 {
         w.push(Warning::new(
-            "psync_iodepth",
+            Kind::PsyncIodepth,
             format!(
                 "pread/pwrite are synchronous: iodepth {} ran as 1 per job",
                 job.iodepth

@@ -4,67 +4,23 @@
 //! - [`smart`]: health from the real smartmontools (`smartctl --json=c -x`), or why there is
 //!   none (`smart_unavailable`).
 //! - `busy_processes`: who else is doing I/O now ([`crate::stats::procs`], about one second).
-//! - [`checks`]: what the device's settings mean for a test: `backing_cache` (a loop device
-//!   over the page cache), `never_written` (an empty zram, holes in a loop device's backing
-//!   file), `misaligned`, `write_cache`, `scheduler`, `queue_limits`, `stats_off`, `in_use`.
+//! - what the device's settings mean for a test: the checks of
+//!   [`crate::analysis::findings::device`] (`backing_cache`, `never_written`, `misaligned`,
+//!   `write_cache`, `scheduler`, `queue_limits`, `stats_off`, `in_use`, ...).
+//!
+//! Its findings are the one [`Finding`] model, each rated with a [`Severity`].
 
-pub mod checks;
 pub mod smart;
 pub mod watch;
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::device::{DeviceTree, DiscoverOptions};
 use crate::sysroot::SysRoot;
 
-/// How much a finding matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    Info,
-    Warning,
-    Problem,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Problem => "problem",
-        }
-    }
-}
-
-/// One thing the doctor found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
-    /// What was found (`smart`, `busy_processes`, `misaligned`, ...): a fixed name here, and
-    /// the same name read back from a host's `doctor --json`.
-    pub kind: std::borrow::Cow<'static, str>,
-    pub severity: Severity,
-    pub message: String,
-    /// The figures behind it.
-    pub numbers: serde_json::Value,
-}
-
-impl Finding {
-    pub fn new(kind: &'static str, severity: Severity, message: impl Into<String>) -> Self {
-        Self {
-            kind: kind.into(),
-            severity,
-            message: message.into(),
-            numbers: serde_json::json!({}),
-        }
-    }
-
-    pub fn with(mut self, numbers: serde_json::Value) -> Self {
-        self.numbers = numbers;
-        self
-    }
-}
+pub use crate::analysis::findings::{Evidence, Finding, Kind, Severity};
 
 /// The findings of one device, worst first.
 #[derive(Debug, Clone, Serialize)]
@@ -79,7 +35,7 @@ pub struct DeviceReport {
 
 impl DeviceReport {
     pub fn worst(&self) -> Option<Severity> {
-        self.findings.iter().map(|f| f.severity).max()
+        self.findings.iter().map(|f| f.severity()).max()
     }
 }
 
@@ -239,17 +195,16 @@ fn busy_finding(busy: &Busy, family: &[String]) -> Option<Finding> {
         return None;
     }
     let shown: Vec<&str> = list.iter().take(5).map(String::as_str).collect();
+    let numbers = Evidence::from_json(serde_json::json!({ "processes": procs, "source": source }));
     Some(
-        Finding::new(
-            "busy_processes",
-            Severity::Warning,
+        Finding::new(Kind::BusyProcesses, numbers, |_| {
             format!(
                 "other processes are doing I/O on it now ({source}): {}. A test run now \
                  measures what is left over; stop them or expect the figures to move",
                 shown.join("; ")
-            ),
-        )
-        .with(serde_json::json!({ "processes": procs, "source": source })),
+            )
+        })
+        .rated(Severity::Warning),
     )
 }
 
@@ -275,10 +230,16 @@ pub fn examine(
     for (name, holds) in wanted {
         let d = tree.get(&name).expect("chosen from the tree");
         let mut findings = smart::examine(root, &tree, d, &opts.smartctl);
-        findings.extend(checks::examine(root, &tree, d));
+        findings.extend(crate::analysis::findings::device::examine(
+            &crate::analysis::findings::device::Context {
+                root,
+                tree: &tree,
+                device: d,
+            },
+        ));
         let family: Vec<String> = crate::stats::related(&tree, &name);
         findings.extend(busy_finding(&busy, &family));
-        findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+        findings.sort_by_key(|f| std::cmp::Reverse(f.severity()));
         out.push(DeviceReport {
             name: d.name.clone(),
             path: d.path.display().to_string(),

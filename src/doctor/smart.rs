@@ -4,12 +4,12 @@
 
 use serde_json::{Value, json};
 
-use super::{Finding, Severity};
+use super::{Evidence, Finding, Kind as Found, Severity};
 use crate::device::{Device, DeviceTree, Kind};
 use crate::sysroot::SysRoot;
 
 fn unavailable(why: String) -> Vec<Finding> {
-    vec![Finding::new("smart_unavailable", Severity::Info, why)]
+    vec![Finding::new(Found::SmartUnavailable, Evidence::new(), |_| why).rated(Severity::Info)]
 }
 
 /// The SMART findings of a device: runs smartctl for a disk (a partition's disk), says why
@@ -106,13 +106,13 @@ pub fn parse(v: &Value, name: &str) -> Vec<Finding> {
     }
     let mut out: Vec<Finding> = overall_health(v, &numbers).into_iter().collect();
     let mut push = |sev: Severity, msg: String, n: Value| {
-        out.push(Finding::new("smart", sev, msg).with(n));
+        out.push(smart(sev, msg, n));
     };
     ata_attributes(v, &mut push);
     nvme_health(v, &mut push);
     scsi_counters(v, &mut push);
     temperature(temp, &mut push);
-    let worst = out.iter().map(|f| f.severity).max();
+    let worst = out.iter().map(|f| f.severity()).max();
     if worst.is_none_or(|w| w == Severity::Info) {
         let mut parts = vec![format!("{protocol} drive: SMART health passed")];
         if let Some(t) = temp {
@@ -121,9 +121,14 @@ pub fn parse(v: &Value, name: &str) -> Vec<Finding> {
         if let Some(h) = hours {
             parts.push(format!("{h:.0} power-on hours"));
         }
-        out.push(Finding::new("smart", Severity::Info, parts.join(", ")).with(numbers));
+        out.push(smart(Severity::Info, parts.join(", "), numbers));
     }
     out
+}
+
+/// A SMART finding: how much it matters, its words and the figures smartctl gave.
+fn smart(severity: Severity, message: String, numbers: Value) -> Finding {
+    Finding::new(Found::Smart, Evidence::from_json(numbers), |_| message).rated(severity)
 }
 
 /// Where a finding goes: its severity, its words and its numbers.
@@ -160,20 +165,18 @@ fn unreadable(v: &Value, name: &str) -> Option<Vec<Finding>> {
 /// The drive's own verdict: failed, or not reported.
 fn overall_health(v: &Value, numbers: &Value) -> Option<Finding> {
     match v["smart_status"]["passed"].as_bool() {
-        Some(false) => Some(
-            Finding::new(
-                "smart",
-                Severity::Problem,
-                "SMART overall health: FAILED. The drive predicts its own failure: copy the \
-                 data off now, then replace it; do not run write tests on it",
-            )
-            .with(numbers.clone()),
-        ),
+        Some(false) => Some(smart(
+            Severity::Problem,
+            "SMART overall health: FAILED. The drive predicts its own failure: copy the \
+                 data off now, then replace it; do not run write tests on it"
+                .into(),
+            numbers.clone(),
+        )),
         Some(true) => None,
-        None => Some(Finding::new(
-            "smart",
+        None => Some(smart(
             Severity::Info,
-            "SMART overall health not reported (SMART may be disabled: smartctl -s on)",
+            "SMART overall health not reported (SMART may be disabled: smartctl -s on)".into(),
+            json!({}),
         )),
     }
 }

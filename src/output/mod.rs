@@ -3,9 +3,11 @@
 //! library's values into text.
 //!
 //! - [`table`]: the `list` tree table and the `iostat -x` table.
+//! - [`reference`]: docs/findings.md, from the findings model.
 //! - [`text`]: a check's verdict, a run's result, a suite's table, an explanation, a comparison.
 
 pub mod lesson;
+pub mod reference;
 pub mod table;
 pub mod text;
 

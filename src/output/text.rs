@@ -641,7 +641,13 @@ pub fn doctor(reports: &[crate::doctor::DeviceReport]) -> String {
             .unwrap_or_default();
         let _ = writeln!(out, "{} ({}{holds}): {worst}", r.name, r.path);
         for f in &r.findings {
-            let _ = writeln!(out, "  [{}] {}: {}", f.severity.as_str(), f.kind, f.message);
+            let _ = writeln!(
+                out,
+                "  [{}] {}: {}",
+                f.severity().as_str(),
+                f.kind,
+                f.message
+            );
         }
         let _ = writeln!(out);
     }
@@ -750,6 +756,7 @@ pub fn top(iv: &crate::doctor::watch::Interval) -> String {
 #[cfg(test)]
 mod tests {
     use crate::analysis::Warning;
+    use crate::analysis::findings::Kind;
     use crate::device::{Reason, ReasonCode, SafetyReport, WriteSafety};
     use crate::result::fixed_result;
     use crate::session::TestOutcome;
@@ -769,11 +776,11 @@ mod tests {
         let mut r = fixed_result(100e6);
         r.warnings = vec![
             Warning::new(
-                "io_worker_wakeups",
+                Kind::IoWorkerWakeups,
                 "io_uring could not issue the I/O on zram0 without blocking, so io-wq ran it. At \
                  queue depth 1 each I/O then waits for a worker to wake. Run again with --cpus N.",
             ),
-            Warning::new("zeros", "zeros compress; use --data random"),
+            Warning::new(Kind::Zeros, "zeros compress; use --data random"),
         ];
         let info = crate::engine::TargetInfo {
             path: "/dev/zram0".into(),
@@ -847,10 +854,10 @@ mod tests {
     #[test]
     fn a_finding_every_test_shares_is_said_once() {
         let suite = crate::suite::find("zeros-trap").unwrap().expect("built in");
-        let shared = Warning::new("never_written", "64M of the 64M is holes");
+        let shared = Warning::new(Kind::NeverWritten, "64M of the 64M is holes");
         let test = |name: &str, own: &str| {
             let mut result = fixed_result(400e6);
-            result.warnings = vec![shared.clone(), Warning::new("busy_processes", own)];
+            result.warnings = vec![shared.clone(), Warning::new(Kind::BusyProcesses, own)];
             TestOutcome {
                 name: name.into(),
                 about: None,

@@ -175,7 +175,12 @@ pub fn report(run: &SavedRun) -> String {
         if !t.result.warnings.is_empty() {
             b.push_str("<ul>\n");
             for w in &t.result.warnings {
-                let _ = writeln!(b, "<li><b>{}</b>: {}</li>", esc(&w.kind), esc(&w.message));
+                let _ = writeln!(
+                    b,
+                    "<li><b>{}</b>: {}</li>",
+                    esc(w.kind.name()),
+                    esc(&w.message)
+                );
             }
             b.push_str("</ul>\n");
         }

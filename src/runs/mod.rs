@@ -362,7 +362,11 @@ impl Figures {
             p50_us: r.latency_ns.p50 as f64 / 1e3,
             p99_us: r.latency_ns.p99 as f64 / 1e3,
             spread: spread.map(|s| s.relative_spread),
-            warnings: r.warnings.iter().map(|w| w.kind.clone()).collect(),
+            warnings: r
+                .warnings
+                .iter()
+                .map(|w| w.kind.name().to_string())
+                .collect(),
         }
     }
 

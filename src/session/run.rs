@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use crate::analysis;
+use crate::analysis::findings::Finding;
+use crate::analysis::live::SoFar;
 use crate::analysis::traced::TraceSummary;
 use crate::device::Device;
 use crate::engine::{self, Job, OpenTarget, Run, RunError, Sample, TargetInfo, TargetSpec};
@@ -20,9 +22,9 @@ pub fn run_job(
     spec: &TargetSpec,
     job: &Job,
     cancel: Arc<AtomicBool>,
-    on_sample: impl FnMut(&Sample),
+    mut on_sample: impl FnMut(&Sample),
 ) -> Result<(TargetInfo, RunResult), RunError> {
-    run_once(root, spec, job, cancel, on_sample).map(|r| (r.info, r.result))
+    run_once(root, spec, job, cancel, |s, _| on_sample(s)).map(|r| (r.info, r.result))
 }
 
 /// One run: the target as it was opened, the device that holds a file target, the result.
@@ -32,13 +34,14 @@ pub(super) struct Ran {
     pub result: RunResult,
 }
 
-/// [`run_job`], also handing back the device that holds a file target, as opening it found it.
+/// [`run_job`], also handing back the device that holds a file target, as opening it found it;
+/// each live sample comes with what the analysis makes of the test so far.
 pub(super) fn run_once(
     root: &SysRoot,
     spec: &TargetSpec,
     job: &Job,
     cancel: Arc<AtomicBool>,
-    on_sample: impl FnMut(&Sample),
+    on_sample: impl FnMut(&Sample, &[Finding]),
 ) -> Result<Ran, RunError> {
     let mut target = engine::target::open(root, spec, job, &cancel)?;
     // How much of what a read test reads held nothing when it began.
@@ -49,12 +52,18 @@ pub(super) fn run_once(
         Some(Ok(t)) => Some(t.live()),
         _ => None,
     };
+    let mut so_far = SoFar::begin(root, &target);
+    let mut on_sample = on_sample;
+    let with_findings = |s: &Sample| {
+        let found = so_far.findings(root, job, &target, s);
+        on_sample(s, &found)
+    };
     let run = engine::run(
         root,
         &target,
         job,
         cancel.clone(),
-        with_live(live, on_sample),
+        with_live(live, with_findings),
     );
     let trace = match tracer {
         None => TraceSummary::off("--no-trace"),

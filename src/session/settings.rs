@@ -168,7 +168,7 @@ pub fn run_write_cache_suite(
         };
         if knob == crate::tuning::Knob::KernelWriteCache && value == "off" {
             result.warnings.push(crate::analysis::Warning::new(
-                "write_cache_toggle",
+                crate::analysis::findings::Kind::WriteCacheToggle,
                 "the kernel was told the cache is write through, so it sent no flushes: faster, \
                  and unsafe if the device does keep a volatile cache. A drive's own cache turned \
                  off (hdparm -W0) is slower instead: every write waits for the media",

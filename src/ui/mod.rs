@@ -61,7 +61,8 @@ pub fn look_from_env(force_ascii: bool) -> Look {
 }
 
 enum EngineMsg {
-    Sample(Sample),
+    /// A live sample, with what the analysis makes of the test so far.
+    Sample(Sample, Vec<crate::analysis::findings::Finding>),
     SuiteProgress(String, u32, u32),
     /// A suite's outcome, and the id it was saved under.
     SuiteFinished(Box<Result<crate::session::Outcome, String>>, Option<String>),
@@ -177,8 +178,8 @@ impl crate::session::Observer for ToUi<'_> {
             .0
             .send(EngineMsg::SuiteProgress(test.to_string(), run, of));
     }
-    fn sample(&mut self, s: &Sample) {
-        let _ = self.0.send(EngineMsg::Sample(s.clone()));
+    fn sample(&mut self, s: &Sample, findings: &[crate::analysis::findings::Finding]) {
+        let _ = self.0.send(EngineMsg::Sample(s.clone(), findings.to_vec()));
     }
 }
 
@@ -540,7 +541,7 @@ impl Loop<'_> {
     fn on_engine(&mut self, msg: EngineMsg) {
         let app = &mut *self.app;
         match msg {
-            EngineMsg::Sample(s) => app.on_sample(s),
+            EngineMsg::Sample(s, found) => app.on_sample(s, found),
             EngineMsg::Doctor(d, r) => app.on_doctor(&d, r),
             EngineMsg::DoctorTop(d, r) => {
                 self.top_running.store(false, Ordering::Relaxed);

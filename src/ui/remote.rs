@@ -133,8 +133,11 @@ pub(super) fn run(
             Ok(line) => {
                 if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
                     if v["type"] == "sample" {
+                        // What the host's analysis made of the test so far, where it says.
+                        let found =
+                            serde_json::from_value(v["findings"].clone()).unwrap_or_default();
                         if let Ok(s) = serde_json::from_value::<Sample>(v) {
-                            let _ = tx.send(EngineMsg::Sample(s));
+                            let _ = tx.send(EngineMsg::Sample(s, found));
                         }
                         continue;
                     }

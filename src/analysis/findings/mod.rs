@@ -1,878 +1,130 @@
-//! Findings: what the diskstats figures of a test mean, as data (a kind, the numbers behind it
-//! and a short explanation), so the command line and the TUI show the same thing. `setup.rs`
-//! has those that come from how the test ran (io-wq, the file system's blocks, memory under
-//! the target) rather than from the diskstats.
+//! Findings: what blkscope concluded, as data. One model for a test's result, a suite, a lesson
+//! and the doctor: a [`Kind`] (which carries its general meaning), the [`Evidence`] behind it,
+//! and its words, written from that evidence. A file per source, each taking one context:
+//!
+//! - [`diskstats`]: the devices' counters during a test, judged against its job;
+//! - [`how_it_ran`]: how the test's I/O was issued (io-wq, partial file system blocks);
+//! - [`unwritten`]: reads of what held nothing (never written, zeros);
+//! - [`others`]: other processes' I/O, by the block layer's trace or /proc;
+//! - [`device`]: a device's settings (memory under it, alignment, write cache, scheduler,
+//!   queue limits, use, kernel errors): the doctor's checks, and what a test's result says of
+//!   the memory under its target.
 
-use std::collections::BTreeMap;
+pub mod device;
+pub mod diskstats;
+pub mod evidence;
+pub mod how_it_ran;
+pub mod kind;
+pub mod others;
+pub mod unwritten;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::engine::job::{Job, Mode, Op};
-use crate::engine::target::FsBlock;
-use crate::stats::iostat::{Counters, compute};
-use crate::units::fmt_size;
-
-mod setup;
-pub use setup::{
-    IO_WORKER_WAKEUP_MAX_DEPTH, IO_WORKER_WAKEUP_MAX_MEAN_NS, Issue, cache_below, halt_poll_ns,
+pub use diskstats::{Activity, Moved, analyze};
+pub use evidence::{Evidence, Figure};
+pub use how_it_ran::{
+    IO_WORKER_WAKEUP_MAX_DEPTH, IO_WORKER_WAKEUP_MAX_MEAN_NS, Issue, halt_poll_ns,
     io_worker_wakeups, partial_fs_block,
 };
+pub use kind::{Kind, Source};
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// How much a finding about a device matters (the doctor's findings carry one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Warning,
+    Problem,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Problem => "problem",
+        }
+    }
+}
+
+/// One finding. In JSON: `kind`, then `device` (a test's findings: the device the figures come
+/// from, "" where none) or `severity` (the doctor's), `message` and `numbers` (its evidence).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
-    /// `read_modify_write`, `flushes`, `util_saturation`, `stats_off`, `page_cache`,
-    /// `busy_processes`, `io_worker_wakeups`, `backing_cache`, `memory_fs`,
-    /// `partial_fs_block`, `never_written`, `zeros_read`.
-    pub kind: &'static str,
-    /// The device the figures come from.
-    pub device: String,
+    pub kind: Kind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<Severity>,
     pub message: String,
-    pub numbers: BTreeMap<&'static str, f64>,
+    pub numbers: Evidence,
 }
 
-/// What the devices under a test did while it ran.
-#[derive(Debug, Clone)]
-pub struct Activity {
-    /// The target's device first (for a file target: the device holding the file), then the
-    /// devices it is built on, then those built on it. Each with its counter deltas.
-    pub devices: Vec<(String, Counters)>,
-    /// Seconds between the two readings.
-    pub seconds: f64,
-    /// Devices whose `queue/iostats` is 0.
-    pub stats_off: Vec<String>,
-    /// The target's logical block size.
-    pub logical_block_size: u64,
-    /// `write back` or `write through`, where known.
-    pub write_cache: Option<String>,
-    /// Whether the target's device keeps its data in RAM (zram, a RAM disk).
-    pub in_ram: bool,
-    /// How many of `devices` (from the start) are the target and what it is built on.
-    pub below_count: usize,
-    /// For a file target: its file system's block, the unit buffered writes read in when it is
-    /// smaller than a page (a block device's page cache reads whole pages).
-    pub fs_block: Option<FsBlock>,
-    /// Bytes other processes read while the test ran, when they moved enough to be named
-    /// (`busy_processes`); else 0.
-    pub other_read_bytes: f64,
-    /// What the block layer's tracepoints said of the test (or why it was not traced): with it,
-    /// reads are the test's or the kernel's on each device, and other processes' are theirs.
-    pub traced: Option<crate::analysis::traced::TraceSummary>,
-}
-
-/// Bytes a test moved, as the engine counted them.
-#[derive(Debug, Clone, Copy)]
-pub struct Moved {
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-}
-
-fn mib(b: f64) -> String {
-    fmt_size(b as u64)
-}
-
-/// Explains the diskstats of a test run: each finding is a step of its own.
-pub fn analyze(job: &Job, moved: Moved, act: &Activity, page_size: u64) -> Vec<Finding> {
-    let Some((target, td)) = act.devices.first() else {
-        return Vec::new();
-    };
-    if act.stats_off.iter().any(|d| d == target) {
-        return vec![stats_off(target)];
-    }
-    let x = compute(target, td, act.seconds);
-    let dev = Device {
-        name: target,
-        counters: td,
-        x: &x,
-    };
-    [
-        read_modify_write(job, moved, act, page_size),
-        flushes(job, act, &dev),
-        write_cache(job, act, &dev),
-        util_saturation(job, act, &dev),
-        page_cache(job, act, moved, &dev),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
-}
-
-/// The target's device during the test: its name, counter deltas and `iostat -x` figures.
-struct Device<'a> {
-    name: &'a String,
-    counters: &'a Counters,
-    x: &'a crate::stats::IostatX,
-}
-
-fn stats_off(target: &str) -> Finding {
-    Finding {
-        kind: "stats_off",
-        device: target.to_string(),
-        message: format!(
-            "the kernel keeps no I/O statistics for {target} (queue/iostats = 0): its diskstats \
-             are zeros, not idleness; turn them on with: echo 1 > /sys/block/{target}/queue/iostats"
-        ),
-        numbers: BTreeMap::new(),
-    }
-}
-
-/// Reads during a write-only test, on the target or a device under it. Real read-modify-write
-/// reads about as much as it writes; a few hundred KiB from something else (another program
-/// probing the device, udev) must not look like it: at least 10% of the bytes written, and at
-/// least 256 KiB.
-fn read_modify_write(job: &Job, moved: Moved, act: &Activity, page_size: u64) -> Option<Finding> {
-    if !matches!(job.op, Op::Write | Op::Randwrite) {
-        return None;
-    }
-    let written = moved.write_bytes as f64;
-    let traced = act.traced.as_ref().filter(|t| t.traced());
-    let (dev, d, read) = act.devices[..act.below_count.max(1)]
-        .iter()
-        .map(|(dev, d)| (dev, d, reads_of(act, dev, d)))
-        .filter(|(_, _, r)| *r >= 262_144.0 && *r >= written * 0.10)
-        .max_by(|a, b| a.2.total_cmp(&b.2))?;
-    let buffered = job.mode != Mode::Direct;
-    // A file system with blocks smaller than a page (ext4 makes 1K blocks on a small
-    // device) reads only the blocks a write covers in part: 1K writes there read
-    // nothing, 512-byte ones do.
-    let (unit, block) = match &act.fs_block {
-        Some(f) if f.size < page_size => (
-            f.size,
-            format!(
-                "{}-byte block of {}",
-                f.size,
-                f.fs.as_deref().unwrap_or("the file system")
-            ),
-        ),
-        _ => (page_size, format!("{page_size}-byte page-cache block")),
-    };
-    let partial_block = !job.bs.is_multiple_of(unit);
-    let message = if buffered && partial_block {
-        format!(
-            "read-modify-write: {} was read from {dev} while the test wrote {}. Buffered \
-                 writes of {} bytes cover only part of a {block}, so the kernel reads the \
-                 block first, whatever the sector size. Use a block size that is a multiple \
-                 of {unit} (--bs {}), or direct I/O with a multiple of the logical block size \
-                 ({}).",
-            mib(read),
-            mib(written),
-            job.bs,
-            fmt_size(unit),
-            act.logical_block_size
-        )
-    } else {
-        format!(
-            "read-modify-write: {} was read from {dev} during a write-only test ({} \
-                 written). Something below the test rewrites partial blocks: a device \
-                 underneath with a larger block size, RAID parity, or unaligned offsets.",
-            mib(read),
-            mib(written)
-        )
-    };
-    let mut numbers = BTreeMap::from([
-        ("device_read_bytes", read),
-        ("device_reads", d.reads as f64),
-        ("test_write_bytes", written),
-        ("bs", job.bs as f64),
-        ("page_size", page_size as f64),
-    ]);
-    let message = match traced {
-        Some(t) => with_others_traced(message, t, dev, &mut numbers),
-        None => with_others_guessed(message, act, read, &mut numbers),
-    };
-    Some(Finding {
-        kind: "read_modify_write",
-        device: dev.clone(),
-        message,
-        numbers,
-    })
-}
-
-/// The bytes read on `dev` during the test that may be the test's: with a trace of the whole
-/// test, the test's and the kernel's for it; with a sample, diskstats' count in the share the
-/// sample gives them; without, all diskstats saw.
-fn reads_of(act: &Activity, dev: &str, d: &Counters) -> f64 {
-    let disk = d.sectors_read as f64 * 512.0;
-    // The kernel's reads on the target are the test's (a page read before a write); below
-    // it (a loop device's file on its disk), only in the test's share of the target's I/O:
-    // a loop worker reads for whoever read the loop device.
-    let target = act.devices.first().map(|(n, _)| n.as_str()).unwrap_or(dev);
-    let share = |t: &crate::analysis::traced::TraceSummary| {
-        if dev == target {
-            1.0
-        } else {
-            t.test_share(target)
-        }
-    };
-    match act.traced.as_ref().filter(|t| t.traced()) {
-        Some(t) if t.mode == "on" => t.reads_not_others(dev, share(t)) as f64,
-        Some(t) => {
-            let (ours, all) = (t.reads_not_others(dev, share(t)), t.reads_all(dev));
-            if all > 0 {
-                disk * ours as f64 / all as f64
-            } else {
-                disk
-            }
-        }
-        None => disk,
-    }
-}
-
-/// With a trace: who else read `dev` meanwhile, named as theirs.
-fn with_others_traced(
-    message: String,
-    t: &crate::analysis::traced::TraceSummary,
-    dev: &str,
-    numbers: &mut BTreeMap<&'static str, f64>,
-) -> String {
-    numbers.insert("traced", 1.0);
-    let others: Vec<String> = t
-        .others_on(dev)
-        .filter(|o| o.read_bytes > 0)
-        .take(3)
-        .map(|o| format!("{} (pid {}) read {}", o.comm, o.pid, fmt_size(o.read_bytes)))
-        .collect();
-    if others.is_empty() {
-        return format!("{message} The block layer's trace shows these reads were the test's.");
-    }
-    let theirs: u64 = t.others_on(dev).map(|o| o.read_bytes).sum();
-    numbers.insert("other_read_bytes", theirs as f64);
-    format!(
-        "{message} The block layer's trace shows these reads were the test's; besides them, {} \
-         from {dev}: theirs, not counted here.",
-        others.join(", ")
-    )
-}
-
-/// Without a trace: other processes that read at least half as much meanwhile may have made
-/// these reads (a build reading vda at 374M/s made an 8M write test on a file there "read
-/// 22.7M"); and why it could not be told.
-fn with_others_guessed(
-    message: String,
-    act: &Activity,
-    read: f64,
-    numbers: &mut BTreeMap<&'static str, f64>,
-) -> String {
-    let other = act.other_read_bytes;
-    let message = if other >= 0.5 * read {
-        numbers.insert("other_read_bytes", other);
-        format!(
-            "{message} Other processes read {} while the test ran (busy_processes), so \
-             some or all of these reads may be theirs: run it again when they are done.",
-            fmt_size(other as u64)
-        )
-    } else {
-        message
-    };
-    match act.traced.as_ref().and_then(|t| t.why.as_deref()) {
-        Some(why) if other > 0.0 => format!(
-            "{message} (The block layer was not traced: {why}; whose reads these were cannot \
-             be told.)"
-        ),
-        _ => message,
-    }
-}
-
-/// Flushes during the test. fdatasync mode ends with one flush per job by design.
-fn flushes(job: &Job, act: &Activity, dev: &Device) -> Option<Finding> {
-    let (target, td, x) = (dev.name, dev.counters, dev.x);
-    let expected_flushes = if job.mode == Mode::Fdatasync {
-        2 * job.jobs as u64
-    } else {
-        0
-    };
-    // With a trace, only the flushes the test (or the kernel for it) sent are its own; another
-    // process's (dd oflag=dsync beside it) are named as theirs.
-    let traced = act.traced.as_ref().filter(|t| t.traced());
-    let (ours, others) = match traced {
-        Some(t) => {
-            let (ours, all) = t.flushes_on(target, 1.0);
-            let others: Vec<String> = t
-                .others_on(target)
-                .filter(|o| o.flushes > 0)
-                .take(3)
-                .map(|o| format!("{} (pid {}): {}", o.comm, o.pid, o.flushes))
-                .collect();
-            match all {
-                // None in the trace (a device that makes its own): all of diskstats'.
-                0 => (td.flushes, others),
-                _ => (
-                    (td.flushes as f64 * ours / all as f64).round() as u64,
-                    others,
-                ),
-            }
-        }
-        None => (td.flushes, Vec::new()),
-    };
-    if ours <= expected_flushes || !job.op.writes() {
-        return None;
-    }
-    let cache = act.write_cache.as_deref().unwrap_or("unknown");
-    let why = match job.mode {
-        Mode::Dsync | Mode::Sync => format!(
-            "with {} every write waits until the drive has written its volatile cache \
-             (write cache: {cache}); that wait, not the transfer, is what sync writes cost. \
-             A drive with power-loss protection, or with its cache in write through mode, \
-             pays less per write.",
-            if job.mode == Mode::Dsync {
-                "O_DSYNC"
-            } else {
-                "O_SYNC"
-            }
-        ),
-        _ => format!(
-            "each makes the drive write its volatile cache (write cache: {cache}) before \
-             going on; something other than this test asked for them{}.",
-            match act
-                .traced
-                .as_ref()
-                .and_then(|t| t.why.as_deref())
-                .filter(|_| traced.is_none())
-            {
-                Some(why) => format!(
-                    " (the block layer was not traced: {why}; whose flushes these were cannot \
-                     be told)"
-                ),
-                None => String::new(),
-            }
-        ),
-    };
-    Some(Finding {
-        kind: "flushes",
-        device: target.clone(),
-        message: format!(
-            "{ours} cache flushes reached {target} ({:.0}/s, {:.2} ms each on average): {why}{}",
-            x.f_s * ours as f64 / td.flushes.max(1) as f64,
-            x.f_await,
-            match others.is_empty() {
-                true => String::new(),
-                false => format!(
-                    " Besides them, the block layer's trace saw other processes' flushes: {}; \
-                     theirs, not counted here.",
-                    others.join(", ")
-                ),
-            }
-        ),
-        numbers: BTreeMap::from([
-            ("flushes", ours as f64),
-            ("f/s", x.f_s),
-            ("f_await", x.f_await),
-            ("w/s", x.w_s),
-        ]),
-    })
-}
-
-/// Sync writes: what the drive's write cache setting means for them.
-fn write_cache(job: &Job, act: &Activity, dev: &Device) -> Option<Finding> {
-    let (target, x) = (dev.name, dev.x);
-    if !job.op.writes() || !matches!(job.mode, Mode::Dsync | Mode::Sync) {
-        return None;
-    }
-    let cache = act.write_cache.as_deref()?;
-    let why = if act.in_ram {
-        "it keeps its data in RAM, so a sync write has no cache to flush and no media to \
-         wait for: its latency is a memory copy (and, for zram, compression), far below what \
-         a sync write costs on any disk, and nothing written survives a reboot or a power \
-         loss. Measure sync latency on the disk that is to hold the data."
-    } else if cache == "write back" {
-        "the drive has a volatile write cache (write back): each sync write waits for a \
-         cache flush. Turning the cache off (hdparm -W0) makes every write go to the media \
-         and can cost 30x to 100x in latency (article 000: 0.36 ms vs 11.2 ms per 512-byte \
-         write); leave it on unless the drive lies about flushes, and compare drives with \
-         the same setting."
-    } else {
-        "the drive's cache is in write through mode: writes reach the media (or a \
-         power-safe cache) before they complete, so no flush is needed, and sync latency is \
-         what the media does. With a volatile cache on (write back) they would wait for \
-         flushes instead."
-    };
-    Some(Finding {
-        kind: "write_cache",
-        device: target.clone(),
-        message: format!("write cache \"{cache}\" on {target}: {why}"),
-        numbers: BTreeMap::from([
-            ("write_back", if cache == "write back" { 1.0 } else { 0.0 }),
-            ("in_ram", if act.in_ram { 1.0 } else { 0.0 }),
-            ("w_await", x.w_await),
-        ]),
-    })
-}
-
-/// %util next to the queue depth.
-fn util_saturation(job: &Job, act: &Activity, dev: &Device) -> Option<Finding> {
-    let (target, td, x) = (dev.name, dev.counters, dev.x);
-    let ios = td.reads + td.writes;
-    if ios == 0 || act.seconds < 0.5 {
-        return None;
-    }
-    let numbers = BTreeMap::from([
-        ("util", x.util),
-        ("aqu-sz", x.aqu_sz),
-        ("r/s", x.r_s),
-        ("w/s", x.w_s),
-        ("r_await", x.r_await),
-        ("w_await", x.w_await),
-    ]);
-    if x.util >= 95.0 && x.aqu_sz < 1.5 {
-        // The test kept more in flight than reached the device: a deeper queue is not the
-        // advice then. zram at --iodepth 8: aqu-sz 0.97, one io-wq worker thread running
-        // every I/O (it never blocks, so io-wq starts no second one); --jobs 2 --iodepth 4
-        // gave aqu-sz 1.88 and 1.6x the throughput.
-        let asked = job.iodepth as u64 * job.jobs as u64;
-        let advice = if asked as f64 >= 2.0 * x.aqu_sz.max(1.0) {
-            format!(
-                "The test kept {asked} I/Os in flight, yet the device had {:.1} on average: \
-                 the rest waited above it, in the kernel. One cause: a driver that cannot \
-                 take an I/O without blocking (zram) has io_uring hand the I/Os to a kernel \
-                 worker thread, and a worker that never has to wait runs them one after \
-                 another, so a deeper queue only waits longer there; more jobs (--jobs N, \
-                 a worker each) run in parallel.",
-                x.aqu_sz
-            )
-        } else {
-            "A device that serves requests in parallel (SSD, NVMe, RAID) can often do more \
-             with a deeper queue (--iodepth 32 or --jobs 4)."
-                .to_string()
-        };
-        Some(Finding {
-            kind: "util_saturation",
-            device: target.clone(),
-            message: format!(
-                "%util is {:.0}% with {:.1} requests in flight on average: %util is the share \
-                 of time with at least one request in flight, not capacity. {advice}{}",
-                x.util,
-                x.aqu_sz,
-                others_busy(act, target)
-            ),
+impl Finding {
+    /// A finding of `kind` with its evidence, its words written from that evidence.
+    pub fn new(kind: Kind, numbers: Evidence, say: impl FnOnce(&Evidence) -> String) -> Self {
+        let message = say(&numbers);
+        Self {
+            kind,
+            device: None,
+            severity: None,
+            message,
             numbers,
-        })
-    } else if x.util < 90.0 && x.aqu_sz >= 4.0 {
-        Some(Finding {
-            kind: "util_saturation",
-            device: target.clone(),
-            message: format!(
-                "%util is {:.0}% although {:.1} requests were queued on average: %util counts \
-                 busy time, so it says little about how close a parallel device is to its \
-                 limit; read it next to aqu-sz, IOPS and latency.{}",
-                x.util,
-                x.aqu_sz,
-                others_busy(act, target)
-            ),
-            numbers,
-        })
-    } else {
-        None
+        }
     }
-}
 
-/// With a trace, another process's share of the device's I/O while the test ran: %util and
-/// aqu-sz count its requests too, so the figures are not the test's alone.
-fn others_busy(act: &Activity, target: &str) -> String {
-    let Some(t) = act.traced.as_ref().filter(|t| t.traced()) else {
-        return String::new();
-    };
-    let (theirs, who) = t.others_moved(target);
-    let all: u64 = theirs + t.reads_not_others(target, 1.0) + t.writes_not_others(target, 1.0);
-    // Under a tenth of the bytes: the figures are the test's, near enough.
-    if who.is_empty() || theirs * 10 < all {
-        return String::new();
+    /// About a test, with the device its figures come from ("" where none).
+    pub fn on(mut self, device: impl Into<String>) -> Self {
+        self.device = Some(device.into());
+        self
     }
-    let named: Vec<String> = who
-        .iter()
-        .map(|(c, p, b)| format!("{c} (pid {p}) {}", fmt_size(*b)))
-        .collect();
-    format!(
-        " Other processes moved {} of the {} on {target} meanwhile ({}): %util and aqu-sz \
-         count their requests too, so these figures are not the test's alone.",
-        fmt_size(theirs),
-        fmt_size(all),
-        named.join(", ")
-    )
-}
 
-/// Buffered writes that never reached the device.
-fn page_cache(job: &Job, act: &Activity, moved: Moved, dev: &Device) -> Option<Finding> {
-    let (target, td) = (dev.name, dev.counters);
-    if !job.op.writes() || job.mode != Mode::Buffered || moved.write_bytes == 0 {
-        return None;
+    /// About a device, with how much it matters.
+    pub fn rated(mut self, severity: Severity) -> Self {
+        self.severity = Some(severity);
+        self
     }
-    // What reached the device of the test's (its own and the kernel's writeback): with a trace
-    // of the whole test, another process writing there meanwhile does not hide the trap.
-    let (reached, others) = match act.traced.as_ref().filter(|t| t.mode == "on") {
-        Some(t) => (
-            t.writes_not_others(target, 1.0) as f64,
-            t.others_on(target).map(|o| o.write_bytes).sum::<u64>(),
-        ),
-        None => (td.sectors_written as f64 * 512.0, 0),
-    };
-    let written = moved.write_bytes as f64;
-    let theirs = match others {
-        0 => String::new(),
-        b => format!(
-            " (The block layer's trace: other processes wrote {} there meanwhile, not counted.)",
-            fmt_size(b)
-        ),
-    };
-    (reached < written * 0.5).then(|| Finding {
-        kind: "page_cache",
-        device: target.clone(),
-        message: format!(
-            "only {} of the {} written reached {target} while the test ran: the rest waited \
-             in the page cache, so the result measured memory, not the device. Use \
-             --mode fdatasync (dd conv=fdatasync) or --mode direct.{theirs}",
-            mib(reached),
-            mib(written)
-        ),
-        numbers: BTreeMap::from([
-            ("device_write_bytes", reached),
-            ("test_write_bytes", written),
-        ]),
-    })
+
+    /// The device its figures come from ("" where none).
+    pub fn device(&self) -> &str {
+        self.device.as_deref().unwrap_or("")
+    }
+
+    /// How much it matters (a test's findings: a warning each).
+    pub fn severity(&self) -> Severity {
+        self.severity.unwrap_or(Severity::Warning)
+    }
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
 
+    /// A test's finding and the doctor's keep the JSON each had before they were one type.
     #[test]
-    fn flushes_a_direct_test_did_not_ask_for_say_whose_they_may_be() {
-        let d = Counters {
-            writes: 512,
-            sectors_written: 4096,
-            flushes: 300,
-            ..Default::default()
-        };
-        let moved = Moved {
-            read_bytes: 0,
-            write_bytes: 131_072,
-        };
-        let mut a = act(d, 2.0);
-        a.traced = Some(crate::analysis::traced::TraceSummary::off("--no-trace"));
-        let f = analyze(&job(Op::Write, 4096, Mode::Direct), moved, &a, 4096);
-        let fl = f.iter().find(|f| f.kind == "flushes").expect("flushes");
-        println!("{}", fl.message);
-        assert!(
-            fl.message
-                .contains("something other than this test asked for them")
-                && fl
-                    .message
-                    .contains("not traced: --no-trace; whose flushes these were cannot be told"),
-            "{}",
-            fl.message
-        );
-    }
-
-    #[test]
-    fn another_process_busy_on_the_device_is_named_beside_util() {
-        use crate::analysis::traced::{SubmitterIo, TraceSummary};
-        use crate::trace::tally::Who;
-        let io = |who, comm: &str, pid, read_bytes| SubmitterIo {
-            device: "loop0".into(),
-            who,
-            pid,
-            comm: comm.into(),
-            read_bytes,
-            write_bytes: 0,
-            ios: 1,
-            flushes: 0,
-        };
-        let with = |other: u64| {
-            let mut a = act(Counters::default(), 2.0);
-            a.traced = Some(TraceSummary {
-                mode: "on",
-                why: None,
-                seconds: 2.0,
-                events: 10,
-                lost: 0,
-                submitters: vec![
-                    io(Who::Test, "blkscope", 10, 100 << 20),
-                    io(Who::Other, "dd", 4503, other),
-                ],
-                q2d_ns: None,
-                d2c_ns: None,
-            });
-            others_busy(&a, "loop0")
-        };
-        let m = with(300 << 20);
-        println!("{m}");
-        assert!(
-            m.contains("Other processes moved 300M of the 400M on loop0")
-                && m.contains("dd (pid 4503) 300M"),
-            "{m}"
-        );
-        assert_eq!(with(5 << 20), "", "under a tenth: the test's, near enough");
+    fn a_tests_finding_and_the_doctors_keep_their_json() {
+        let f = Finding::new(Kind::Flushes, Evidence::from([("flushes", 2.0)]), |e| {
+            format!("{} flushes", e.count("flushes"))
+        })
+        .on("loop0");
+        let json = serde_json::to_string(&f).unwrap();
+        println!("{json}");
         assert_eq!(
-            others_busy(&act(Counters::default(), 2.0), "loop0"),
-            "",
-            "no trace"
+            json,
+            r#"{"kind":"flushes","device":"loop0","message":"2 flushes","numbers":{"flushes":2.0}}"#
         );
-    }
-
-    fn act(d: Counters, seconds: f64) -> Activity {
-        Activity {
-            devices: vec![("loop0".into(), d)],
-            seconds,
-            stats_off: vec![],
-            logical_block_size: 4096,
-            write_cache: Some("write back".into()),
-            in_ram: false,
-            below_count: 1,
-            fs_block: None,
-            other_read_bytes: 0.0,
-            traced: None,
-        }
-    }
-
-    pub(super) fn job(op: Op, bs: u64, mode: Mode) -> Job {
-        Job {
-            op,
-            bs,
-            mode,
-            ..Job::default()
-        }
-    }
-
-    #[test]
-    fn rmw_for_small_buffered_writes() {
-        // 100 MB written in 512-byte buffered writes; the device read 100 MB in 4 KiB reads.
-        let d = Counters {
-            reads: 25_000,
-            sectors_read: 200_000,
-            writes: 1000,
-            sectors_written: 200_000,
-            ..Default::default()
-        };
-        let moved = Moved {
-            read_bytes: 0,
-            write_bytes: 102_400_000,
-        };
-        let f = analyze(
-            &job(Op::Write, 512, Mode::Fdatasync),
-            moved,
-            &act(d, 2.0),
-            4096,
+        let d = Finding::new(
+            Kind::QueueLimits,
+            Evidence::new().with("nr_requests", 16u64),
+            |e| format!("nr_requests is {}", e.count("nr_requests")),
+        )
+        .rated(Severity::Info);
+        let json = serde_json::to_string(&d).unwrap();
+        println!("{json}");
+        assert_eq!(
+            json,
+            r#"{"kind":"queue_limits","severity":"info","message":"nr_requests is 16","numbers":{"nr_requests":16}}"#
         );
-        let rmw = f
-            .iter()
-            .find(|f| f.kind == "read_modify_write")
-            .expect("rmw");
-        assert_eq!(rmw.numbers["device_read_bytes"], 102_400_000.0);
-        assert!(rmw.message.contains("--bs 4K"), "{}", rmw.message);
-        assert!(rmw.message.contains("part of a 4096-byte page-cache block"));
-        // In a file on a file system with 1K blocks, the block it reads is the file system's.
-        let mut a = act(d, 2.0);
-        a.fs_block = Some(FsBlock {
-            fs: Some("ext4".into()),
-            size: 1024,
-            unwritten: false,
-        });
-        let f = analyze(&job(Op::Write, 512, Mode::Fdatasync), moved, &a, 4096);
-        let rmw = f.iter().find(|f| f.kind == "read_modify_write").unwrap();
-        println!("{}", rmw.message);
-        assert!(
-            rmw.message.contains("part of a 1024-byte block of ext4")
-                && rmw.message.contains("multiple of 1024 (--bs 1K)"),
-            "{}",
-            rmw.message
-        );
-        // Other processes that read half as much or more may have made the reads.
-        let mut a = act(d, 2.0);
-        a.other_read_bytes = 60e6;
-        let f = analyze(&job(Op::Write, 512, Mode::Fdatasync), moved, &a, 4096);
-        let rmw = f.iter().find(|f| f.kind == "read_modify_write").unwrap();
-        assert!(
-            rmw.message.ends_with(
-                "so some or all of these reads may be theirs: run it again when they are done."
-            ),
-            "{}",
-            rmw.message
-        );
-        assert_eq!(rmw.numbers["other_read_bytes"], 60e6);
-        a.other_read_bytes = 10e6;
-        let f = analyze(&job(Op::Write, 512, Mode::Fdatasync), moved, &a, 4096);
-        let rmw = f.iter().find(|f| f.kind == "read_modify_write").unwrap();
-        assert!(!rmw.message.contains("may be theirs"), "{}", rmw.message);
-        assert!(!rmw.numbers.contains_key("other_read_bytes"));
-        // No reads at 4 KiB: no finding.
-        let d = Counters {
-            writes: 1000,
-            sectors_written: 200_000,
-            ..Default::default()
-        };
-        let f = analyze(
-            &job(Op::Write, 4096, Mode::Fdatasync),
-            moved,
-            &act(d, 2.0),
-            4096,
-        );
-        assert!(f.iter().all(|f| f.kind != "read_modify_write"));
-        // Reads during a read test are not read-modify-write.
-        let d = Counters {
-            reads: 25_000,
-            sectors_read: 200_000,
-            ..Default::default()
-        };
-        let f = analyze(
-            &job(Op::Read, 512, Mode::Buffered),
-            moved,
-            &act(d, 2.0),
-            4096,
-        );
-        assert!(f.iter().all(|f| f.kind != "read_modify_write"));
-    }
-
-    #[test]
-    fn a_little_foreign_reading_is_not_rmw() {
-        // 264 KiB read by another program's probe while 16 MiB were written.
-        let d = Counters {
-            reads: 3,
-            sectors_read: 528,
-            writes: 4096,
-            sectors_written: 32768,
-            ..Default::default()
-        };
-        let moved = Moved {
-            read_bytes: 0,
-            write_bytes: 16 << 20,
-        };
-        let f = analyze(
-            &job(Op::Randwrite, 4096, Mode::Direct),
-            moved,
-            &act(d, 1.0),
-            4096,
-        );
-        assert!(f.iter().all(|f| f.kind != "read_modify_write"), "{f:?}");
-    }
-
-    #[test]
-    fn flushes_and_util() {
-        let d = Counters {
-            writes: 512,
-            sectors_written: 4096,
-            flushes: 256,
-            ms_flushing: 128,
-            io_ticks: 1990,
-            weighted_ms: 2000,
-            ..Default::default()
-        };
-        let moved = Moved {
-            read_bytes: 0,
-            write_bytes: 131_072,
-        };
-        let f = analyze(&job(Op::Write, 512, Mode::Dsync), moved, &act(d, 2.0), 4096);
-        let fl = f.iter().find(|f| f.kind == "flushes").expect("flushes");
-        assert_eq!(fl.numbers["flushes"], 256.0);
-        assert_eq!(fl.numbers["f/s"], 128.0);
-        assert_eq!(fl.numbers["f_await"], 0.5);
-        assert!(fl.message.contains("O_DSYNC"));
-        let wc = f
-            .iter()
-            .find(|f| f.kind == "write_cache")
-            .expect("write_cache");
-        assert!(
-            wc.message.contains("volatile write cache"),
-            "{}",
-            wc.message
-        );
-        assert_eq!(wc.numbers["write_back"], 1.0);
-        let u = f
-            .iter()
-            .find(|f| f.kind == "util_saturation")
-            .expect("util");
-        assert!(u.message.contains("not capacity"), "{}", u.message);
-        assert!(u.message.contains("--iodepth 32"), "{}", u.message);
-        assert_eq!(u.numbers["util"], 99.5);
-        // The same device figures under a test that kept 8 in flight: the depth did not reach
-        // the device, so a deeper queue is not the advice.
-        let mut deep = job(Op::Write, 512, Mode::Dsync);
-        deep.iodepth = 8;
-        let f = analyze(&deep, moved, &act(d, 2.0), 4096);
-        let u = f
-            .iter()
-            .find(|f| f.kind == "util_saturation")
-            .expect("util");
-        println!("{}", u.message);
-        assert!(
-            u.message
-                .contains("kept 8 I/Os in flight, yet the device had 1.0")
-                && u.message.contains("--jobs N")
-                && !u.message.contains("--iodepth 32"),
-            "{}",
-            u.message
-        );
-    }
-
-    /// A sync write on zram or a RAM disk: the cache setting means no flush, not durability.
-    #[test]
-    fn sync_writes_to_ram_are_not_durable() {
-        let d = Counters {
-            writes: 512,
-            sectors_written: 4096,
-            io_ticks: 10,
-            ..Default::default()
-        };
-        let moved = Moved {
-            read_bytes: 0,
-            write_bytes: 2_097_152,
-        };
-        let mut a = act(d, 1.0);
-        a.write_cache = Some("write through".into());
-        a.in_ram = true;
-        let f = analyze(&job(Op::Write, 4096, Mode::Dsync), moved, &a, 4096);
-        let wc = f
-            .iter()
-            .find(|f| f.kind == "write_cache")
-            .expect("write_cache");
-        println!("{}", wc.message);
-        assert!(
-            wc.message.contains("in RAM") && wc.message.contains("power loss"),
-            "{}",
-            wc.message
-        );
-        assert!(!wc.message.contains("reach the media"), "{}", wc.message);
-        assert_eq!(wc.numbers["in_ram"], 1.0);
-        assert!(crate::device::in_ram("zram1") && crate::device::in_ram("ram0"));
-        assert!(!crate::device::in_ram("sda") && !crate::device::in_ram("loop0"));
-    }
-
-    #[test]
-    fn page_cache_and_stats_off() {
-        let d = Counters {
-            writes: 10,
-            sectors_written: 2048,
-            ..Default::default()
-        };
-        let moved = Moved {
-            read_bytes: 0,
-            write_bytes: 64 << 20,
-        };
-        let f = analyze(
-            &job(Op::Write, 1 << 20, Mode::Buffered),
-            moved,
-            &act(d, 1.0),
-            4096,
-        );
-        let pc = f
-            .iter()
-            .find(|f| f.kind == "page_cache")
-            .expect("page_cache");
-        // The fix is options the command line takes.
-        assert!(
-            pc.message
-                .contains("Use --mode fdatasync (dd conv=fdatasync) or --mode direct."),
-            "{}",
-            pc.message
-        );
-        let f = analyze(
-            &job(Op::Write, 1 << 20, Mode::Fdatasync),
-            moved,
-            &act(d, 1.0),
-            4096,
-        );
-        assert!(f.iter().all(|f| f.kind != "page_cache"));
-        let mut a = act(d, 1.0);
-        a.stats_off = vec!["loop0".into()];
-        let f = analyze(&job(Op::Write, 1 << 20, Mode::Buffered), moved, &a, 4096);
-        assert_eq!(f.len(), 1);
-        assert_eq!(f[0].kind, "stats_off");
+        assert_eq!(serde_json::from_str::<Finding>(&json).unwrap(), d);
     }
 }

@@ -10,11 +10,11 @@ use crate::cli::print;
 const RUNS_LOOKED_AT: usize = 20;
 
 pub fn run(name: &str, target: &str, lbs: u64, out: &mut impl Write) -> Result<i32, crate::Error> {
-    if let Some(about) = crate::analysis::kinds::about(name) {
-        let seen = newest_warning(name);
+    if let Some(kind) = crate::analysis::findings::Kind::parse(name) {
+        let seen = newest_warning(kind);
         print(
             out,
-            &crate::output::text::kind_explanation(name, about, seen),
+            &crate::output::text::kind_explanation(name, kind.about(), seen),
         )?;
         return Ok(0);
     }
@@ -24,7 +24,7 @@ pub fn run(name: &str, target: &str, lbs: u64, out: &mut impl Write) -> Result<i
 }
 
 /// The newest saved run's warning of `kind`: (run id, test, message).
-fn newest_warning(kind: &str) -> Option<(String, String, String)> {
+fn newest_warning(kind: crate::analysis::findings::Kind) -> Option<(String, String, String)> {
     crate::runs::newest(RUNS_LOOKED_AT)
         .into_iter()
         .rev()

@@ -43,7 +43,7 @@ impl<W: Write> Observer for Progress<'_, W> {
         });
     }
 
-    fn sample(&mut self, s: &Sample) {
+    fn sample(&mut self, s: &Sample, _: &[crate::analysis::findings::Finding]) {
         if let Some(b) = &self.bar {
             b.set_position((s.progress.unwrap_or(0.0) * 1000.0) as u64);
             b.set_message(format!(

@@ -136,7 +136,7 @@ impl Observer for Announce<'_> {
         }
     }
 
-    fn sample(&mut self, s: &crate::engine::Sample) {
+    fn sample(&mut self, s: &crate::engine::Sample, _: &[crate::analysis::findings::Finding]) {
         if self.ndjson {
             let mut v = serde_json::to_value(s).unwrap_or_default();
             v["type"] = "sample".into();

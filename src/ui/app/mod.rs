@@ -215,6 +215,8 @@ pub struct RunView {
     pub target: String,
     pub job: Job,
     pub samples: Vec<Sample>,
+    /// What the analysis makes of the test so far (the same findings as its result's).
+    pub findings: Vec<crate::analysis::findings::Finding>,
     pub cancelling: bool,
     /// The suite this run belongs to.
     pub suite: Option<String>,
@@ -632,6 +634,7 @@ impl App {
             target: t.full_label(),
             job: first,
             samples: Vec::new(),
+            findings: Vec::new(),
             cancelling: false,
             suite: Some(suite.name.clone()),
         });
@@ -715,6 +718,7 @@ impl App {
             target: t.full_label(),
             job: test.job.clone(),
             samples: Vec::new(),
+            findings: Vec::new(),
             cancelling: false,
             suite: None,
         });
@@ -746,9 +750,11 @@ impl App {
         }
     }
 
-    pub fn on_sample(&mut self, s: Sample) {
+    /// A live sample of the test, with what the analysis makes of it so far.
+    pub fn on_sample(&mut self, s: Sample, findings: Vec<crate::analysis::findings::Finding>) {
         if let Some(r) = self.run.as_mut() {
             r.samples.push(s);
+            r.findings = findings;
         }
     }
 }

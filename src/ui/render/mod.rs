@@ -880,7 +880,7 @@ fn doctor_pane(
         Some(Ok(v)) if v.is_empty() => text.push(Line::from("nothing to report")),
         Some(Ok(v)) => {
             for x in v {
-                let style = match (x.severity, look.color) {
+                let style = match (x.severity(), look.color) {
                     (Severity::Problem, true) => Style::default().fg(Color::Red),
                     (Severity::Warning, true) => Style::default().fg(Color::Yellow),
                     (Severity::Problem, false) => look.alert(),
@@ -888,7 +888,7 @@ fn doctor_pane(
                     (Severity::Info, _) => look.dim(),
                 };
                 text.push(Line::from(vec![
-                    Span::styled(format!("[{}] ", x.severity.as_str()), style),
+                    Span::styled(format!("[{}] ", x.severity().as_str()), style),
                     Span::styled(
                         format!("{}: ", x.kind),
                         Style::default().add_modifier(Modifier::BOLD),

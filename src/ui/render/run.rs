@@ -85,18 +85,14 @@ pub fn diskstats_panel(f: &mut Frame, app: &App, look: Look, area: Rect) {
     );
 }
 
-/// Reads on the target while a write-only test runs: read-modify-write, live.
+/// The analysis of the test so far found read-modify-write: its reads light up in the panel.
 fn rmw_live(app: &App) -> bool {
-    let Some(run) = &app.run else { return false };
     app.running()
-        && matches!(
-            run.job.op,
-            crate::engine::Op::Write | crate::engine::Op::Randwrite
-        )
-        && app
-            .diskstats
-            .first()
-            .is_some_and(|x| x.r_s > 0.0 && !x.stats_off)
+        && app.run.as_ref().is_some_and(|r| {
+            r.findings
+                .iter()
+                .any(|f| f.kind == crate::analysis::findings::Kind::ReadModifyWrite)
+        })
 }
 
 pub(super) fn run_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
@@ -208,29 +204,20 @@ fn time_split(s: &crate::engine::Sample) -> Option<Line<'static>> {
     )))
 }
 
-/// Under the iostat figures: the other processes doing I/O now (top three), then the
-/// explanation of what the figures show.
+/// Under the iostat figures: the other processes doing I/O now (top three), then what the
+/// analysis of the test so far found, each finding's first sentence (the result has the rest).
 fn run_side_note(f: &mut Frame, app: &App, look: Look, note: Rect) {
-    let explain = if rmw_live(app) {
-        Some(
-            "reads during a write-only test: read-modify-write. Writes smaller than the \
-             4 KiB page-cache block make the kernel read the block first.",
-        )
-    } else if app
-        .diskstats
-        .first()
-        .is_some_and(|x| x.f_s > 0.0 && app.running())
-    {
-        Some("f/s: cache flushes; each O_DSYNC write waits for one.")
-    } else if app
-        .diskstats
-        .first()
-        .is_some_and(|x| x.util >= 95.0 && x.aqu_sz < 1.5)
-    {
-        Some("%util ~100 with ~1 in flight: busy time, not capacity.")
-    } else {
-        None
-    };
+    let found: Vec<&str> = app
+        .run
+        .as_ref()
+        .filter(|_| app.running())
+        .map(|r| {
+            r.findings
+                .iter()
+                .map(|f| crate::output::text::first_sentence(&f.message))
+                .collect()
+        })
+        .unwrap_or_default();
     let mut text: Vec<Line> = Vec::new();
     // By the block layer's trace where it runs throughout: bytes since the test began, on the
     // devices under it.
@@ -265,8 +252,8 @@ fn run_side_note(f: &mut Frame, app: &App, look: Look, note: Rect) {
             )));
         }
     }
-    if let Some(e) = explain {
-        text.push(Line::from(Span::styled(e, look.alert())));
+    for e in found {
+        text.push(Line::from(Span::styled(e.to_string(), look.alert())));
     }
     if !text.is_empty() {
         f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), note);

@@ -2,7 +2,7 @@
 //! how much, so that an odd result points at its cause, and reads the device counted during a
 //! write test are not all taken for the test's own.
 
-use crate::analysis::findings::Finding;
+use super::{Evidence, Finding, Kind};
 use crate::analysis::traced::TraceSummary;
 use crate::engine::{Job, Op};
 use crate::stats::procs::{BusyProcess, ProcSnapshot, busy};
@@ -55,25 +55,23 @@ impl OtherIo {
     /// The finding naming them (pid, command, rate), so that an odd result points at its cause.
     pub fn finding(&self, ours: u64) -> Finding {
         let names: Vec<String> = self.busy.iter().take(3).map(rates).collect();
-        Finding {
-            kind: "busy_processes",
-            device: String::new(),
-            message: format!(
+        let e = Evidence::from([
+            ("other_bytes", self.bytes as f64),
+            ("other_read_bytes", self.read_bytes),
+            ("processes", self.busy.len() as f64),
+            ("share", self.bytes as f64 / ours.max(1) as f64),
+        ]);
+        Finding::new(Kind::BusyProcesses, e, |e| {
+            format!(
                 "other processes moved {} ({:.0}% of the test's bytes) while it ran: {}; they \
                  share the devices and the CPU with the test (by /proc/PID/io, which does not \
                  say on which device)",
-                fmt_size(self.bytes),
-                self.bytes as f64 * 100.0 / ours.max(1) as f64,
+                fmt_size(e.count("other_bytes")),
+                e.num("share") * 100.0,
                 names.join("; ")
-            ),
-            numbers: [
-                ("other_bytes", self.bytes as f64),
-                ("other_read_bytes", self.read_bytes),
-                ("processes", self.busy.len() as f64),
-                ("share", self.bytes as f64 / ours.max(1) as f64),
-            ]
-            .into(),
-        }
+            )
+        })
+        .on("")
     }
 }
 
@@ -140,18 +138,13 @@ pub fn traced_finding(
             names.join("; ")
         ));
     }
-    Some(Finding {
-        kind: "busy_processes",
-        device: String::new(),
-        message: parts.join(". "),
-        numbers: [
-            ("other_bytes", (bytes + away_bytes) as f64),
-            ("other_bytes_on_devices", bytes as f64),
-            ("other_read_bytes", read as f64),
-            ("processes", (on_ours.len() + away.len()) as f64),
-            ("share", (bytes + away_bytes) as f64 / ours.max(1) as f64),
-            ("traced", 1.0),
-        ]
-        .into(),
-    })
+    let e = Evidence::from([
+        ("other_bytes", (bytes + away_bytes) as f64),
+        ("other_bytes_on_devices", bytes as f64),
+        ("other_read_bytes", read as f64),
+        ("processes", (on_ours.len() + away.len()) as f64),
+        ("share", (bytes + away_bytes) as f64 / ours.max(1) as f64),
+        ("traced", 1.0),
+    ]);
+    Some(Finding::new(Kind::BusyProcesses, e, |_| parts.join(". ")).on(""))
 }

@@ -1,11 +1,9 @@
 //! Findings from how a test ran rather than from its diskstats: io_uring's hand-over to kernel
-//! workers, direct writes of part of a file system block, memory under the target.
+//! workers, direct writes of part of a file system block.
 
-use std::collections::BTreeMap;
-
-use super::Finding;
+use super::{Evidence, Finding, Kind};
 use crate::engine::job::{Job, Mode};
-use crate::engine::target::{CacheBelow, FsBlock};
+use crate::engine::target::FsBlock;
 use crate::sysroot::SysRoot;
 use crate::units::{exact_size, fmt_size};
 
@@ -79,43 +77,45 @@ pub fn io_worker_wakeups(job: &Job, issue: Issue, device: &str) -> Option<Findin
     } else {
         device.to_string()
     };
-    Some(Finding {
-        kind: "io_worker_wakeups",
-        device: device.to_string(),
-        message: format!(
-            "io_uring could not issue the I/O on {on} without blocking (a driver without NOWAIT \
-             support, such as zram, an I/O too large for one request, a direct write to part of \
-             a file system block, or a mode that waits), so \
-             it handed the I/O to kernel worker threads (io-wq). At queue depth {qd} each I/O \
-             then waits for a worker to wake and for the job to be woken back; when they run \
-             on different CPUs, waking an idle CPU (slow in a VM) can be most of the latency \
-             measured. The scheduler keeps them on one CPU only while the other CPUs are busy, \
-             so the figure depends on what else runs (several times faster while it does). \
-             Run again with --cpus N to keep the job and its workers on one CPU (fio: \
-             --cpus_allowed=N) and compare.{vm}",
-            qd = job.iodepth,
-            vm = if issue.halt_poll_ns == Some(0) {
-                " This machine is a VM whose idle CPUs halt at once (the haltpoll governor's \
-                 guest_halt_poll_ns is 0), so every such wake-up goes through the hypervisor: \
-                 with the kernel's default of 200000 ns, 4K reads at QD1 on a filled zram ran \
-                 7x as fast unpinned on the VM blkscope was measured on, for fio alike. \
-                 Polling spends host CPU time while the guest is idle, which is why a host may \
-                 turn it off; an application on this VM pays the same wake-ups."
-            } else {
-                ""
-            }
-        ),
-        numbers: BTreeMap::from_iter(
-            [
-                ("io_workers", issue.io_workers as f64),
-                ("iodepth", job.iodepth as f64),
-                ("cpus_available", issue.cpus_available as f64),
-                ("mean_latency_ns", issue.mean_latency_ns),
-            ]
-            .into_iter()
-            .chain(issue.halt_poll_ns.map(|n| ("guest_halt_poll_ns", n as f64))),
-        ),
-    })
+    let e = Evidence::from([
+        ("io_workers", issue.io_workers as f64),
+        ("iodepth", job.iodepth as f64),
+        ("cpus_available", issue.cpus_available as f64),
+        ("mean_latency_ns", issue.mean_latency_ns),
+    ]);
+    let e = match issue.halt_poll_ns {
+        Some(n) => e.with("guest_halt_poll_ns", n as f64),
+        None => e,
+    };
+    Some(
+        Finding::new(Kind::IoWorkerWakeups, e, |e| {
+            format!(
+                "io_uring could not issue the I/O on {on} without blocking (a driver without \
+                 NOWAIT support, such as zram, an I/O too large for one request, a direct write \
+                 to part of a file system block, or a mode that waits), so it handed the I/O to \
+                 kernel worker threads (io-wq). At queue depth {qd} each I/O then waits for a \
+                 worker to wake and for the job to be woken back; when they run on different \
+                 CPUs, waking an idle CPU (slow in a VM) can be most of the latency measured. \
+                 The scheduler keeps them on one CPU only while the other CPUs are busy, so the \
+                 figure depends on what else runs (several times faster while it does). Run \
+                 again with --cpus N to keep the job and its workers on one CPU (fio: \
+                 --cpus_allowed=N) and compare.{vm}",
+                qd = e.count("iodepth"),
+                vm = if e.get("guest_halt_poll_ns").is_some_and(|n| *n == 0.0) {
+                    " This machine is a VM whose idle CPUs halt at once (the haltpoll \
+                     governor's guest_halt_poll_ns is 0), so every such wake-up goes through \
+                     the hypervisor: with the kernel's default of 200000 ns, 4K reads at QD1 on \
+                     a filled zram ran 7x as fast unpinned on the VM blkscope was measured on, \
+                     for fio alike. Polling spends host CPU time while the guest is idle, which \
+                     is why a host may turn it off; an application on this VM pays the same \
+                     wake-ups."
+                } else {
+                    ""
+                }
+            )
+        })
+        .on(device),
+    )
 }
 
 /// A finding when a direct write test on a file writes part of a file system block at a time.
@@ -203,84 +203,33 @@ pub fn partial_fs_block(
     if offset_off {
         fix.push(format!("--offset {}", exact_size(job.offset / blk * blk)));
     }
-    let mut numbers = BTreeMap::from([
+    let mut e = Evidence::from([
         ("fs_block", blk as f64),
         ("bs", job.bs as f64),
         ("offset", job.offset as f64),
         ("in_flight_asked", asked as f64),
     ]);
     if let Some(a) = aqu_sz {
-        numbers.insert("aqu-sz", a);
+        e.insert("aqu-sz", a);
     }
     if let Some((dev, _)) = amplified {
-        numbers.insert("device_write_bytes", dev as f64);
+        e.insert("device_write_bytes", dev as f64);
     }
-    Some(Finding {
-        kind: "partial_fs_block",
-        device: device.to_string(),
-        message: format!(
-            "{what} not a multiple of the {} blocks of {fs_name} under the file. A direct write \
-             that covers part of a block {whose} makes the file system zero the rest of it, so \
-             ext4 and XFS run such writes one at a time, each waiting for every other in \
-             flight, and io_uring hands them to a kernel worker.{queue}{zeroed} Use {} to \
-             measure the \
-             device rather than this (fio and dd with this block size on a new file meet the \
-             same).",
-            fmt_size(blk),
-            fix.join(" and "),
-        ),
-        numbers,
-    })
-}
-
-/// The finding when memory serves the target's I/O in place of a disk: a loop device without
-/// direct I/O under it (`backing_cache`, as the doctor names it), or a file system in RAM
-/// (`memory_fs`). `target` is the target's block device (None for a file).
-pub fn cache_below(target: Option<&str>, cache: &CacheBelow) -> Finding {
-    match cache {
-        CacheBelow::Loop(b) => {
-            let subject = match target {
-                Some(t) if t == b.device => format!("{t} is"),
-                Some(t) => format!("{t} is on {},", b.device),
-                None => format!("the test's file is on {},", b.device),
-            };
-            let message = if b.in_ram() {
-                format!(
-                    "{subject} {}: its blocks are in memory, so these figures are memory copies, \
-                     not a disk's, with direct I/O or without (fio and dd on it measure the same). \
-                     Put the backing file on the disk you mean to test, or test that disk",
-                    b.what(),
-                )
-            } else {
-                format!(
-                    "{subject} {}, so its reads and writes go through the page cache of that \
-                     file: writes are done once copied into memory, and blocks read before come \
-                     back from it. These figures are memory's more than {}'s. Switch it with \
-                     `losetup --direct-io=on /dev/{}` and run again (fio and dd on it measure the \
-                     same cache)",
-                    b.what(),
-                    b.backing_device.as_deref().unwrap_or("the disk"),
-                    b.device
-                )
-            };
-            Finding {
-                kind: "backing_cache",
-                device: b.device.clone(),
-                message,
-                numbers: BTreeMap::new(),
-            }
-        }
-        CacheBelow::MemoryFs { fs } => Finding {
-            kind: "memory_fs",
-            device: String::new(),
-            message: format!(
-                "the test's file is on a {fs}, a file system in RAM with no block device under \
-                 it: the figures are memory copies, not a disk's. Name a directory on the disk \
-                 you mean to test"
-            ),
-            numbers: BTreeMap::new(),
-        },
-    }
+    Some(
+        Finding::new(Kind::PartialFsBlock, e, |e| {
+            format!(
+                "{what} not a multiple of the {} blocks of {fs_name} under the file. A direct \
+                 write that covers part of a block {whose} makes the file system zero the rest \
+                 of it, so ext4 and XFS run such writes one at a time, each waiting for every \
+                 other in flight, and io_uring hands them to a kernel worker.{queue}{zeroed} Use \
+                 {} to measure the device rather than this (fio and dd with this block size on \
+                 a new file meet the same).",
+                fmt_size(e.count("fs_block")),
+                fix.join(" and "),
+            )
+        })
+        .on(device),
+    )
 }
 
 #[cfg(test)]
@@ -289,7 +238,7 @@ mod tests {
     use crate::engine::job::Op;
 
     fn job(op: Op, bs: u64, mode: Mode) -> Job {
-        super::super::tests::job(op, bs, mode)
+        super::super::diskstats::tests::job(op, bs, mode)
     }
 
     #[test]
@@ -488,80 +437,5 @@ mod tests {
         };
         assert!(partial_fs_block(&j, &vfat, "vda", Some(22.0), None).is_none());
         assert!(partial_fs_block(&j, &vfat, "vda", Some(1.0), None).is_some());
-    }
-
-    #[test]
-    fn memory_under_the_target_names_what_sits_on_what() {
-        let b = crate::device::BufferedLoop {
-            device: "loop0".into(),
-            backing_file: "/srv/a.img".into(),
-            backing_device: Some("vda".into()),
-            backing_fs: Some("ext4".into()),
-            direct_io: false,
-        };
-        let c = CacheBelow::Loop(b.clone());
-        for (target, head) in [
-            (
-                Some("loop0"),
-                "loop0 is a loop device over /srv/a.img (on vda) without direct I/O",
-            ),
-            (
-                Some("loop0p1"),
-                "loop0p1 is on loop0, a loop device over /srv/a.img (on vda)",
-            ),
-            (
-                None,
-                "the test's file is on loop0, a loop device over /srv/a.img (on vda)",
-            ),
-        ] {
-            let f = cache_below(target, &c);
-            println!("{target:?}: {}", f.message);
-            assert_eq!(f.kind, "backing_cache");
-            assert_eq!(f.device, "loop0");
-            assert!(f.message.starts_with(head), "{head:?}");
-            assert!(f.message.contains("memory's more than vda's"));
-            assert!(f.message.contains("losetup --direct-io=on /dev/loop0"));
-        }
-        // A backing file in RAM is said as such.
-        let tmp = CacheBelow::Loop(crate::device::BufferedLoop {
-            backing_device: None,
-            backing_fs: Some("tmpfs".into()),
-            ..b.clone()
-        });
-        let f = cache_below(Some("loop0"), &tmp);
-        assert!(f.message.contains("(on a tmpfs: RAM)"), "{}", f.message);
-        // There direct I/O is no way out, and not offered; with it on, the same.
-        assert!(
-            !f.message.contains("losetup --direct-io=on"),
-            "{}",
-            f.message
-        );
-        assert!(
-            f.message.contains("Put the backing file on the disk"),
-            "{}",
-            f.message
-        );
-        let dio = CacheBelow::Loop(crate::device::BufferedLoop {
-            backing_device: None,
-            backing_fs: Some("tmpfs".into()),
-            direct_io: true,
-            ..b
-        });
-        let f = cache_below(Some("loop0"), &dio);
-        println!("{}", f.message);
-        assert!(
-            f.message.starts_with(
-                "loop0 is a loop device over /srv/a.img (on a tmpfs: RAM) with direct I/O: its \
-                 blocks are in memory"
-            ),
-            "{}",
-            f.message
-        );
-        let f = cache_below(None, &CacheBelow::MemoryFs { fs: "ramfs".into() });
-        assert_eq!(f.kind, "memory_fs");
-        assert!(
-            f.message
-                .starts_with("the test's file is on a ramfs, a file system in RAM")
-        );
     }
 }
