@@ -124,3 +124,98 @@ fn help_says_what_it_does_today() {
     assert!(h.contains("terminal UI") && h.contains("O_EXCL"), "{h}");
     assert!(h.contains("Exit status"), "{h}");
 }
+
+/// Every exit status blkscope gives is in `--help` and in the man page (5, doctor's problem,
+/// and 6, a bad read-back, were missing from both).
+#[test]
+fn every_exit_status_is_in_the_help_and_the_man_page() {
+    let help = stdout_of(&blkscope(&["--help"]));
+    let joined = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let man = stdout_of(&blkscope(&["man"]));
+    for (code, what) in blkscope::cli::exit::STATUSES {
+        let words: String = what.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            joined.contains(&format!("{code} {words}")),
+            "--help lacks {code}: {joined}"
+        );
+        assert!(
+            man.contains(&format!(".B {code}\n")) || man.contains(&format!("\\fB{code}\\fR")),
+            "the man page lacks {code}"
+        );
+    }
+    println!("{} statuses", blkscope::cli::exit::STATUSES.len());
+}
+
+/// Help is wrapped to the terminal: at 80 columns no line of any command's `--help` is longer
+/// and no word is cut in the middle; options sit under headings, and run, suite, doctor and
+/// learn end with examples.
+#[test]
+fn help_fits_80_columns_with_headings_and_examples() {
+    let subs = [
+        "list",
+        "check",
+        "stat",
+        "run",
+        "suites",
+        "suite",
+        "explain",
+        "runs",
+        "report",
+        "lab",
+        "learn",
+        "compare",
+        "sweep",
+        "doctor",
+        "verify",
+        "completions",
+        "man",
+    ];
+    for sub in subs {
+        let out = bin()
+            .env("COLUMNS", "80")
+            .args([sub, "--help"])
+            .output()
+            .unwrap();
+        let h = stdout_of(&out);
+        assert!(out.status.success(), "{sub}: {h}");
+        for l in h.lines() {
+            assert!(
+                l.chars().count() <= 80,
+                "{sub} --help: a line over 80 columns: {l}"
+            );
+        }
+        if ["run", "suite", "doctor", "learn"].contains(&sub) {
+            assert!(
+                h.contains("\nExamples:\n  blkscope "),
+                "{sub} --help has no examples:\n{h}"
+            );
+        }
+        if ["run", "suite", "sweep"].contains(&sub) {
+            for heading in ["Target and safety:", "Test:", "Output:"] {
+                assert!(h.contains(heading), "{sub} --help lacks {heading}\n{h}");
+            }
+            assert!(
+                h.contains("--confirm <NAME>\n") || h.contains("--confirm <NAME>  "),
+                "{sub}: {h}"
+            );
+        }
+        if sub == "run" {
+            assert!(
+                h.contains("Hosts:\n") && h.contains("Terminal UI:\n"),
+                "{h}"
+            );
+            let test = h
+                .split("Test:")
+                .nth(1)
+                .unwrap()
+                .split("Output:")
+                .next()
+                .unwrap();
+            assert!(
+                !test.contains("--host") && !test.contains("--no-mouse"),
+                "{test}"
+            );
+        }
+    }
+    println!("{} commands' help read", subs.len());
+}

@@ -10,6 +10,14 @@ use crate::engine::job::{
 };
 use crate::engine::{Data, EngineKind, Job, Mode, Op};
 
+/// The headings options are grouped under in `--help`.
+const TEST: &str = "Test";
+const TARGET: &str = "Target and safety";
+const OUTPUT: &str = "Output";
+const HOSTS: &str = "Hosts";
+const TUI: &str = "Terminal UI";
+const READ_BACK: &str = "Read-back";
+
 /// `0.1.0 (commit 1a2b3c4d5e6f)`: the version and the commit it was built from.
 pub const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
@@ -34,10 +42,7 @@ pub const VERSION: &str = concat!(
                   (dm/md/LVM), needs the device's name typed back unless blkscope has seen it \
                   is blank, and holds the device open with O_EXCL while it runs. Reads are \
                   always allowed.",
-    after_long_help = "Exit status: 0 done (or clear), 1 failed at run time or cancelled, 2 a \
-                       usage error (nothing was written), 3 a confirmation is missing (check: \
-                       confirm), 4 the write was refused (check: blocked), 141 the reader of \
-                       the output stopped reading (as a tool killed by SIGPIPE; no message).\n\n\
+    after_long_help = crate::cli::exit::help() + "\n\n\
                        Environment: NO_COLOR turns colour off in the TUI; \
                        BLKSCOPE_DISABLE_URING=1 uses pread/pwrite instead of io_uring; \
                        XDG_DATA_HOME and XDG_CONFIG_HOME place saved runs and user suites.\n\n\
@@ -52,17 +57,17 @@ pub struct Cli {
     pub root: Option<PathBuf>,
 
     /// Where the TUI's scratch file goes (default: the current directory).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = TUI)]
     pub dir: Option<PathBuf>,
 
     /// Draw the TUI with ASCII and dot markers instead of line drawing and braille (automatic
     /// on TERM=linux, vt100 and dumb).
-    #[arg(long)]
+    #[arg(long, help_heading = TUI)]
     pub ascii: bool,
 
     /// Do not capture the mouse in the TUI (clicks select and the wheel scrolls otherwise);
     /// for terminals where capturing gets in the way of selecting text to copy.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = TUI)]
     pub no_mouse: bool,
 
     /// Do not trace the block layer while tests run (who did each I/O, where its time went);
@@ -74,33 +79,53 @@ pub struct Cli {
     /// Run the command on this host instead of here, through the system's ssh
     /// ([USER@]HOST[:PORT]; repeatable): each host's blkscope does the work and decides safety
     /// there. With no command: the TUI, each host a node of the device tree.
-    #[arg(long, global = true, value_name = "HOST")]
+    #[arg(long, global = true, value_name = "HOST", help_heading = HOSTS)]
     pub host: Vec<String>,
 
     /// Hosts from a file, one a line (# comments).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = HOSTS)]
     pub hosts_file: Option<PathBuf>,
 
     /// Copy a blkscope to each host for the run (to a private temporary directory, removed
     /// afterwards): this one, or the file given with --push=FILE (e.g. the static build).
-    #[arg(long, global = true, value_name = "BINARY", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    #[arg(long, global = true, value_name = "BINARY", num_args = 0..=1, require_equals = true, default_missing_value = "", help_heading = HOSTS)]
     pub push: Option<String>,
 
     /// An ssh config file for the hosts (ssh -F); ~/.ssh/config otherwise.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = HOSTS)]
     pub ssh_config: Option<PathBuf>,
 
     /// The blkscope to run on the hosts (default: blkscope on their PATH).
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, global = true, value_name = "PATH", help_heading = HOSTS)]
     pub remote_blkscope: Option<String>,
 
     /// Redraw the TUI at most this many times a second.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=60))]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=60), help_heading = TUI)]
     pub fps: u32,
 
     #[command(subcommand)]
     pub command: Option<Command>,
 }
+
+const RUN_EXAMPLES: &str = "Examples:
+  blkscope run /dev/sdb --op randread --bs 4k --iodepth 32 --runtime 10s
+  blkscope run . --op write --mode fdatasync     (a scratch file here)
+  blkscope run /dev/sdb --op write --bs 4k --mode dsync --confirm sdb --json";
+
+const SUITE_EXAMPLES: &str = "Examples:
+  blkscope suites                              (what there is)
+  blkscope suite fedora-four /dev/sdb --confirm sdb
+  blkscope suite cache-trap . --repeat 5 --ndjson";
+
+const DOCTOR_EXAMPLES: &str = "Examples:
+  blkscope doctor                              (every disk)
+  blkscope doctor /var/lib/mysql --json        (the device under a directory)
+  blkscope doctor sda --watch --interval 2s    (who does I/O on it, by the block layer's trace)";
+
+const LEARN_EXAMPLES: &str = "Examples:
+  blkscope learn                               (the lessons' TUI)
+  blkscope learn --list
+  blkscope learn queue-depth --json            (headless: each claim checked on this machine)";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -147,7 +172,8 @@ pub enum Command {
     /// Run a test on TARGET (a block device, a directory for a scratch file, or a file).
     ///
     /// Exit status: 0 done, 1 failed at run time, 2 invalid job, 3 confirmation missing,
-    /// 4 blocked.
+    /// 4 blocked, 6 --verify read back something bad.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
     /// List the suites: the articles' recipes, and yours from $XDG_CONFIG_HOME/blkscope/suites.
     Suites {
@@ -155,6 +181,9 @@ pub enum Command {
         json: bool,
     },
     /// Run a suite on TARGET, each test repeated (default: the suite's own count, usually 3).
+    ///
+    /// Exit status: as for run.
+    #[command(after_help = SUITE_EXAMPLES)]
     Suite(SuiteArgs),
     /// Explain a suite or a test: the dd and fio lines, what each flag does, the trap it avoids,
     /// and what the article found. NAME: a suite, SUITE/TEST, or a built-in test (seq-write, ...).
@@ -220,6 +249,7 @@ pub enum Command {
     /// Lessons that predict, measure and explain, on throwaway lab devices: the question, your
     /// prediction, the tests with live charts, and the answer from the figures measured just
     /// now. Without arguments, the TUI on the list of lessons.
+    #[command(after_help = LEARN_EXAMPLES)]
     Learn(LearnArgs),
     /// Compare two saved runs test by test: throughput, IOPS and latency, with the ratio. A run
     /// is a path, an id, `last`, `last~N` (the Nth before the newest), or HOST:RUN for a run
@@ -242,6 +272,7 @@ pub enum Command {
     /// means and what to do, worst first.
     ///
     /// Exit status: 0 no finding is a problem, 5 one is.
+    #[command(after_help = DOCTOR_EXAMPLES)]
     Doctor {
         /// Devices by name (sda) or path, or a file or directory for the device that holds
         /// it (/var/lib/mysql); none means every disk.
@@ -280,40 +311,67 @@ pub enum Command {
     Man,
 }
 
-#[derive(Debug, clap::Args)]
-pub struct SuiteArgs {
-    pub name: String,
-    pub target: String,
-    /// Runs of each test, 1 to 100 (default: the suite's own).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub repeat: Option<u32>,
+/// What a write may overwrite: a device that carries data once its name is typed back, a
+/// file when told.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = TARGET)]
+pub struct Safety {
+    /// The device name, typed back, to allow a write on a device that carries data (what
+    /// `blkscope check` calls confirm).
     #[arg(long, value_name = "NAME")]
     pub confirm: Option<String>,
+    /// Allow a write test to overwrite an existing regular file named as TARGET.
     #[arg(long)]
     pub force: bool,
+}
+
+/// How the results are printed and kept.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = OUTPUT)]
+pub struct Output {
+    /// Print the results as one JSON document at the end: {"version": 1, "target": {...},
+    /// "results": [...]}.
     #[arg(long, conflicts_with = "ndjson")]
     pub json: bool,
-    /// Stream JSON lines: {"type": "progress"} as each test (run) starts, {"type":
-    /// "sample"} every interval, then {"type": "result"} with what --json prints.
+    /// Stream JSON lines: {"type": "sample"} every interval ({"type": "progress"} as each test
+    /// of a suite starts), then {"type": "result"} with what --json prints.
     #[arg(long)]
     pub ndjson: bool,
     /// Do not save the run in $XDG_DATA_HOME/blkscope/runs.
     #[arg(long)]
     pub no_save: bool,
-    /// Read back and check what each write test (random data, not mixed) wrote.
-    #[arg(long)]
-    pub verify: bool,
-    /// Allow `suite write-cache` to turn the device's write cache off (and back).
-    #[arg(long)]
-    pub allow_cache_toggle: bool,
-    /// Run every test on these CPUs, as `run --cpus` (over what the suite file says).
-    #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
-    pub cpus: Option<crate::engine::cpus::CpuList>,
 }
 
 #[derive(Debug, clap::Args)]
+pub struct SuiteArgs {
+    /// The suite (`blkscope suites` lists them).
+    pub name: String,
+    /// A block device, a directory (a scratch file is created there and removed), or a file.
+    #[arg(help_heading = TARGET)]
+    pub target: String,
+    /// Runs of each test, 1 to 100 (default: the suite's own).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100), help_heading = TEST)]
+    pub repeat: Option<u32>,
+    /// Run every test on these CPUs, as `run --cpus` (over what the suite file says).
+    #[arg(long, value_name = "LIST", value_parser = parse_cpus, help_heading = TEST)]
+    pub cpus: Option<crate::engine::cpus::CpuList>,
+    /// Allow `suite write-cache` to turn the device's write cache off (and back).
+    #[arg(long, help_heading = TARGET)]
+    pub allow_cache_toggle: bool,
+    #[command(flatten)]
+    pub safety: Safety,
+    #[command(flatten)]
+    pub output: Output,
+    /// Read back and check what each write test (random data, not mixed) wrote.
+    #[arg(long, help_heading = READ_BACK)]
+    pub verify: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = TEST)]
 pub struct SweepArgs {
     /// A block device, a directory (scratch file) or a file.
+    #[arg(help_heading = TARGET)]
     pub target: String,
     /// Queue depths to sweep, e.g. 1,2,4,8,16,32 (one depth with a --bs list: the depth of
     /// that sweep).
@@ -339,17 +397,20 @@ pub struct SweepArgs {
     /// file's size).
     #[arg(long, allow_hyphen_values = true, value_parser = parse_size_or_percent)]
     pub size: Option<crate::engine::job::Sized>,
+    /// direct (O_DIRECT), dsync, sync, fdatasync, buffered or nocache, as `run --mode`.
     #[arg(long, default_value = "direct", value_parser = parse_mode)]
     pub mode: Mode,
-    #[arg(long, value_name = "NAME")]
-    pub confirm: Option<String>,
-    #[arg(long)]
-    pub json: bool,
-    #[arg(long)]
-    pub no_save: bool,
     /// Run every point on these CPUs, as `run --cpus`.
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<crate::engine::cpus::CpuList>,
+    #[command(flatten)]
+    pub safety: Safety,
+    /// Print the sweep as JSON: its points, each a result, and the knee.
+    #[arg(long, help_heading = OUTPUT)]
+    pub json: bool,
+    /// Do not save the sweep in $XDG_DATA_HOME/blkscope/runs.
+    #[arg(long, help_heading = OUTPUT)]
+    pub no_save: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -397,9 +458,11 @@ pub struct VerifyArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(next_help_heading = TEST)]
 pub struct RunArgs {
     /// A block device (/dev/sdb), a directory (a scratch file is created there and removed), or
     /// an existing file (writes need --force).
+    #[arg(help_heading = TARGET)]
     pub target: String,
     /// read, write, randread, randwrite or randrw (fio's --rw is accepted too).
     #[arg(long, visible_alias = "rw", default_value = "write", value_parser = parse_op)]
@@ -448,41 +511,30 @@ pub struct RunArgs {
     #[arg(long)]
     pub hipri: bool,
     /// Interval between live samples (--ndjson).
-    #[arg(long, default_value = "100ms", value_parser = parse_interval)]
+    #[arg(long, default_value = "100ms", value_parser = parse_interval, help_heading = OUTPUT)]
     pub interval: std::time::Duration,
     /// Run the test N times (1 to 1000) and report min/median/max.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
-    /// The device name, typed back, to allow a write on a device that carries data.
-    #[arg(long, value_name = "NAME")]
-    pub confirm: Option<String>,
-    /// Allow a write test to overwrite an existing regular file named as TARGET.
-    #[arg(long)]
-    pub force: bool,
-    /// Print {"version": 1, "target": {...}, "results": [...]} at the end.
-    #[arg(long, conflicts_with = "ndjson")]
-    pub json: bool,
-    /// Stream one JSON object per interval sample, then the result object.
-    #[arg(long)]
-    pub ndjson: bool,
-    /// Do not save the run in $XDG_DATA_HOME/blkscope/runs.
-    #[arg(long)]
-    pub no_save: bool,
-    /// After the writes, read every written sector back (O_DIRECT) and check its offset, run
-    /// stamp and content; bad ranges are listed and the exit status is 6.
-    #[arg(long)]
-    pub verify: bool,
-    /// Record in the saved run what was acknowledged, to check after a power cut or a reboot
-    /// with `blkscope verify TARGET --stamp last` (use with --mode dsync).
-    #[arg(long, conflicts_with = "no_save")]
-    pub verify_later: bool,
-    /// With --verify: stop reading back after this many I/O errors.
-    #[arg(long, default_value_t = 1000, requires = "verify")]
-    pub max_errors: u64,
     /// Run the job threads, and the kernel worker threads io_uring hands their I/O to, only on
     /// these CPUs: 0, 0,2 or 0-3 (fio's --cpus_allowed, taskset -c).
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<crate::engine::cpus::CpuList>,
+    #[command(flatten)]
+    pub safety: Safety,
+    #[command(flatten)]
+    pub output: Output,
+    /// After the writes, read every written sector back (O_DIRECT) and check its offset, run
+    /// stamp and content; bad ranges are listed and the exit status is 6.
+    #[arg(long, help_heading = READ_BACK)]
+    pub verify: bool,
+    /// Record in the saved run what was acknowledged, to check after a power cut or a reboot
+    /// with `blkscope verify TARGET --stamp last` (use with --mode dsync).
+    #[arg(long, conflicts_with = "no_save", help_heading = READ_BACK)]
+    pub verify_later: bool,
+    /// With --verify: stop reading back after this many I/O errors.
+    #[arg(long, default_value_t = 1000, requires = "verify", help_heading = READ_BACK)]
+    pub max_errors: u64,
 }
 
 /// `stat --count`: 0 would report nothing and exit at once.

@@ -5,6 +5,7 @@
 
 pub mod args;
 pub mod commands;
+pub mod exit;
 
 use std::io::{self, Write};
 

@@ -81,28 +81,10 @@ fn subcommand_sections(roff: &mut Roff, cmd: &clap::Command) {
 
 fn fixed_sections(roff: &mut Roff) {
     roff.control("SH", ["EXIT STATUS"]);
-    for (code, what) in [
-        ("0", "done; for check: clear (a write test may run)"),
-        (
-            "1",
-            "failed at run time (an I/O error), or cancelled (Ctrl-C, SIGTERM, SIGHUP)",
-        ),
-        (
-            "2",
-            "a usage error: a bad option, an invalid job, a target that does not exist; nothing was written",
-        ),
-        (
-            "3",
-            "a confirmation is missing: the device carries data; for check: confirm",
-        ),
-        (
-            "4",
-            "the write was refused: the device is mounted, swap, held, read-only or busy; for check: blocked",
-        ),
-    ] {
+    for (code, what) in crate::cli::exit::STATUSES {
         roff.control("TP", [])
-            .text([bold(code)])
-            .text([roman(what)]);
+            .text([bold(code.to_string())])
+            .text([roman(*what)]);
     }
     roff.control("SH", ["ENVIRONMENT"]);
     for (var, what) in [

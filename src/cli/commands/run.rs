@@ -89,16 +89,16 @@ pub fn run(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, 
     let job = args.job();
     let spec = TargetSpec {
         path: args.target.clone(),
-        confirm: args.confirm.clone(),
-        force: args.force,
+        confirm: args.safety.confirm.clone(),
+        force: args.safety.force,
     };
     let cancel = session::cancel_on_signals();
-    let human = !args.json && !args.ndjson;
+    let human = !args.output.json && !args.output.ndjson;
     let mut progress = Progress {
         out: &mut *out,
-        show_bar: io::stderr().is_terminal() && !args.ndjson,
+        show_bar: io::stderr().is_terminal() && !args.output.ndjson,
         bar: None,
-        ndjson: args.ndjson,
+        ndjson: args.output.ndjson,
         human,
         run: 0,
         write_err: None,
@@ -136,7 +136,7 @@ pub fn run(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, 
     if args.repeat > 1 && human {
         print(out, &text::spread(&test.result))?;
     }
-    if !args.no_save {
+    if !args.output.no_save {
         match session::save(root, "run", &job.label(), &outcome) {
             Ok(p) => {
                 say!("blkscope: saved {}", p.display());
@@ -158,9 +158,9 @@ pub fn run(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, 
         "target": outcome.target,
         "results": [test.result],
     });
-    if args.json {
+    if args.output.json {
         crate::cli::print_json(out, &doc)?;
-    } else if args.ndjson {
+    } else if args.output.ndjson {
         let mut d = doc;
         d["type"] = "result".into();
         println(out, &d.to_string())?;

@@ -163,8 +163,8 @@ impl crate::cli::args::SuiteArgs {
     pub fn spec(&self) -> TargetSpec {
         TargetSpec {
             path: self.target.clone(),
-            confirm: self.confirm.clone(),
-            force: self.force,
+            confirm: self.safety.confirm.clone(),
+            force: self.safety.force,
         }
     }
 
@@ -172,9 +172,9 @@ impl crate::cli::args::SuiteArgs {
     pub fn opts(&self) -> SuiteOpts {
         SuiteOpts {
             repeat: self.repeat,
-            json: self.json,
-            ndjson: self.ndjson,
-            no_save: self.no_save,
+            json: self.output.json,
+            ndjson: self.output.ndjson,
+            no_save: self.output.no_save,
             verify: self.verify,
             allow_cache_toggle: self.allow_cache_toggle,
             cpus: self.cpus.clone(),
@@ -208,8 +208,8 @@ pub fn sweep(
     let suite = session::sweep::suite(param, &values, &base);
     let spec = TargetSpec {
         path: a.target,
-        confirm: a.confirm,
-        force: false,
+        confirm: a.safety.confirm,
+        force: a.safety.force,
     };
     let opts = SuiteOpts {
         repeat: Some(1),

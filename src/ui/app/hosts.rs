@@ -470,12 +470,12 @@ mod tests {
             );
             back.size = job.size;
             assert_eq!(back, job, "{args:?}");
-            assert_eq!(r.confirm.as_deref(), Some("sdb"), "{args:?}");
-            assert!(r.ndjson, "{args:?}");
+            assert_eq!(r.safety.confirm.as_deref(), Some("sdb"), "{args:?}");
+            assert!(r.output.ndjson, "{args:?}");
         }
         let cli = parsed(&suite_args("fedora-four", "/dev/sdb", Some("sdb")));
         assert!(
-            matches!(cli.command, Some(crate::cli::Command::Suite(ref a)) if a.ndjson && a.confirm.as_deref() == Some("sdb"))
+            matches!(cli.command, Some(crate::cli::Command::Suite(ref a)) if a.output.ndjson && a.safety.confirm.as_deref() == Some("sdb"))
         );
     }
 }
