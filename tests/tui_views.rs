@@ -375,6 +375,56 @@ fn help() {
     both("help", &a);
 }
 
+/// The help shows every row of the table of the view it was opened over (the same table the
+/// keys are dispatched from and the footer is drawn from), and every footer key is in it.
+#[test]
+fn the_help_names_every_binding_of_its_view() {
+    use blkscope::ui::app::bindings::View;
+    let mut a = app("lvm-on-partition");
+    let mut seen = Vec::new();
+    for (view, keys) in [
+        (View::Lists, vec![]),
+        (View::Properties, vec![KeyCode::Tab, KeyCode::Tab]),
+        (View::Iostat, vec![KeyCode::Tab]),
+        (
+            View::Run,
+            vec![
+                KeyCode::Esc,
+                KeyCode::BackTab,
+                KeyCode::BackTab,
+                KeyCode::BackTab,
+                KeyCode::Char('r'),
+            ],
+        ),
+    ] {
+        press(&mut a, &keys);
+        assert_eq!(a.screen_view(), view, "{keys:?}");
+        let footer = a.footer();
+        a.on_key(key(KeyCode::Char('?')));
+        for look in [COLOR, ASCII] {
+            let s = screen(&a, 100, 40, look);
+            let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            for b in view.table() {
+                let name = if look == ASCII { b.ascii } else { b.label };
+                assert!(
+                    joined.contains(&format!("{name} {}", b.help)),
+                    "{view:?}: {name} {} not in the help:\n{s}",
+                    b.help
+                );
+            }
+            for (k, _) in &footer {
+                assert!(
+                    view.table().iter().any(|b| b.label == *k),
+                    "{view:?}: footer key {k} has no row"
+                );
+            }
+        }
+        a.on_key(key(KeyCode::Esc));
+        seen.push(view);
+    }
+    println!("help checked over {seen:?}");
+}
+
 #[test]
 fn too_small_terminal() {
     let a = app("md-raid1");

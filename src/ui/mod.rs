@@ -1,23 +1,20 @@
-//! The terminal UI: one tokio loop selecting over key events, a render tick (`--fps`), engine
-//! messages and a diskstats tick, and SIGTERM/SIGHUP. The engine runs on its own thread and
-//! never blocks the UI; the UI redraws only when something changed.
-//!
-//! The terminal is restored on every way out: normal quit, Ctrl-C (a key in raw mode), SIGTERM,
-//! SIGHUP (a dropped SSH session), and a panic (the hook stops the engine, then restores).
+//! The terminal UI: [`app`] is its state and what each key does, [`render`] draws it, and
+//! this module runs it in the [`shell`] (the terminal, the event loop, signals, the panic hook
+//! the lessons' TUI shares): key events, a render tick (`--fps`), engine messages and a
+//! diskstats tick. The engine runs on its own thread and never blocks the UI.
 
 pub mod app;
 pub mod learn;
 mod remote;
 pub mod render;
+pub mod shell;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, EventStream, KeyEventKind};
-use futures_util::StreamExt;
-use tokio::signal::unix::{SignalKind, signal};
+use crossterm::event::{Event, KeyEventKind};
 
 use crate::device::{DiscoverOptions, discover};
 use crate::engine::result::Sample;
@@ -91,58 +88,8 @@ enum EngineMsg {
 /// Saved runs `o` fetches from each host: one ssh call each, after one to list them.
 const REOPEN_PER_HOST: usize = 10;
 
-/// Set while an engine thread runs; the panic hook waits on it.
-static ENGINE_RUNNING: AtomicBool = AtomicBool::new(false);
-static PANIC_CANCEL: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
-
-fn panic_cancel() -> Arc<AtomicBool> {
-    PANIC_CANCEL
-        .get_or_init(|| Arc::new(AtomicBool::new(false)))
-        .clone()
-}
-
-/// Restores the terminal when dropped, whatever happened.
-struct TerminalGuard;
-
-impl Drop for TerminalGuard {
-    fn drop(&mut self) {
-        restore_terminal();
-    }
-}
-
-/// Raw mode off, main screen back, cursor shown. Errors are ignored, silently: after a hang-up
-/// there is no terminal left to restore, and printing about it to a closed stderr would panic
-/// (inside the panic hook, an abort that skips every cleanup).
-fn restore_terminal() {
-    let _ = crossterm::terminal::disable_raw_mode();
-    let _ = crossterm::execute!(
-        std::io::stdout(),
-        crossterm::event::DisableMouseCapture,
-        crossterm::terminal::LeaveAlternateScreen,
-        crossterm::cursor::Show
-    );
-}
-
-fn init_terminal(mouse: bool) -> std::io::Result<ratatui::DefaultTerminal> {
-    crossterm::terminal::enable_raw_mode()?;
-    if let Err(e) =
-        crossterm::execute!(std::io::stdout(), crossterm::terminal::EnterAlternateScreen)
-    {
-        restore_terminal();
-        return Err(e);
-    }
-    if mouse
-        && let Err(e) = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture)
-    {
-        restore_terminal();
-        return Err(e);
-    }
-    ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(std::io::stdout()))
-        .inspect_err(|_| restore_terminal())
-}
-
 /// Runs `work` on the engine thread with a fresh cancel flag; its final message is sent when it
-/// returns. ENGINE_RUNNING is set meanwhile, for the panic hook.
+/// returns. The shell's panic hook knows of it meanwhile ([`shell::Work`]).
 fn spawn_engine<F>(
     tx: &tokio::sync::mpsc::UnboundedSender<EngineMsg>,
     work: F,
@@ -152,20 +99,16 @@ where
         + Send
         + 'static,
 {
-    let flag = panic_cancel();
-    flag.store(false, Ordering::Relaxed);
+    let flag = Arc::new(AtomicBool::new(false));
     let (tx2, flag2) = (tx.clone(), flag.clone());
-    ENGINE_RUNNING.store(true, Ordering::Relaxed);
+    let working = shell::Work::started(&flag);
     let h = std::thread::Builder::new()
         .name("blkscope-engine".into())
         .spawn(move || {
             let msg = work(flag2, &tx2);
-            ENGINE_RUNNING.store(false, Ordering::Relaxed);
+            drop(working);
             let _ = tx2.send(msg);
         });
-    if h.is_err() {
-        ENGINE_RUNNING.store(false, Ordering::Relaxed);
-    }
     h.map(|h| (h, flag))
 }
 
@@ -218,91 +161,63 @@ pub fn run(opts: UiOptions) -> Result<(), crate::Error> {
             "removed {stale} scratch file(s) left by an earlier blkscope that did not exit cleanly"
         ));
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| crate::Error::io(std::path::Path::new("tokio runtime"), e))?;
-
-    let mut terminal = init_terminal(opts.mouse)
-        .map_err(|e| crate::Error::io(std::path::Path::new("terminal"), e))?;
-    let _guard = TerminalGuard;
-    // On a panic: stop the engine (so its scratch file goes), restore the terminal, then let
-    // the default hook report it (it ignores a closed stderr).
-    let prev = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        panic_cancel().store(true, Ordering::Relaxed);
-        let t = Instant::now();
-        while ENGINE_RUNNING.load(Ordering::Relaxed) && t.elapsed() < Duration::from_millis(500) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        restore_terminal();
-        prev(info);
-    }));
-
-    let r = rt.block_on(event_loop(&mut terminal, &mut app, &opts));
-    drop(_guard);
-    let _ = std::panic::take_hook();
-    r
-}
-
-async fn event_loop(
-    terminal: &mut ratatui::DefaultTerminal,
-    app: &mut App,
-    opts: &UiOptions,
-) -> Result<(), crate::Error> {
-    let io_err = |e: std::io::Error| crate::Error::io(std::path::Path::new("terminal"), e);
-    let mut events = EventStream::new();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<EngineMsg>();
-    let mut render_tick =
-        tokio::time::interval(Duration::from_secs_f64(1.0 / opts.fps.clamp(1, 60) as f64));
-    render_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut stats_tick = tokio::time::interval(Duration::from_secs(1));
-    stats_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut sigterm = signal(SignalKind::terminate()).map_err(io_err)?;
-    let mut sighup = signal(SignalKind::hangup()).map_err(io_err)?;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<EngineMsg>();
     let mut sampler = Sampler::new(opts.root.clone());
     let _ = sampler.prime();
     let mut lp = Loop {
-        app,
-        opts,
+        app: &mut app,
+        opts: &opts,
         tx,
         sampler,
         procs: None,
         cancel: None,
         worker: None,
-        dirty: true,
         quitting: false,
         hosts: remote::Hosts::default(),
         top_running: Arc::new(AtomicBool::new(false)),
     };
     remote::connect(&opts.hosts, &opts.ssh, &lp.tx);
+    let shell = shell::Options {
+        mouse: opts.mouse,
+        fps: opts.fps,
+    };
+    shell::run(&shell, &mut lp, rx)
+}
 
-    while !lp.quitting {
-        tokio::select! {
-            ev = events.next() => match ev {
-                Some(Ok(Event::Key(k))) if k.kind == KeyEventKind::Press => lp.on_key(k),
-                Some(Ok(Event::Mouse(m))) => {
-                    let size = terminal.size().map_err(io_err)?;
-                    lp.on_mouse(m, ratatui::layout::Rect::new(0, 0, size.width, size.height));
-                }
-                Some(Ok(Event::Resize(_, _))) => lp.dirty = true,
-                Some(Ok(_)) => {}
-                Some(Err(_)) | None => lp.quitting = true,
-            },
-            Some(msg) = rx.recv() => lp.on_engine(msg),
-            _ = stats_tick.tick() => lp.on_stats_tick(),
-            _ = render_tick.tick() => {
-                if lp.dirty {
-                    terminal.draw(|f| render::draw(f, lp.app, opts.look)).map_err(io_err)?;
-                    lp.dirty = false;
-                }
-            }
-            _ = sigterm.recv() => lp.quit(),
-            _ = sighup.recv() => lp.quit(),
+impl shell::Program for Loop<'_> {
+    type Msg = EngineMsg;
+
+    fn draw(&mut self, f: &mut ratatui::Frame) {
+        render::draw(f, self.app, self.opts.look);
+    }
+
+    fn on_event(&mut self, ev: Event, area: ratatui::layout::Rect) {
+        match ev {
+            Event::Key(k) if k.kind == KeyEventKind::Press => self.on_key(k),
+            Event::Mouse(m) => self.on_mouse(m, area),
+            _ => {}
         }
     }
-    lp.shut_down();
-    Ok(())
+
+    fn on_msg(&mut self, m: EngineMsg) {
+        self.on_engine(m);
+    }
+
+    fn on_tick(&mut self) {
+        self.on_stats_tick();
+    }
+
+    fn quit(&mut self) {
+        Loop::quit(self);
+    }
+
+    fn done(&self) -> bool {
+        self.quitting
+    }
+
+    fn shut_down(&mut self) {
+        Loop::shut_down(self);
+    }
 }
 
 /// The event loop's state beside the app's: the engine thread and its cancel flag, the
@@ -316,7 +231,6 @@ struct Loop<'a> {
     procs: Option<crate::stats::procs::ProcSnapshot>,
     cancel: Option<Arc<AtomicBool>>,
     worker: Option<std::thread::JoinHandle<()>>,
-    dirty: bool,
     quitting: bool,
     hosts: remote::Hosts,
     /// A doctor-pane top interval is being traced.
@@ -328,7 +242,6 @@ type Spawned = std::io::Result<(std::thread::JoinHandle<()>, Arc<AtomicBool>)>;
 
 impl Loop<'_> {
     fn on_key(&mut self, k: crossterm::event::KeyEvent) {
-        self.dirty = true;
         // Debug builds only: a key that panics, so tests can check that a panic stops the
         // engine, removes the scratch file and restores the terminal.
         #[cfg(debug_assertions)]
@@ -361,7 +274,6 @@ impl Loop<'_> {
             MouseEventKind::ScrollUp => self.app.on_wheel(hit, -1),
             _ => return,
         };
-        self.dirty = true;
     }
 
     /// Tells a running engine to stop.
@@ -579,7 +491,6 @@ impl Loop<'_> {
                 self.engine_done();
             }
         }
-        self.dirty = true;
     }
 
     /// A host answered: its iostat stream starts and its devices join the tree.
@@ -663,13 +574,12 @@ impl Loop<'_> {
                 .into_iter()
                 .filter(|x| app.watched.contains(&x.disk_device))
                 .collect();
-            self.dirty = true;
         }
     }
 
     /// Stops the engine (it was told to cancel) and lets it remove its scratch file; closes the
     /// hosts' links.
-    fn shut_down(mut self) {
+    fn shut_down(&mut self) {
         if let Some(w) = self.worker.take() {
             let t = Instant::now();
             while !w.is_finished() && t.elapsed() < Duration::from_secs(2) {

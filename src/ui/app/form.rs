@@ -1,75 +1,54 @@
 //! The test form (`e`): each field's text, typed values and cycling through choices; invalid
 //! values are refused with the reason and the job is left as it was.
 
-use crossterm::event::{KeyCode, KeyEvent};
-
+use super::bindings::Cmd;
 use super::*;
 use crate::engine::job::{MAX_IODEPTH, MAX_JOBS};
 
 impl App {
-    pub(super) fn on_form_key(&mut self, mut form: Form, key: KeyEvent) -> Action {
-        if let Some(mut text) = form.editing.take() {
-            match key.code {
-                KeyCode::Esc => {
-                    form.error = None;
+    /// The form's keys: move between fields, change or type a value, keep or give up what
+    /// was typed.
+    pub(super) fn on_form_command(&mut self, cmd: Cmd) {
+        let Overlay::Form(mut form) = self.overlay.clone() else {
+            return;
+        };
+        match cmd {
+            Cmd::Field(by) => {
+                form.field = (form.field as isize + isize::from(by))
+                    .clamp(0, FORM_FIELDS.len() as isize - 1) as usize
+            }
+            Cmd::Value(fwd) => form.error = self.cycle(form.field, fwd).err(),
+            Cmd::EditValue
+                if matches!(
+                    FORM_FIELDS[form.field],
+                    "mode" | "data" | "engine" | "verify"
+                ) =>
+            {
+                if let Err(e) = self.cycle(form.field, true) {
+                    form.error = Some(e);
                 }
-                KeyCode::Enter => match self.apply_text(form.field, &text) {
+            }
+            Cmd::EditValue => {
+                form.editing = Some(self.field_value(form.field));
+                form.error = None;
+            }
+            Cmd::Accept => {
+                let text = form.editing.take().unwrap_or_default();
+                match self.apply_text(form.field, &text) {
                     Ok(()) => form.error = None,
                     Err(e) => {
                         form.error = Some(e);
                         form.editing = Some(text);
                     }
-                },
-                _ => {
-                    super::keys::edit_line(&mut text, &key);
-                    form.editing = Some(text);
                 }
             }
-            self.overlay = Overlay::Form(form);
-            return Action::None;
-        }
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => {
-                self.overlay = Overlay::None;
-                return Action::None;
-            }
-            KeyCode::Up | KeyCode::Char('k') => form.field = form.field.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => {
-                form.field = (form.field + 1).min(FORM_FIELDS.len() - 1)
-            }
-            KeyCode::Left
-            | KeyCode::Right
-            | KeyCode::Char(' ')
-            | KeyCode::Char('h')
-            | KeyCode::Char('l') => {
-                let fwd = !matches!(key.code, KeyCode::Left | KeyCode::Char('h'));
-                if let Err(e) = self.cycle(form.field, fwd) {
-                    form.error = Some(e);
-                } else {
-                    form.error = None;
-                }
-            }
-            KeyCode::Enter => {
-                if matches!(
-                    FORM_FIELDS[form.field],
-                    "mode" | "data" | "engine" | "verify"
-                ) {
-                    if let Err(e) = self.cycle(form.field, true) {
-                        form.error = Some(e);
-                    }
-                } else {
-                    form.editing = Some(self.field_value(form.field));
-                    form.error = None;
-                }
-            }
-            KeyCode::Char('r') => {
-                self.overlay = Overlay::None;
-                return self.request_run();
+            Cmd::Undo => {
+                form.editing = None;
+                form.error = None;
             }
             _ => {}
         }
         self.overlay = Overlay::Form(form);
-        Action::None
     }
 
     /// The field's value as text.

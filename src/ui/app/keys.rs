@@ -1,337 +1,173 @@
-//! What each key, click and wheel turn does in each view, and the footer that names the keys.
+//! What each key (as the view's table in [`super::bindings`] binds it), click and wheel turn
+//! does.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::bindings::Cmd;
 use super::*;
 
 impl App {
-    /// The keys that work in the current view, for the footer.
-    pub fn footer(&self) -> Vec<(&'static str, &'static str)> {
-        match (&self.overlay, self.screen) {
-            (Overlay::Help, _) => vec![("Esc", "close")],
-            (Overlay::Form(f), _) if f.editing.is_some() => {
-                vec![
-                    ("Enter", "accept"),
-                    ("Esc", "undo"),
-                    ("Ctrl-U", "clear"),
-                    ("Ctrl-C", "quit"),
-                ]
-            }
-            (Overlay::Form(_), _) => vec![
-                ("↑↓", "field"),
-                ("←→", "change"),
-                ("Enter", "edit"),
-                ("Esc", "done"),
-            ],
-            (Overlay::Confirm { .. }, _) => {
-                vec![
-                    ("type the name", ""),
-                    ("Enter", "start"),
-                    ("Ctrl-U", "clear"),
-                    ("Esc", "cancel"),
-                ]
-            }
-            (Overlay::Refused { .. }, _)
-            | (Overlay::Explain { .. }, _)
-            | (Overlay::Doctor { .. }, _) => vec![("↑↓ PgUp/PgDn", "scroll"), ("Esc", "back")],
-            (Overlay::None, Screen::Run) => vec![
-                ("Esc", "cancel test"),
-                ("l", if self.latency_view { "IOPS" } else { "latency" }),
-                ("q", "cancel+quit"),
-                ("?", "help"),
-            ],
-            (Overlay::None, Screen::Results) => vec![
-                ("↑↓", "result"),
-                (
-                    "g",
-                    if self.result_charts {
-                        "notes"
-                    } else {
-                        "charts"
-                    },
-                ),
-                ("r", "run again"),
-                ("c", "compare"),
-                ("o", "reopen"),
-                ("Esc", "back"),
-                ("?", "help"),
-                ("q", "quit"),
-            ],
-            (Overlay::None, Screen::Main) if self.focus == Focus::Iostat => vec![
-                ("←→/hl", "devices"),
-                ("↑↓/jk", "scroll"),
-                ("Tab", "pane"),
-                ("r", "run"),
-                ("?", "help"),
-                ("q", "quit"),
-            ],
-            (Overlay::None, Screen::Main) if self.focus == Focus::Properties => vec![
-                ("↑↓/jk", "scroll"),
-                ("Tab", "pane"),
-                ("r", "run"),
-                ("e", "edit"),
-                ("?", "help"),
-                ("q", "quit"),
-            ],
-            // At most 80 columns: j/k are in the help (?).
-            (Overlay::None, Screen::Main) => vec![
-                ("↑↓", "move"),
-                ("Tab", "pane"),
-                ("r", "run"),
-                ("e", "edit"),
-                ("x", "explain"),
-                ("d", "doctor"),
-                ("v", "results"),
-                ("?", "help"),
-                ("q", "quit"),
-            ],
-        }
-    }
-
-    /// Handles one key: the open overlay's keys first, then the screen's.
+    /// Handles one key: what the view's table binds it to ([`super::bindings`]).
     pub fn on_key(&mut self, key: KeyEvent) -> Action {
-        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
-            self.quit = true;
-            return Action::QuitNow;
-        }
-        match self.overlay.clone() {
-            Overlay::Help => {
-                if matches!(
-                    key.code,
-                    KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter
-                ) {
-                    self.overlay = Overlay::None;
-                }
-                Action::None
-            }
-            Overlay::Refused { .. } | Overlay::Explain { .. } | Overlay::Doctor { .. } => {
-                self.on_pane_key(key)
-            }
-            Overlay::Confirm { device, typed, .. } => self.on_confirm_key(key, device, typed),
-            Overlay::Form(form) => self.on_form_key(form, key),
-            // Every screen quits on q and opens the help on ?.
-            Overlay::None if key.code == KeyCode::Char('q') => {
-                self.quit = true;
-                Action::Quit
-            }
-            Overlay::None if key.code == KeyCode::Char('?') => {
-                self.overlay = Overlay::Help;
-                Action::None
-            }
-            Overlay::None => match self.screen {
-                Screen::Run => self.on_run_key(key),
-                Screen::Results => self.on_results_key(key),
-                Screen::Main => self.on_main_key(key),
-            },
+        match self.view().command(&key) {
+            Some(cmd) => self.on_command(cmd, &key),
+            None => Action::None,
         }
     }
 
-    /// A refusal, explanation or doctor pane: scroll it, or close it.
-    fn on_pane_key(&mut self, key: KeyEvent) -> Action {
-        match key.code {
-            KeyCode::Esc
-            | KeyCode::Enter
-            | KeyCode::Char('q')
-            | KeyCode::Char('x')
-            | KeyCode::Char('d') => {
-                self.overlay = Overlay::None;
-                // The next pane opens at its top.
-                self.overlay_scroll = 0;
+    /// Carries out what a key is bound to.
+    fn on_command(&mut self, cmd: Cmd, key: &KeyEvent) -> Action {
+        match cmd {
+            Cmd::Quit => {
+                self.quit = true;
+                return Action::Quit;
             }
-            KeyCode::Down | KeyCode::Char('j') => self.scroll_overlay(1),
-            KeyCode::Up | KeyCode::Char('k') => self.scroll_overlay(-1),
-            KeyCode::PageDown | KeyCode::Char(' ') => self.scroll_overlay(8),
-            KeyCode::PageUp => self.scroll_overlay(-8),
-            _ => {}
+            Cmd::QuitNow => {
+                self.quit = true;
+                return Action::QuitNow;
+            }
+            Cmd::Help => self.overlay = Overlay::Help,
+            Cmd::CloseHelp | Cmd::CloseForm => self.overlay = Overlay::None,
+            Cmd::Run => {
+                self.overlay = Overlay::None;
+                return self.request_run();
+            }
+            Cmd::Doctor => return self.open_doctor(),
+            Cmd::Results => return self.show_results(),
+            Cmd::Reopen => return Action::Reopen,
+            Cmd::CancelTest => {
+                if let Some(r) = self.run.as_mut() {
+                    r.cancelling = true;
+                }
+                return Action::Cancel;
+            }
+            Cmd::StartWrite => return self.confirm_typed(),
+            Cmd::Field(_) | Cmd::Value(_) | Cmd::EditValue | Cmd::Accept | Cmd::Undo => {
+                self.on_form_command(cmd)
+            }
+            Cmd::EditLine | Cmd::CancelWrite => self.on_typing(cmd, key),
+            _ => self.on_view_command(cmd),
         }
         Action::None
     }
 
-    /// The confirmation: the device's name typed back starts the write test.
-    fn on_confirm_key(&mut self, key: KeyEvent, device: String, mut typed: String) -> Action {
-        match key.code {
-            KeyCode::Esc => {
+    /// The commands that change only what is shown.
+    fn on_view_command(&mut self, cmd: Cmd) {
+        match cmd {
+            Cmd::Move(by) => self.move_selection(by.into()),
+            Cmd::NextPane => self.focus = self.focus.next(),
+            Cmd::PrevPane => self.focus = self.focus.prev(),
+            Cmd::DevicesLeft => self.iostat_first = self.iostat_first.saturating_sub(1),
+            Cmd::DevicesRight => {
+                self.iostat_first = (self.iostat_first + 1).min(self.watched.len().max(1) - 1);
+            }
+            Cmd::Enter => match self.focus {
+                Focus::Devices => self.focus = Focus::Tests,
+                Focus::Tests => self.open_form(),
+                Focus::Properties | Focus::Iostat => {}
+            },
+            Cmd::Edit => self.open_form(),
+            Cmd::Explain => self.overlay = self.explain(),
+            Cmd::ClearStatus => self.status = None,
+            Cmd::ToggleLatency => self.latency_view = !self.latency_view,
+            Cmd::ToggleCharts => self.result_charts = !self.result_charts,
+            Cmd::Result(by) => {
+                let n = self.results.len() as isize;
+                if n > 0 {
+                    self.selected_result =
+                        (self.selected_result as isize + isize::from(by)).clamp(0, n - 1) as usize;
+                }
+            }
+            Cmd::ScrollNotes(by) => self.scroll_notes(by.into()),
+            Cmd::Compare => self.compare_selected(),
+            Cmd::BackToMain => self.screen = Screen::Main,
+            Cmd::ScrollPane(by) => self.scroll_overlay(by.into()),
+            Cmd::ClosePane => {
                 self.overlay = Overlay::None;
-                self.status = Some("write test not started".into());
-                Action::None
+                // The next pane opens at its top.
+                self.overlay_scroll = 0;
             }
-            KeyCode::Enter => {
-                if typed.trim() == device {
-                    self.overlay = Overlay::None;
-                    match self.selected_suite().cloned() {
-                        Some(s) => self.start_suite(s, Some(device)),
-                        None => self.start(Some(device)),
-                    }
-                } else {
-                    self.overlay = Overlay::Confirm {
-                        device: device.clone(),
-                        typed,
-                        error: Some(format!("that is not {device}; type {device} exactly")),
-                    };
-                    Action::None
+            _ => {}
+        }
+    }
+
+    /// `d`: the doctor's findings for the target's device (the scratch file: the device
+    /// holding its directory).
+    fn open_doctor(&mut self) -> Action {
+        let device = self
+            .target()
+            .device
+            .clone()
+            .or_else(|| self.watched.first().cloned());
+        match device {
+            Some(device) => {
+                self.overlay = Overlay::Doctor {
+                    device: device.clone(),
+                    findings: None,
+                };
+                Action::Doctor {
+                    device,
+                    host: self.target().host.clone(),
                 }
             }
-            _ => {
-                if edit_line(&mut typed, &key) {
-                    self.overlay = Overlay::Confirm {
-                        device,
-                        typed,
-                        error: None,
-                    };
-                }
+            None => {
+                self.status = Some("no block device here to examine".into());
                 Action::None
             }
         }
     }
 
-    /// While a test runs: Esc cancels it, l switches the lower chart.
-    fn on_run_key(&mut self, key: KeyEvent) -> Action {
-        match key.code {
-            KeyCode::Esc => {
-                if let Some(r) = self.run.as_mut() {
-                    r.cancelling = true;
-                }
-                Action::Cancel
-            }
-            KeyCode::Char('l') => {
-                self.latency_view = !self.latency_view;
-                Action::None
-            }
-            _ => Action::None,
+    /// `v`: the session's results, or the saved runs when nothing ran yet.
+    fn show_results(&mut self) -> Action {
+        if self.results.is_empty() {
+            Action::Reopen
+        } else {
+            self.screen = Screen::Results;
+            Action::None
         }
     }
 
-    /// The results: move, compare, reopen saved runs, scroll what a result means.
-    fn on_results_key(&mut self, key: KeyEvent) -> Action {
-        match key.code {
-            KeyCode::Char('g') => {
-                self.result_charts = !self.result_charts;
-                Action::None
-            }
-            KeyCode::Esc | KeyCode::Backspace => {
-                self.screen = Screen::Main;
-                Action::None
-            }
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.selected_result = self.selected_result.saturating_sub(1);
-                Action::None
-            }
-            KeyCode::Down | KeyCode::Char('j') => {
-                if self.selected_result + 1 < self.results.len() {
-                    self.selected_result += 1;
+    /// Text typed into the form's value or the confirmation; Esc gives the write up.
+    fn on_typing(&mut self, cmd: Cmd, key: &KeyEvent) {
+        if cmd == Cmd::CancelWrite {
+            self.overlay = Overlay::None;
+            self.status = Some("write test not started".into());
+            return;
+        }
+        match &mut self.overlay {
+            Overlay::Confirm { typed, error, .. } => {
+                let typed_something = edit_line(typed, key);
+                if typed_something {
+                    *error = None;
                 }
-                Action::None
             }
-            KeyCode::Char('r') => self.request_run(),
-            KeyCode::Char('c') => {
-                self.compare_selected();
-                Action::None
+            Overlay::Form(f) => {
+                if let Some(t) = f.editing.as_mut() {
+                    edit_line(t, key);
+                }
             }
-            KeyCode::Char('o') => Action::Reopen,
-            KeyCode::PageDown | KeyCode::Char(' ') => {
-                self.scroll_notes(8);
-                Action::None
-            }
-            KeyCode::PageUp => {
-                self.scroll_notes(-8);
-                Action::None
-            }
-            _ => Action::None,
+            _ => {}
         }
     }
 
-    fn on_main_key(&mut self, key: KeyEvent) -> Action {
-        match key.code {
-            KeyCode::Tab => {
-                self.focus = self.focus.next();
-                Action::None
-            }
-            KeyCode::BackTab => {
-                self.focus = self.focus.prev();
-                Action::None
-            }
-            KeyCode::Left | KeyCode::Char('h') if self.focus == Focus::Iostat => {
-                self.iostat_first = self.iostat_first.saturating_sub(1);
-                Action::None
-            }
-            KeyCode::Right | KeyCode::Char('l') if self.focus == Focus::Iostat => {
-                if self.iostat_first + 1 < self.watched.len() {
-                    self.iostat_first += 1;
-                }
-                Action::None
-            }
-            KeyCode::PageUp => {
-                self.move_selection(-8);
-                Action::None
-            }
-            KeyCode::PageDown => {
-                self.move_selection(8);
-                Action::None
-            }
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.move_selection(-1);
-                Action::None
-            }
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.move_selection(1);
-                Action::None
-            }
-            KeyCode::Enter => {
-                match self.focus {
-                    Focus::Devices => self.focus = Focus::Tests,
-                    Focus::Tests => self.open_form(),
-                    Focus::Properties | Focus::Iostat => {}
-                }
-                Action::None
-            }
-            KeyCode::Char('e') => {
-                self.open_form();
-                Action::None
-            }
-            KeyCode::Char('r') => self.request_run(),
-            KeyCode::Char('x') => {
-                self.overlay = self.explain();
-                Action::None
-            }
-            KeyCode::Char('d') => {
-                // The scratch file: the device holding its directory.
-                let device = self
-                    .target()
-                    .device
-                    .clone()
-                    .or_else(|| self.watched.first().cloned());
-                match device {
-                    Some(device) => {
-                        self.overlay = Overlay::Doctor {
-                            device: device.clone(),
-                            findings: None,
-                        };
-                        Action::Doctor {
-                            device,
-                            host: self.target().host.clone(),
-                        }
-                    }
-                    None => {
-                        self.status = Some("no block device here to examine".into());
-                        Action::None
-                    }
-                }
-            }
-            KeyCode::Char('v') => {
-                if self.results.is_empty() {
-                    // Nothing run yet in this session: show the saved runs instead.
-                    Action::Reopen
-                } else {
-                    self.screen = Screen::Results;
-                    Action::None
-                }
-            }
-            KeyCode::Esc => {
-                self.status = None;
-                Action::None
-            }
-            _ => Action::None,
+    /// Enter on the confirmation: the device's name typed back starts the write test.
+    fn confirm_typed(&mut self) -> Action {
+        let Overlay::Confirm { device, typed, .. } = self.overlay.clone() else {
+            return Action::None;
+        };
+        if typed.trim() == device {
+            self.overlay = Overlay::None;
+            return match self.selected_suite().cloned() {
+                Some(s) => self.start_suite(s, Some(device)),
+                None => self.start(Some(device)),
+            };
         }
+        self.overlay = Overlay::Confirm {
+            device: device.clone(),
+            typed,
+            error: Some(format!("that is not {device}; type {device} exactly")),
+        };
+        Action::None
     }
 
     fn move_selection(&mut self, by: isize) {

@@ -2,6 +2,7 @@
 //! (`ui::run`) feeds keys, engine samples and diskstats in, and carries out the [`Action`]s that
 //! come back; `render` draws the state. So every key can be tested on the state alone.
 
+pub mod bindings;
 mod form;
 mod hosts;
 mod keys;

@@ -1,7 +1,5 @@
-//! The lessons' panes. Each draw records which screen row holds which lesson, choice or button,
-//! so a click finds what it fell on.
-
-use std::cell::RefCell;
+//! The lessons' panes. Where a lesson, a choice or the button lies is worked out from the same
+//! layout the draw uses ([`rows`]), so a click finds what it fell on.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -13,7 +11,7 @@ use super::{LearnApp, Pane};
 use crate::output::lesson;
 use crate::ui::Look;
 
-/// What a screen row holds, as the last draw put it there.
+/// What a screen row holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Row {
     Lesson(usize),
@@ -21,34 +19,60 @@ pub enum Row {
     Run,
 }
 
-thread_local! {
-    static ROWS: RefCell<Vec<(u16, Row)>> = const { RefCell::new(Vec::new()) };
+/// The panes' area of the screen (all but the footer), None when the screen is too small.
+fn body(screen: Rect) -> Option<Rect> {
+    if screen.width < crate::ui::render::MIN_WIDTH || screen.height < crate::ui::render::MIN_HEIGHT
+    {
+        return None;
+    }
+    let [body, _] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(screen);
+    Some(body)
 }
 
-fn remember(rows: Vec<(u16, Row)>) {
-    ROWS.with(|r| *r.borrow_mut() = rows);
+/// The list's two parts: the lessons and what the selected one is about.
+fn list_areas(body: Rect) -> [Rect; 2] {
+    Layout::vertical([Constraint::Min(3), Constraint::Length(5)]).areas(body)
 }
 
-fn row_at(y: u16) -> Option<Row> {
-    ROWS.with(|r| r.borrow().iter().find(|(at, _)| *at == y).map(|x| x.1))
+/// Which screen row holds which lesson, choice or button, as the draw lays them out.
+pub fn rows(app: &LearnApp, screen: Rect) -> Vec<(u16, Row)> {
+    let Some(body) = body(screen) else {
+        return Vec::new();
+    };
+    let look = Look {
+        color: false,
+        ascii: true,
+    };
+    match app.pane {
+        Pane::List => list_lines(app, look, list_areas(body)[0]).1,
+        Pane::Question => question_lines(app, look, body).1,
+        Pane::Running | Pane::Answer => Vec::new(),
+    }
 }
 
-pub fn list_row_at(_app: &LearnApp, y: u16, _height: u16) -> Option<usize> {
-    match row_at(y)? {
+fn row_at(app: &LearnApp, y: u16, screen: Rect) -> Option<Row> {
+    rows(app, screen)
+        .into_iter()
+        .find(|(at, _)| *at == y)
+        .map(|x| x.1)
+}
+
+pub fn list_row_at(app: &LearnApp, y: u16, screen: Rect) -> Option<usize> {
+    match row_at(app, y, screen)? {
         Row::Lesson(i) => Some(i),
         _ => None,
     }
 }
 
-pub fn choice_at(_app: &LearnApp, y: u16) -> Option<usize> {
-    match row_at(y)? {
+pub fn choice_at(app: &LearnApp, y: u16, screen: Rect) -> Option<usize> {
+    match row_at(app, y, screen)? {
         Row::Choice(i) => Some(i),
         _ => None,
     }
 }
 
-pub fn run_button_at(_app: &LearnApp, y: u16) -> bool {
-    row_at(y) == Some(Row::Run)
+pub fn run_button_at(app: &LearnApp, y: u16, screen: Rect) -> bool {
+    row_at(app, y, screen) == Some(Row::Run)
 }
 
 /// Greedy word wrap to `width` columns.
@@ -78,14 +102,18 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 
 pub fn draw(f: &mut Frame, app: &LearnApp, look: Look) {
     let area = f.area();
-    if area.width < crate::ui::render::MIN_WIDTH || area.height < crate::ui::render::MIN_HEIGHT {
+    let Some(body) = body(area) else {
         f.render_widget(
             Paragraph::new("The terminal is too small: 64x18 at least."),
             area,
         );
         return;
-    }
-    let [body, footer] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(area);
+    };
+    let footer = Rect {
+        y: body.y + body.height,
+        height: 1,
+        ..body
+    };
     let keys = match app.pane {
         Pane::List => "Up/Down choose  Enter open  q quit",
         Pane::Question => "a-z predict  Enter run  Esc lessons  q quit",
@@ -105,7 +133,17 @@ pub fn draw(f: &mut Frame, app: &LearnApp, look: Look) {
 }
 
 fn list(f: &mut Frame, app: &LearnApp, look: Look, area: Rect) {
-    let [top, about] = Layout::vertical([Constraint::Min(3), Constraint::Length(5)]).areas(area);
+    let [top, about] = list_areas(area);
+    let (lines, _) = list_lines(app, look, top);
+    f.render_widget(
+        Paragraph::new(lines).block(look.block(" blkscope learn: lessons ", true)),
+        top,
+    );
+    about_lesson(f, app, look, about);
+}
+
+/// The lessons that fit in `top`, and the row each is on.
+fn list_lines(app: &LearnApp, look: Look, top: Rect) -> (Vec<Line<'static>>, Vec<(u16, Row)>) {
     let inner_h = top.height.saturating_sub(2) as usize;
     let first = app.selected.saturating_sub(inner_h.saturating_sub(1));
     let mut rows = Vec::new();
@@ -121,14 +159,14 @@ fn list(f: &mut Frame, app: &LearnApp, look: Look, area: Rect) {
         } else {
             Style::default()
         };
-        rows.push((top.y + 1 + lines.len() as u16, super::draw::Row::Lesson(i)));
+        rows.push((top.y + 1 + lines.len() as u16, Row::Lesson(i)));
         lines.push(Line::from(Span::styled(text, style)));
     }
-    remember(rows);
-    f.render_widget(
-        Paragraph::new(lines).block(look.block(" blkscope learn: lessons ", true)),
-        top,
-    );
+    (lines, rows)
+}
+
+/// What the selected lesson is about, and when it was last done.
+fn about_lesson(f: &mut Frame, app: &LearnApp, look: Look, about: Rect) {
     let l = app.lesson();
     let mut text: Vec<Line> = wrap(&l.about, about.width.saturating_sub(2) as usize)
         .into_iter()
@@ -151,6 +189,15 @@ fn list(f: &mut Frame, app: &LearnApp, look: Look, area: Rect) {
 }
 
 fn question(f: &mut Frame, app: &LearnApp, look: Look, area: Rect) {
+    let (lines, _) = question_lines(app, look, area);
+    f.render_widget(
+        Paragraph::new(lines).block(look.block(format!(" {} ", app.lesson().title), true)),
+        area,
+    );
+}
+
+/// The question, the choices and the button, and the row each choice and the button is on.
+fn question_lines(app: &LearnApp, look: Look, area: Rect) -> (Vec<Line<'static>>, Vec<(u16, Row)>) {
     let l = app.lesson();
     let width = area.width.saturating_sub(2) as usize;
     let mut lines: Vec<Line> = wrap(&l.question, width)
@@ -202,15 +249,10 @@ fn question(f: &mut Frame, app: &LearnApp, look: Look, area: Rect) {
         None => "[ Enter: run it (pick a prediction first, or run without) ]".into(),
     };
     lines.push(Line::from(Span::styled(button, look.alert())));
-    remember(rows);
-    f.render_widget(
-        Paragraph::new(lines).block(look.block(format!(" {} ", l.title), true)),
-        area,
-    );
+    (lines, rows)
 }
 
 fn running(f: &mut Frame, app: &LearnApp, look: Look, area: Rect) {
-    remember(Vec::new());
     let [head, mid, done] = Layout::vertical([
         Constraint::Length(5),
         Constraint::Min(8),
@@ -295,7 +337,6 @@ fn iostat_panel(f: &mut Frame, app: &LearnApp, look: Look, area: Rect) {
 }
 
 fn answer(f: &mut Frame, app: &LearnApp, look: Look, area: Rect) {
-    remember(Vec::new());
     let width = area.width.saturating_sub(2) as usize;
     let text: Vec<String> = match (&app.result, &app.error) {
         (_, Some(e)) => vec![format!("The lesson could not run: {e}")],

@@ -3,8 +3,9 @@
 //! with the columns that matter highlighted, the step's "look at"), and the answer (each claim
 //! with its numbers, the prediction against what was measured, the dd and fio lines).
 //!
-//! The lesson runs on its own thread, which makes and removes the lab; quitting, SIGTERM or
-//! SIGHUP cancels it and waits for it, so the lab is gone when the TUI is.
+//! It runs in the main TUI's [`shell`](super::shell). The lesson runs on its own thread, which
+//! makes and removes the lab; quitting, SIGTERM, SIGHUP, a terminal that went away or a panic
+//! cancels it and waits for it, so the lab is gone when the TUI is.
 
 mod draw;
 
@@ -12,12 +13,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
-use crossterm::event::{
-    self, Event, KeyCode, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
-};
+use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind};
+use ratatui::layout::Rect;
+use tokio::sync::mpsc::UnboundedSender;
 
 use super::Look;
 use crate::engine::Job;
@@ -197,10 +196,11 @@ impl LearnApp {
     }
 
     /// A click: a lesson in the list, a choice in the question; the wheel scrolls the answer.
-    fn on_mouse(&mut self, kind: MouseEventKind, row: u16, height: u16) -> bool {
+    /// `screen`: the whole terminal, laid out as the draw lays it out.
+    fn on_mouse(&mut self, kind: MouseEventKind, row: u16, screen: Rect) -> bool {
         match (self.pane, kind) {
             (Pane::List, MouseEventKind::Down(MouseButton::Left)) => {
-                if let Some(i) = draw::list_row_at(self, row, height) {
+                if let Some(i) = draw::list_row_at(self, row, screen) {
                     if i == self.selected {
                         self.pane = Pane::Question;
                         self.prediction = None;
@@ -209,9 +209,9 @@ impl LearnApp {
                 }
             }
             (Pane::Question, MouseEventKind::Down(MouseButton::Left)) => {
-                if let Some(i) = draw::choice_at(self, row) {
+                if let Some(i) = draw::choice_at(self, row, screen) {
                     self.prediction = Some(i);
-                } else if draw::run_button_at(self, row) {
+                } else if draw::run_button_at(self, row, screen) {
                     return true;
                 }
             }
@@ -241,7 +241,7 @@ impl LearnApp {
 }
 
 /// Sends what the lesson does to the UI thread.
-struct ToUi(mpsc::Sender<Msg>);
+struct ToUi(UnboundedSender<Msg>);
 
 impl lesson_run::Observer for ToUi {
     fn status(&mut self, what: &str) {
@@ -271,14 +271,16 @@ impl lesson_run::Observer for ToUi {
 }
 
 /// The lesson thread: runs the lesson (making and removing its lab), saves it, says it ended.
+/// The shell's panic hook knows of it while it runs.
 fn spawn_lesson(
     opts: &Options,
     lesson: Lesson,
     prediction: Option<usize>,
-    tx: mpsc::Sender<Msg>,
+    tx: UnboundedSender<Msg>,
     cancel: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     let (root, size, dir, save) = (opts.root.clone(), opts.size, opts.dir.clone(), opts.save);
+    let working = super::shell::Work::started(&cancel);
     std::thread::Builder::new()
         .name("blkscope-lesson".into())
         .spawn(move || {
@@ -294,155 +296,140 @@ fn spawn_lesson(
             {
                 let _ = crate::learn::progress::save(r);
             }
+            drop(working);
             let _ = tx.send(Msg::Finished(r.map(Box::new).map_err(|e| e.to_string())));
         })
 }
-
-/// Set while a lesson thread runs; the panic hook cancels it and waits for it (its lab).
-static LESSON_CANCEL: std::sync::Mutex<Option<Arc<AtomicBool>>> = std::sync::Mutex::new(None);
 
 /// Runs the lessons' TUI until the user quits.
 pub fn run(opts: Options) -> Result<(), crate::Error> {
     if opts.lessons.is_empty() {
         return Err(crate::Error::Usage("no lessons to show".into()));
     }
-    let io_err = |e: std::io::Error| crate::Error::io(std::path::Path::new("terminal"), e);
-    let mut terminal = super::init_terminal(opts.mouse).map_err(io_err)?;
-    let _guard = super::TerminalGuard;
-    let prev = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let c = LESSON_CANCEL.lock().ok().and_then(|g| g.clone());
-        if let Some(c) = c {
-            c.store(true, Ordering::Relaxed);
-            std::thread::sleep(Duration::from_millis(500));
-        }
-        super::restore_terminal();
-        prev(info);
-    }));
-    let r = event_loop(&mut terminal, &opts);
-    let _ = std::panic::take_hook();
-    r
-}
-
-fn event_loop(terminal: &mut ratatui::DefaultTerminal, opts: &Options) -> Result<(), crate::Error> {
-    let io_err = |e: std::io::Error| crate::Error::io(std::path::Path::new("terminal"), e);
-    // Async input, as the main TUI reads it: a terminal that goes away (a dropped SSH session,
-    // a killed tmux) ends the stream, where crossterm's blocking read spun on EOF for ever.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(io_err)?;
-    rt.block_on(async_loop(terminal, opts))
-}
-
-/// What one terminal event does: (start the lesson, quit).
-fn on_event(app: &mut LearnApp, ev: Option<std::io::Result<Event>>, height: u16) -> (bool, bool) {
-    let mut quit = false;
-    let start = match ev {
-        Some(Ok(Event::Key(k))) if k.kind == KeyEventKind::Press => {
-            if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
-                quit = true;
-                false
-            } else {
-                app.on_key(k.code, &mut quit)
-            }
-        }
-        Some(Ok(Event::Mouse(m))) => app.on_mouse(m.kind, m.row, height),
-        Some(Ok(_)) => false,
-        // The terminal is gone.
-        Some(Err(_)) | None => {
-            quit = true;
-            false
-        }
-    };
-    (start, quit)
-}
-
-async fn async_loop(
-    terminal: &mut ratatui::DefaultTerminal,
-    opts: &Options,
-) -> Result<(), crate::Error> {
-    use futures_util::StreamExt;
-    use tokio::signal::unix::{SignalKind, signal};
-    let io_err = |e: std::io::Error| crate::Error::io(std::path::Path::new("terminal"), e);
-    let mut app = LearnApp::new(opts.lessons.clone(), opts.open.as_deref());
-    let mut sigterm = signal(SignalKind::terminate()).map_err(io_err)?;
-    let mut sighup = signal(SignalKind::hangup()).map_err(io_err)?;
-    let mut events = event::EventStream::new();
-    let (tx, rx) = mpsc::channel::<Msg>();
-    let mut worker: Option<(std::thread::JoinHandle<()>, Arc<AtomicBool>)> = None;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
     let mut sampler = Sampler::new(opts.root.clone());
     let _ = sampler.prime();
-    let mut next_stats = Instant::now() + Duration::from_secs(1);
-    let mut tick =
-        tokio::time::interval(Duration::from_secs_f64(1.0 / opts.fps.clamp(1, 60) as f64));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut quit = false;
-    while !quit {
-        terminal
-            .draw(|f| draw::draw(f, &app, opts.look))
-            .map_err(io_err)?;
-        let mut start = false;
-        tokio::select! {
-            ev = events.next() => {
-                let h = terminal.size().map(|s| s.height).unwrap_or(24);
-                (start, quit) = on_event(&mut app, ev, h);
-            }
-            _ = tick.tick() => {}
-            _ = sigterm.recv() => quit = true,
-            _ = sighup.recv() => quit = true,
-        }
-        while let Ok(m) = rx.try_recv() {
-            app.on_msg(m);
-        }
-        if app.pane == Pane::Answer
-            && let Some((h, _)) = worker.take()
-        {
-            let _ = h.join();
-            *LESSON_CANCEL.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        }
-        if Instant::now() >= next_stats {
-            next_stats = Instant::now() + Duration::from_secs(1);
-            on_stats_tick(&mut app, &mut sampler);
-        }
-        if start && worker.is_none() && !quit {
-            app.start();
-            let cancel = Arc::new(AtomicBool::new(false));
-            *LESSON_CANCEL.lock().unwrap_or_else(|e| e.into_inner()) = Some(cancel.clone());
-            match spawn_lesson(
-                opts,
-                app.lesson().clone(),
-                app.prediction,
-                tx.clone(),
-                cancel.clone(),
-            ) {
-                Ok(h) => worker = Some((h, cancel)),
-                Err(e) => app.on_msg(Msg::Finished(Err(e.to_string()))),
-            }
-        }
-    }
-    // The lesson stops and removes its lab before the terminal is given back.
-    if let Some((h, cancel)) = worker.take() {
-        cancel.store(true, Ordering::Relaxed);
-        let _ = h.join();
-    }
-    Ok(())
+    let mut lp = Lessons {
+        app: LearnApp::new(opts.lessons.clone(), opts.open.as_deref()),
+        opts: &opts,
+        tx,
+        worker: None,
+        sampler,
+        quit: false,
+    };
+    let shell = super::shell::Options {
+        mouse: opts.mouse,
+        fps: opts.fps,
+    };
+    super::shell::run(&shell, &mut lp, rx)
 }
 
-/// The lab device's iostat -x over the last second, while a step runs.
-fn on_stats_tick(app: &mut LearnApp, sampler: &mut Sampler) {
-    let Ok(all) = sampler.sample() else { return };
-    let name = app
-        .step
-        .as_ref()
-        .map(|(_, _, p)| p.trim_start_matches("/dev/").to_string());
-    app.iostat = name.and_then(|n| all.into_iter().find(|x| x.disk_device == n));
+/// The lessons' TUI in the shell: the state, the lesson thread and the lab device's sampler.
+struct Lessons<'a> {
+    app: LearnApp,
+    opts: &'a Options,
+    tx: UnboundedSender<Msg>,
+    worker: Option<(std::thread::JoinHandle<()>, Arc<AtomicBool>)>,
+    sampler: Sampler,
+    quit: bool,
+}
+
+impl Lessons<'_> {
+    /// What one terminal event does: whether to start the lesson (quit is set on q).
+    fn on_input(&mut self, ev: Event, screen: Rect) -> bool {
+        match ev {
+            Event::Key(k) if k.kind == KeyEventKind::Press => {
+                if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
+                    self.quit = true;
+                    false
+                } else {
+                    self.app.on_key(k.code, &mut self.quit)
+                }
+            }
+            Event::Mouse(m) => self.app.on_mouse(m.kind, m.row, screen),
+            _ => false,
+        }
+    }
+
+    /// Starts the lesson on its thread, with the prediction made.
+    fn start(&mut self) {
+        if self.worker.is_some() || self.quit {
+            return;
+        }
+        self.app.start();
+        let cancel = Arc::new(AtomicBool::new(false));
+        match spawn_lesson(
+            self.opts,
+            self.app.lesson().clone(),
+            self.app.prediction,
+            self.tx.clone(),
+            cancel.clone(),
+        ) {
+            Ok(h) => self.worker = Some((h, cancel)),
+            Err(e) => self.app.on_msg(Msg::Finished(Err(e.to_string()))),
+        }
+    }
+}
+
+impl super::shell::Program for Lessons<'_> {
+    type Msg = Msg;
+
+    fn draw(&mut self, f: &mut ratatui::Frame) {
+        draw::draw(f, &self.app, self.opts.look);
+    }
+
+    fn on_event(&mut self, ev: Event, screen: Rect) {
+        if self.on_input(ev, screen) {
+            self.start();
+        }
+    }
+
+    fn on_msg(&mut self, m: Msg) {
+        self.app.on_msg(m);
+        if self.app.pane == Pane::Answer
+            && let Some((h, _)) = self.worker.take()
+        {
+            let _ = h.join();
+        }
+    }
+
+    /// The lab device's iostat -x over the last second, while a step runs.
+    fn on_tick(&mut self) {
+        let Ok(all) = self.sampler.sample() else {
+            return;
+        };
+        let name = self
+            .app
+            .step
+            .as_ref()
+            .map(|(_, _, p)| p.trim_start_matches("/dev/").to_string());
+        self.app.iostat = name.and_then(|n| all.into_iter().find(|x| x.disk_device == n));
+    }
+
+    fn quit(&mut self) {
+        self.quit = true;
+    }
+
+    fn done(&self) -> bool {
+        self.quit
+    }
+
+    /// The lesson stops and removes its lab before the terminal is given back.
+    fn shut_down(&mut self) {
+        if let Some((h, cancel)) = self.worker.take() {
+            cancel.store(true, Ordering::Relaxed);
+            let _ = h.join();
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use ratatui::backend::TestBackend;
+
+    /// The screen the tests draw on.
+    const SCREEN: Rect = Rect::new(0, 0, 80, 24);
 
     fn screen(app: &LearnApp) -> (ratatui::Terminal<TestBackend>, String) {
         let mut t = ratatui::Terminal::new(TestBackend::new(80, 24)).unwrap();
@@ -475,22 +462,22 @@ mod tests {
         println!("{text}");
         // A click on a lesson selects it; a second click opens it.
         let y = row_of(&text, "queue-depth");
-        assert!(!app.on_mouse(click, y, 24));
+        assert!(!app.on_mouse(click, y, SCREEN));
         assert_eq!(app.lesson().name, "queue-depth");
         assert_eq!(app.pane, Pane::List);
-        app.on_mouse(click, y, 24);
+        app.on_mouse(click, y, SCREEN);
         assert_eq!(app.pane, Pane::Question);
         let (_t, text) = screen(&app);
         println!("{text}");
         assert!(text.is_ascii());
-        app.on_mouse(click, row_of(&text, "b) about 32x"), 24);
+        app.on_mouse(click, row_of(&text, "b) about 32x"), SCREEN);
         assert_eq!(app.prediction, Some(1));
         let (_t, text) = screen(&app);
         assert!(text.contains("> b) about 32x"), "{text}");
         // A click elsewhere changes nothing; on the button it runs.
-        assert!(!app.on_mouse(click, 0, 24));
+        assert!(!app.on_mouse(click, 0, SCREEN));
         assert_eq!(app.prediction, Some(1));
-        assert!(app.on_mouse(click, row_of(&text, "Enter: run it, predicting b)"), 24));
+        assert!(app.on_mouse(click, row_of(&text, "Enter: run it, predicting b)"), SCREEN));
     }
 
     #[test]

@@ -140,7 +140,7 @@ pub fn draw(f: &mut Frame, app: &App, look: Look) {
     footer_line(f, app, look, footer);
     match &app.overlay {
         Overlay::None => {}
-        Overlay::Help => help(f, look, area),
+        Overlay::Help => help(f, app, look, area),
         Overlay::Form(form) => form_overlay(f, app, look, area, form),
         Overlay::Confirm {
             device,
@@ -198,19 +198,9 @@ fn too_small(f: &mut Frame, area: Rect) {
 
 fn footer_line(f: &mut Frame, app: &App, look: Look, area: Rect) {
     let mut items: Vec<(String, &str)> = app
-        .footer()
+        .footer_of(look.ascii)
         .into_iter()
-        .map(|(k, d)| {
-            let k = if look.ascii {
-                k.replace("↑↓/jk", "j/k")
-                    .replace("←→/hl", "h/l")
-                    .replace("↑↓", "j/k")
-                    .replace("←→", "h/l")
-            } else {
-                k.to_string()
-            };
-            (k, d)
-        })
+        .map(|(k, d)| (k.to_string(), d))
         .collect();
     // Too wide (ASCII key names are longer than arrows, "j/k" for "↑↓"): the keys before the
     // last two (help and quit, or back) give way, last first; the help names them all.
@@ -699,46 +689,47 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
     }
 }
 
-fn help(f: &mut Frame, look: Look, area: Rect) {
-    let keys = [
-        ("Up/Down, j/k", "move in the pane (or scroll it)"),
-        ("PgUp/PgDn", "by 8; in the results, scroll the explanation"),
-        ("Tab", "next pane: Devices, Tests, Properties, iostat"),
-        ("h/l", "iostat pane: scroll through related devices"),
-        ("Enter", "Devices: go to Tests; Tests: edit"),
-        ("e", "edit the selected test's parameters"),
-        ("x", "explain it: dd and fio lines, flags, traps"),
-        ("r", "run the selected test on the selected target"),
-        ("d", "doctor: SMART, other I/O, alignment, settings"),
-        ("l / g", "run: latency heatmap; results: the run's charts"),
-        ("mouse", "click selects, the wheel scrolls (--no-mouse)"),
-        ("v", "the results (saved runs if none yet)"),
-        ("c / o", "results: compare runs / reopen saved runs"),
-        ("Esc", "back; cancels a running test"),
-        ("Ctrl-U/Ctrl-W", "typed text: clear it / drop the last word"),
-        ("?", "this help"),
-        ("q", "quit (cancels a running test first)"),
-        ("Ctrl-C", "quit at once"),
-    ];
-    let mut lines: Vec<Line> = keys
+/// A binding's keys as the help names them.
+fn key_name(b: &crate::ui::app::bindings::Binding, look: Look) -> &'static str {
+    if look.ascii { b.ascii } else { b.label }
+}
+
+/// The keys of the view beneath the help, from its table: what the footer shows and more.
+fn help(f: &mut Frame, app: &App, look: Look, area: Rect) {
+    let table = app.screen_view().table();
+    let width = table
         .iter()
-        .map(|(k, d)| {
+        .map(|b| key_name(b, look).chars().count())
+        .max()
+        .unwrap_or(0)
+        + 2;
+    let mut lines: Vec<Line> = table
+        .iter()
+        .map(|b| {
             Line::from(vec![
                 Span::styled(
-                    format!("{k:<14}"),
+                    format!("{:<width$}", key_name(b, look)),
                     Style::default().add_modifier(Modifier::BOLD),
                 ),
-                Span::raw(*d),
+                Span::raw(b.help),
             ])
         })
         .collect();
+    lines.push(Line::from(vec![
+        Span::styled(
+            format!("{:<width$}", "mouse"),
+            Style::default().add_modifier(Modifier::BOLD),
+        ),
+        Span::raw("click selects, the wheel scrolls (--no-mouse)"),
+    ]));
     lines.push(Line::from(""));
     lines.push(Line::from(
         "Writes: clear targets start; confirm asks for the name; blocked are refused.",
     ));
     // As tall as the lines are once wrapped, so that the last one is not cut off.
     let para = Paragraph::new(lines).wrap(Wrap { trim: false });
-    let r = centered(area, 64, para.line_count(62) as u16 + 2);
+    let w = area.width.saturating_sub(4).clamp(40, 76);
+    let r = centered(area, w, para.line_count(w - 2) as u16 + 2);
     f.render_widget(Clear, r);
     f.render_widget(para.block(look.block(" Keys ", true)), r);
 }
