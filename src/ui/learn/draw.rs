@@ -280,7 +280,7 @@ fn running(f: &mut Frame, app: &LearnApp, look: Look, area: Rect) {
         .collect();
     let x_max = pts.last().map(|p| p.0).unwrap_or(1.0).max(1.0);
     let name = app.test.as_ref().map(|t| t.0.as_str()).unwrap_or("-");
-    crate::ui::render::run::chart(
+    crate::ui::render::chart(
         f,
         look,
         chart,
