@@ -32,7 +32,6 @@ pub(crate) use charts::*;
 use devices::*;
 use footer::*;
 pub use iostat::diskstats_panel;
-use iostat::*;
 use properties::*;
 use results::*;
 use test_list::*;
