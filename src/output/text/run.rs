@@ -1,0 +1,174 @@
+//! `blkscope run`: a result's figures, warnings, where the time went, the spread of repeats.
+
+use super::*;
+use super::{fmt_duration, fmt_rate};
+use crate::engine::TargetInfo;
+use crate::result::RunResult;
+use crate::units::fmt_size;
+use std::fmt::Write as _;
+
+/// The block layer's trace of a run in one line: where the test's time went, or why it was not
+/// traced.
+pub(super) fn trace_line(t: &crate::analysis::traced::TraceSummary) -> String {
+    let ms = |ns: u64| fmt_duration(ns as f64, 1);
+    let split = match (&t.q2d_ns, &t.d2c_ns) {
+        (Some(q), Some(d)) if q.max > 0 => format!(
+            ": in the queue (Q2D) p50 {} p99 {}, in the device (D2C) p50 {} p99 {}",
+            ms(q.p50),
+            ms(q.p99),
+            ms(d.p50),
+            ms(d.p99)
+        ),
+        _ => String::new(),
+    };
+    match t.mode {
+        "off" => format!("traced: no ({})", t.why.as_deref().unwrap_or("off")),
+        "sampled" => format!("traced: the first {:.2} s{split}", t.seconds),
+        _ => format!("traced: yes{split}"),
+    }
+}
+
+/// One run's result: what ran, throughput, latency, CPU, streams, notes, warnings, error.
+pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String {
+    let mut out = String::new();
+    let which = if of > 1 {
+        format!(" (run {run}/{of})")
+    } else {
+        String::new()
+    };
+    let cpus = r
+        .cpus
+        .as_deref()
+        .map(|c| format!(" on CPUs {c}"))
+        .unwrap_or_default();
+    // What the writes carry; a read writes nothing, so it has no data to name.
+    let data = if crate::engine::job::Op::from_name(r.op).is_some_and(|o| o.writes()) {
+        format!(" {} data", r.data)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "{} {} QD{} x{} {}{data} on {} via {}{}{cpus}{which}",
+        r.op,
+        fmt_size(r.bs),
+        r.iodepth,
+        r.jobs,
+        r.mode,
+        info.test_file.as_deref().unwrap_or(&info.path),
+        r.engine,
+        if r.polled {
+            ", polled"
+        } else if r.to_workers {
+            ", handed to io-wq"
+        } else if r.busy_polled {
+            ", busy-polling"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  {} in {:.3} s: {}, {:.0} IOPS",
+        fmt_size(r.bytes),
+        r.seconds,
+        fmt_rate(r.bytes_per_sec),
+        r.iops
+    );
+    let l = &r.latency_ns;
+    let _ = writeln!(
+        out,
+        "  latency: min {}  mean {}  p50 {}  p99 {}  p99.9 {}  max {}",
+        fmt_ns(l.min as f64),
+        fmt_ns(l.mean),
+        fmt_ns(l.p50 as f64),
+        fmt_ns(l.p99 as f64),
+        fmt_ns(l.p99_9 as f64),
+        fmt_ns(l.max as f64)
+    );
+    let _ = writeln!(
+        out,
+        "  cpu: {:.2} s user, {:.2} s system ({:.2} us per I/O)",
+        r.cpu.user_s, r.cpu.system_s, r.cpu.per_io_us
+    );
+    if r.streams.len() > 1 {
+        for s in &r.streams {
+            let _ = writeln!(
+                out,
+                "  job {} at offset {}: {} in {:.3} s, {}",
+                s.job,
+                fmt_size(s.offset),
+                fmt_size(s.bytes),
+                s.seconds,
+                fmt_rate(s.bytes_per_sec)
+            );
+        }
+    }
+    if let Some(n) = &r.engine_note {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    if let Some(t) = &r.trace {
+        let _ = writeln!(out, "  {}", trace_line(t));
+    }
+    for w in &r.warnings {
+        let _ = writeln!(
+            out,
+            "  warning [{}]: {}",
+            w.kind,
+            first_sentence(&w.message)
+        );
+    }
+    if r.warnings.iter().any(|w| shortened(&w.message)) {
+        let _ = writeln!(out, "  {WHOLE_WARNING}");
+    }
+    if let Some(e) = &r.error {
+        // "error: read failed at offset 2097152: unreadable sector (medium error ...)".
+        let _ = writeln!(
+            out,
+            "  error: {} failed{}: {}",
+            e.op,
+            e.offset
+                .map(|o| format!(" at offset {o}"))
+                .unwrap_or_default(),
+            e.message,
+        );
+    }
+    if let Some(v) = &r.verify {
+        out.push_str(&verify_report(
+            v,
+            r.stamp.as_ref().map(stamp_span).unwrap_or(0),
+            "  ",
+        ));
+    }
+    if r.cancelled {
+        let _ = writeln!(out, "  cancelled: the figures above are partial");
+    }
+    out
+}
+
+/// The end of the last region a stamp covers (for the bad-range map's scale).
+pub(super) fn stamp_span(s: &crate::engine::pattern::Stamp) -> u64 {
+    s.jobs.iter().map(|j| j.start + j.len).max().unwrap_or(0)
+}
+
+/// The spread of a repeated run (empty when it was run once).
+pub fn spread(r: &RunResult) -> String {
+    let mut out = String::new();
+    if let Some(s) = &r.spread {
+        let _ = writeln!(
+            out,
+            "{} runs: min {}  median {}  max {}  (spread {:.1}% of the median)",
+            s.runs,
+            fmt_rate(s.bytes_per_sec.min),
+            fmt_rate(s.bytes_per_sec.median),
+            fmt_rate(s.bytes_per_sec.max),
+            s.relative_spread * 100.0
+        );
+        let _ = writeln!(
+            out,
+            "         IOPS min {:.0}  median {:.0}  max {:.0}",
+            s.iops.min, s.iops.median, s.iops.max
+        );
+    }
+    out
+}
