@@ -20,8 +20,6 @@ pub use suite::*;
 pub use sweep::*;
 pub use verify::*;
 
-use std::fmt::Write as _;
-
 use super::{fmt_duration, fmt_rate};
 
 fn fmt_ns(ns: f64) -> String {

@@ -1,7 +1,6 @@
 //! The read-back of `--verify` and `blkscope verify`: what came back, the bad ranges.
 
 use super::fmt_rate;
-use super::*;
 use crate::units::fmt_size;
 use std::fmt::Write as _;
 
