@@ -9,8 +9,8 @@ use proptest::prelude::*;
 
 use blkscope::device::mounts::{MountTable, SwapTable};
 use blkscope::device::signatures::{Blank, blank_regions, probe, scan_blank};
-use blkscope::engine::job::{parse_duration, parse_interval, parse_size, parse_size_or_percent};
 use blkscope::stats::{Snapshot, between};
+use blkscope::units::{parse_duration, parse_interval, parse_size, parse_size_or_percent};
 
 proptest! {
     #[test]

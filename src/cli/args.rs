@@ -5,10 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::engine::job::{
-    SizeSpec, parse_duration, parse_interval, parse_size, parse_size_or_percent,
-};
+use crate::engine::job::SizeSpec;
 use crate::engine::{Data, EngineKind, Job, Mode, Op};
+use crate::units::{parse_duration, parse_interval, parse_size, parse_size_or_percent};
 
 /// The headings options are grouped under in `--help`.
 const TEST: &str = "Test";

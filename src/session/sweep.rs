@@ -109,7 +109,7 @@ pub fn resolve(
         (Some(q), Some(b)) if count(q) > 1 => Ok((
             Param::Iodepth,
             parse_list(Param::Iodepth, q)?,
-            crate::engine::job::parse_size(b.trim())?,
+            crate::units::parse_size(b.trim())?,
             depth,
         )),
         (Some(q), Some(b)) if count(b) > 1 => {
@@ -135,7 +135,7 @@ pub fn parse_list(param: Param, s: &str) -> Result<Vec<u64>, String> {
             Param::Iodepth => x
                 .parse::<u64>()
                 .map_err(|_| format!("'{x}' is not a queue depth: use numbers like 1,2,4,8")),
-            Param::Bs => crate::engine::job::parse_size(x),
+            Param::Bs => crate::units::parse_size(x),
         })
         .collect();
     let v = v?;

@@ -3,6 +3,7 @@
 //! `$XDG_CONFIG_HOME/blkscope/suites/` (default `~/.config/blkscope/suites/`). Unknown keys and
 //! bad values are refused with the file, the line and the reason.
 
+use crate::units::{parse_duration, parse_size, parse_size_or_percent};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,10 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod presets;
 
-use crate::engine::job::{
-    Data, EngineKind, Job, Mode, Op, SizeSpec, Sized, parse_duration, parse_size,
-    parse_size_or_percent,
-};
+use crate::engine::job::{Data, EngineKind, Job, Mode, Op, SizeSpec, Sized};
 
 /// The built-in suites, in the order `blkscope suites` lists them.
 pub const BUILTIN: [(&str, &str); 9] = [

@@ -90,7 +90,7 @@ impl App {
 
     /// Applies a typed value if it parses and the job stays valid on the target.
     pub(super) fn apply_text(&mut self, field: usize, text: &str) -> Result<(), String> {
-        use crate::engine::job::{parse_duration, parse_size, parse_size_or_percent};
+        use crate::units::{parse_duration, parse_size, parse_size_or_percent};
         let mut j = self.test().job.clone();
         let t = text.trim();
         match FORM_FIELDS[field] {
