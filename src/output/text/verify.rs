@@ -49,8 +49,8 @@ pub fn verify_report(v: &crate::verify::VerifyReport, size: u64, indent: &str) -
         let _ = writeln!(
             out,
             "{indent}map [{}] ({})",
-            crate::verify::bad_range_map(v, size, 60),
-            crate::verify::map_legend()
+            bad_range_map(v, size, 60),
+            map_legend()
         );
     }
     // What each kind found means, once each.
@@ -60,4 +60,76 @@ pub fn verify_report(v: &crate::verify::VerifyReport, size: u64, indent: &str) -
         }
     }
     out
+}
+
+/// The map's key: each kind's letter and name.
+pub fn map_legend() -> String {
+    crate::verify::BadKind::ALL
+        .iter()
+        .map(|k| match k {
+            crate::verify::BadKind::IoError => "X I/O error".to_string(),
+            k => format!("{} {}", k.letter(), k.name().replace('_', " ")),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A map of bad ranges over a device of `size` bytes in `width` cells: `.` good (or not
+/// checked), otherwise each kind's [`crate::verify::BadKind::letter`] ([`map_legend`]).
+pub fn bad_range_map(rep: &crate::verify::VerifyReport, size: u64, width: usize) -> String {
+    let mut cells = vec!['.'; width.max(1)];
+    if size == 0 {
+        return cells.into_iter().collect();
+    }
+    for r in &rep.bad_ranges {
+        let c = r.kind.letter();
+        let a = (r.offset as u128 * cells.len() as u128 / size as u128) as usize;
+        let b = ((r.offset + r.length.max(1) - 1) as u128 * cells.len() as u128 / size as u128)
+            as usize;
+        for cell in cells
+            .iter_mut()
+            .take(b.min(width.max(1) - 1) + 1)
+            .skip(a.min(width.max(1) - 1))
+        {
+            // An I/O error shows over the other kinds.
+            if *cell != 'X' {
+                *cell = c;
+            }
+        }
+    }
+    cells.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::{BadKind, BadRange, VerifyReport};
+
+    #[test]
+    fn the_legend_names_each_kind_by_its_letter() {
+        assert_eq!(
+            map_legend(),
+            "X I/O error, o wrong offset, z zeroed, f foreign, s wrong stamp, c corrupt"
+        );
+    }
+
+    #[test]
+    fn the_map_places_ranges() {
+        let rep = VerifyReport {
+            bad_ranges: vec![
+                BadRange {
+                    offset: 0,
+                    length: 10,
+                    kind: BadKind::Corrupt,
+                },
+                BadRange {
+                    offset: 90,
+                    length: 10,
+                    kind: BadKind::IoError,
+                },
+            ],
+            ..Default::default()
+        };
+        assert_eq!(bad_range_map(&rep, 100, 10), "c........X");
+    }
 }

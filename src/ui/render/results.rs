@@ -242,10 +242,10 @@ pub(super) fn verify_lines(
         let w = width.saturating_sub(10) as usize;
         lines.push(Line::from(format!(
             "map [{}]",
-            crate::verify::bad_range_map(v, size, w)
+            crate::output::text::bad_range_map(v, size, w)
         )));
         lines.push(Line::from(Span::styled(
-            format!("    {}", crate::verify::map_legend()),
+            format!("    {}", crate::output::text::map_legend()),
             look.dim(),
         )));
     }
