@@ -12,24 +12,15 @@
 //! taken only from rounds where the queue did not run dry (fewer came back than were in
 //! flight): a round that drained it measured the job's own wake as well, and would make the
 //! device look slower, the wait longer and the queue drier still. A shallow ring
-//! ([`SHALLOW`]) of fast completions waits for one.
-//!
-//! Measured on a filled zram (2 CPUs, alternating with fio; issue 40's closing note): with a
-//! fixed half, 4K random reads at QD16 ran 0.72x fio (the workers ran dry while the job woke)
-//! and with a fixed eighth QD128 0.94x and two jobs at QD16 0.96x (a wake every 2 completions);
-//! half suits 16K reads at QD16 (1.3x), QD128 (1.3x) and two jobs (1.3x), one suits 4K at QD8.
+//! ([`SHALLOW`]) of fast completions waits for one. Why these rules, with their measurements:
+//! docs/architecture.md, "How many completions a job waits for".
 //!
 //! A job waiting for one completion that comes sooner than a wake would take polls for it
 //! instead of sleeping: [`Spin`].
 
 /// Rings this deep or shallower wait for one completion when their completions come less
-/// than [`POLL_NS`] apart (and then poll for it: [`Spin`]): with the rule below, 4K random
-/// reads at QD8 on zram measured their rate with the job's own wake in it (the queue of eight
-/// barely outlasts a wake) and waited for more, 0.64x fio against 0.77x. Slower completions
-/// (64K and 1M reads on zram, 10-120 us apart) follow the rule: waiting for one, every
-/// completion woke the job; with the rule 64K reads at QD8 used 1.00x fio's CPU per I/O
-/// against 1.03x, 1M reads at QD4 ran 1.89x fio against 1.73x (`DEVICES=zram ROWS=3,4,10,12
-/// bash bench/matrix.sh`, three pairs).
+/// than [`POLL_NS`] apart (and then poll for it: [`Spin`]): a queue of eight barely outlasts a
+/// wake, so its measured rate would include the job's own wake.
 pub const SHALLOW: usize = 8;
 
 /// About how long a sleeping job takes to wake, reap and submit again (a VM's halted vCPU
@@ -86,10 +77,8 @@ impl WaitShare {
 }
 
 /// Completions further apart than this are slept for, not polled for: about what a sleep and
-/// its wake cost in CPU between the job and the thread that wakes it. 4K random reads at QD1 on
-/// a filled zram (2 CPUs, 3 runs against fio) took 13.3 us of CPU an I/O sleeping and 5.4 us
-/// polling, each I/O one sleep; 64K reads at QD8 (completions ~12 us apart) used 1.10x fio's
-/// CPU an I/O polling, 0.99x sleeping.
+/// its wake cost in CPU between the job and the thread that wakes it (docs/architecture.md,
+/// "Polling instead of sleeping").
 pub const POLL_NS: u64 = 8_000;
 
 /// When polls that ran out outnumber those that caught by this many, the job sleeps instead ...
@@ -105,16 +94,11 @@ pub const PROBE_EVERY: u32 = 64;
 /// completion has to wake it (an interrupt to a halted vCPU in a VM), and meanwhile the queue
 /// runs dry and the io-wq worker doing its I/O goes to sleep too, to be woken in turn by the
 /// next submission. Polling (io_uring_enter without waiting, which also runs the completions
-/// the kernel deferred to this thread) for up to [`WAKE_NS`] keeps both awake. On a filled
-/// zram, 2 CPUs, alternating with fio (`bash bench/matrix.sh`, issue 40's closing note): 4K
-/// random reads at QD8 went from 0.75x fio at 1.21x its CPU per I/O to 1.11-1.17x at
-/// 0.94-0.99x; at QD1 from 2.55x to 1.7-7x (the best pairs 15x, where the io-wq worker ran on
-/// the job's CPU and neither ever slept). Deeper rings wait for many completions and sleep:
-/// polling there until the share came cost them (16K reads at QD16 1.22x -> 1.13x fio, three
-/// pairs). A device slower than a wake (a disk) misses its polls; once misses outnumber catches
-/// by [`MISSES`] the job sleeps and tries once in [`PROBE_EVERY`] waits, a poll of at most
-/// [`WAKE_NS`] that often (4K reads at QD1 on a loop device over the host's disk, ~52 us each:
-/// 0.98x fio at 1.05x its CPU per I/O; 0.94x at 1.12x when a catch forgave every miss).
+/// the kernel deferred to this thread) for up to [`WAKE_NS`] keeps both awake. Deeper rings
+/// wait for many completions and sleep. A device slower than a wake (a disk) misses its polls;
+/// once misses outnumber catches by [`MISSES`] the job sleeps and tries once in
+/// [`PROBE_EVERY`] waits. The measurements: docs/architecture.md, "Polling instead of
+/// sleeping".
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Spin {
     /// Polls that ran out less those that caught their completion, from 0 to [`MISSES`].

@@ -24,12 +24,8 @@ pub(crate) fn new_histogram() -> Histogram<u64> {
 
 /// The histogram of one interval (a live sample's percentiles and heatmap column): 2 significant
 /// digits, so a percentile is within 1% (fio's latency bins are ~1.6% wide; the run's own
-/// histogram keeps 3). Its counts take 36 KiB where 3 digits take 264 KiB. Each job keeps two,
-/// its own and the sampler's, and clearing one writes every page of it: `blkscope run DIR
-/// --size 64M --engine null --jobs 256 --runtime 1s` peaked at 170 MB RSS with 3 digits and at
-/// 95 MB with 2 (64 jobs: 57 and 28 MB). A flush (add, then clear) took 11.3 us against 1.7 us
-/// in a micro-benchmark, 100 a second: ~0.1% of a CPU, too little to show in IOPS (pinned QD1
-/// on zram, `bench/ab_pinned.sh`: paired 1.001 and 0.999, 18 rounds each).
+/// histogram keeps 3). Its counts take 36 KiB where 3 digits take 264 KiB, which each job's two
+/// copies write every flush (docs/architecture.md, "Smaller costs the engine avoids").
 pub(crate) fn new_interval_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("histogram bounds")
 }
@@ -497,22 +493,20 @@ fn uring_loop(cx: &mut Ctx, q: &mut UringQueue) {
             q.buf_mut(s).copy_from_slice(&body);
         }
     }
-    // One clock read a round: after the reap, which also times the next issues. Reads cost
-    // ~40 ns each in a VM, three an I/O at QD1 before.
+    // One clock read a round: after the reap, which also times the next issues.
     let mut now = cx.clock.now();
     let mut slots = Slots::new(depth, now);
     let mut done: Vec<Completion> = Vec::with_capacity(depth);
     let mut issuing = true;
     // The wait is bounded (to notice a cancel or the deadline) only once one was slow: the
-    // timer costs ~0.4 us a wait (6% of a 4K read at QD1 on zram pinned to a CPU).
+    // timer is not free (docs/architecture.md).
     let mut slow = false;
     let mut reaped = 0usize;
     let mut share = WaitShare::new();
     let mut last_reap = now;
     let mut spin = Spin::new();
     // Polling needs another CPU for whatever completes the I/O (an io-wq worker): on the job's
-    // only one it would take that CPU from the worker. 4K reads at QD1 on zram with --cpus 0:
-    // ~100K IOPS polling, 159K sleeping (the worker runs while the job sleeps).
+    // only one it would take that CPU from the worker.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let may_poll = !(spec.sqpoll || spec.hipri) && cpus > 1;
     loop {
@@ -589,17 +583,13 @@ const HAND_OVER_AFTER: usize = 32;
 /// rest go there as they are submitted, unless the job is polling ([`Spin`]). Each I/O then
 /// skips an attempt that fails, and io-wq may run them on more than one worker: left to the
 /// failed attempts it starts a second worker only when the first blocks, which a zram read
-/// never does, so one thread did every I/O. On a filled zram (2 CPUs, alternating with fio):
-/// 4K random reads at QD128 1.33x fio against 1.09x; 1M reads at QD4 1.79x against 1.01x.
-/// fio does the same with `--force_async=1`.
+/// never does, so one thread did every I/O. fio does the same with `--force_async=1`.
 ///
 /// A polling job (a shallow ring of fast I/Os) keeps its CPU busy: there one worker on
 /// another CPU does the I/O while the job polls for it, and the workers are held to one
-/// fewer than the CPUs so that none takes turns with the job. 4K random reads at QD8 on a
-/// filled zram, polling for up to 30 us: 0.78x fio with the hand-over (several workers took
-/// turns with the job on 2 CPUs), 1.38x without it (three pairs each). The decision is made
-/// once, at [`HAND_OVER_AFTER`] completions: a QD8 job whose rate was not yet under
-/// [`super::wait::POLL_NS`] then hands over and polls afterwards (issue 40's closing note).
+/// fewer than the CPUs so that none takes turns with the job. The decision is made once, at
+/// [`HAND_OVER_AFTER`] completions. Measurements: docs/architecture.md, "Handing I/O to
+/// io-wq".
 ///
 /// Not with SQPOLL or IOPOLL, whose I/O is issued by other means, and only for direct I/O: a
 /// buffered I/O goes to io-wq or not by what the page cache holds at that moment, and one

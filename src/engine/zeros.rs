@@ -7,8 +7,7 @@
 pub const ZERO_SAMPLE_EVERY: u64 = 4 << 20;
 /// The least distance between two samples: every 16th 4 KiB read at most.
 const ZERO_SAMPLE_MIN_EVERY: u64 = 64 << 10;
-/// Bytes looked at from the start of a sampled block: ~3 us for 64 KiB here, once in 4 MiB
-/// read (~1 ms at 4 GB/s).
+/// Bytes looked at from the start of a sampled block (its cost: docs/architecture.md).
 const ZERO_SAMPLE_BYTES: usize = 64 << 10;
 
 /// Samples what reads returned for blocks of zeros: what a device hands back for blocks that

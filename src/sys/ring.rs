@@ -185,9 +185,8 @@ impl UringQueue {
         // and never moves.
         let fixed_buffers = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
         ring.submitter().register_files(&[file.as_raw_fd()])?;
-        // Pinned to one CPU on a filled zram, 4K reads at QD1, 8 alternating pairs: 155.0K IOPS
-        // registered against 152.5K, higher at every rank; QD32 unpinned the same (t/io_uring
-        // registers its ring by default too). With SQPOLL the crate's path wakes the poller.
+        // Registered, as t/io_uring does (docs/architecture.md, "Smaller costs"). With SQPOLL
+        // the crate's path wakes the poller.
         let ring_index = if sqpoll {
             None
         } else {
@@ -226,10 +225,7 @@ impl UringQueue {
     /// worker runs everything for as long as it never blocks. The workers are held to `cpus`,
     /// the CPUs the thread may use ([`UringQueue::hold_workers`]; io-wq's own limit is four a
     /// CPU for the bounded kind and the process limit for the other, which forced I/O on a
-    /// registered file is counted as: six workers took turns on 2 CPUs before both were held).
-    /// 4K 70/30 random I/O at QD16 on a filled zram, 2 CPUs, five alternating pairs with fio
-    /// (`DEVICES=zram ROWS=11 bench/matrix.sh`): 1.26x fio with both kinds held, 0.99x with only
-    /// the bounded kind.
+    /// registered file is counted as: docs/architecture.md, "Handing I/O to io-wq").
     pub fn send_to_workers(&mut self, cpus: usize) {
         self.hold_workers(cpus);
         self.to_workers = true;

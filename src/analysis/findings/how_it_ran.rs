@@ -42,24 +42,18 @@ pub fn halt_poll_ns(root: &SysRoot) -> Option<u64> {
 }
 
 /// Above this mean latency the wake-ups are a small part of each I/O and the finding is left
-/// out: waking an idle vCPU here costs ~25 us, two per I/O (zram QD1: 54 us mean unpinned, 7 us
-/// with --cpus 0), so under 200 us they can be a quarter or more of it. A 1 MiB read or write at
-/// QD1 on a loop device goes through io-wq too (too large for one request without blocking),
-/// but at ~800 us an I/O the wake-ups hardly show.
+/// out (docs/architecture.md, "io_worker_wakeups").
 pub const IO_WORKER_WAKEUP_MAX_MEAN_NS: f64 = 200_000.0;
 
-/// Up to this queue depth, keeping the job and its workers on one CPU won (4K random reads on
-/// a filled zram, 2 CPUs, 3 alternating pairs of 2 s): QD1 23-27K IOPS unpinned against
-/// 140-148K with --cpus 0, QD2 40-56K against 152-155K, QD4 74-88K against 135-155K; at QD8
-/// two CPUs working won instead (246-268K against 157-161K).
+/// Up to this queue depth, keeping the job and its workers on one CPU won; deeper, two CPUs
+/// working won instead (docs/architecture.md, "io_worker_wakeups").
 pub const IO_WORKER_WAKEUP_MAX_DEPTH: u32 = 4;
 
 /// A finding when io_uring handed a low-queue-depth test's I/O to its kernel worker threads
 /// (io-wq) and the job was not kept to one CPU with them: each I/O then waits for a worker to
 /// be woken and for the job to be woken back, and when the scheduler puts the two on different
 /// CPUs that wake-up (tens of microseconds for an idle CPU in a VM) can be most of what was
-/// measured. On a filled zram, 4K reads at QD1 in a 2-CPU VM: ~20K IOPS unpinned, ~140K with
-/// --cpus 0, and fio alike with --cpus_allowed=0 (README, "QD1 on zram, and `--cpus`").
+/// measured (docs/architecture.md, "io_worker_wakeups").
 pub fn io_worker_wakeups(job: &Job, issue: Issue, device: &str) -> Option<Finding> {
     if !issue.uring
         || issue.io_workers == 0
@@ -121,15 +115,12 @@ pub fn io_worker_wakeups(job: &Job, issue: Issue, device: &str) -> Option<Findin
 /// A finding when a direct write test on a file writes part of a file system block at a time.
 /// ext4 and XFS zero the rest of a block a direct write covers only partly when the block is
 /// not written yet, and so run such writes one at a time (exclusive inode lock, waiting for
-/// every direct I/O in flight), never without blocking. On this VM's ext4 (4K blocks), random
-/// writes at QD32 into a new preallocated file: fio 18357 IOPS at --bs=3k against 78769 at 4k;
-/// blkscope 19062 (aqu-sz 0.9) against 60012 (aqu-sz 21.3). Over blocks already written ext4
-/// runs them in parallel (115K at 3k, 112K at 4k on a written file), so for a file the user
-/// named, whose blocks may be written, it takes the device's queue as the evidence: `aqu_sz`
-/// of the device holding the file.
+/// every direct I/O in flight), never without blocking. Over blocks already written ext4 runs
+/// them in parallel, so for a file the user named, whose blocks may be written, it takes the
+/// device's queue as the evidence: `aqu_sz` of the device holding the file.
 /// `written`: what the device holding the file wrote while the test ran, and what the test
-/// wrote, when known: the zeroing shows as more written than the test wrote (1K random writes
-/// at QD16 into a new file here: vda wrote 84.6M for the test's 24.6M).
+/// wrote, when known: the zeroing shows as more written than the test wrote. The measurements:
+/// docs/architecture.md, "partial_fs_block".
 pub fn partial_fs_block(
     job: &Job,
     fs: &FsBlock,

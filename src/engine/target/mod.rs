@@ -206,9 +206,8 @@ pub fn open(
 }
 
 /// Opens the target with O_NOATIME, as fio and t/io_uring do, so that no read updates the
-/// inode's access time (4% of a 4K read at QD1 on zram, pinned to one CPU: bench/vs_fio.sh's
-/// device, alternating runs). The kernel allows the flag only to the file's owner or a holder of
-/// CAP_FOWNER: on EPERM the open is tried again without it.
+/// inode's access time (docs/architecture.md, "Smaller costs"). The kernel allows the flag only
+/// to the file's owner or a holder of CAP_FOWNER: on EPERM the open is tried again without it.
 fn open_noatime(flags: i32, open: impl Fn(i32) -> std::io::Result<File>) -> std::io::Result<File> {
     match open(flags | libc::O_NOATIME) {
         Err(e) if e.raw_os_error() == Some(libc::EPERM) => open(flags),
