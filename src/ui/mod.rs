@@ -4,6 +4,7 @@
 //! diskstats tick. The engine runs on its own thread and never blocks the UI.
 
 pub mod app;
+pub mod keymap;
 pub mod learn;
 mod remote;
 pub mod render;

@@ -1,59 +1,12 @@
-//! The keys, as data: a table per view whose rows drive the dispatch ([`App::on_key`] looks the
-//! key up here), the footer (the rows marked for it, in order) and the help overlay (every row
-//! of the view under it). A key added to a table is bound, shown and explained at once.
+//! The main TUI's keys, as data ([`crate::ui::keymap`]): a table per view whose rows drive the
+//! dispatch ([`App::on_key`] looks the key up here), the footer (the rows marked for it, in
+//! order) and the help overlay (every row of the view under it).
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 
 use super::{App, Focus, Overlay, Screen};
-
-/// A key as a table names it: a code, with Ctrl or not; or any character typed (a name, a
-/// value), which a view's other keys go before.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Key {
-    Code { code: KeyCode, ctrl: bool },
-    AnyChar,
-}
-
-const fn key(code: KeyCode) -> Key {
-    Key::Code { code, ctrl: false }
-}
-
-const fn ch(c: char) -> Key {
-    key(KeyCode::Char(c))
-}
-
-const fn ctrl(c: char) -> Key {
-    Key::Code {
-        code: KeyCode::Char(c),
-        ctrl: true,
-    }
-}
-
-const UP: Key = key(KeyCode::Up);
-const DOWN: Key = key(KeyCode::Down);
-const LEFT: Key = key(KeyCode::Left);
-const RIGHT: Key = key(KeyCode::Right);
-const PGUP: Key = key(KeyCode::PageUp);
-const PGDN: Key = key(KeyCode::PageDown);
-const ENTER: Key = key(KeyCode::Enter);
-const ESC: Key = key(KeyCode::Esc);
-const TAB: Key = key(KeyCode::Tab);
-const BACKTAB: Key = key(KeyCode::BackTab);
-const BACKSPACE: Key = key(KeyCode::Backspace);
-const SPACE: Key = ch(' ');
-
-impl Key {
-    /// Whether a key event is this key: Ctrl as the table says; Shift as it comes (a `?` is a
-    /// shifted `/`, Shift-Tab is BackTab); never with Alt.
-    pub fn matches(&self, e: &KeyEvent) -> bool {
-        let ctrl_held = e.modifiers.contains(KeyModifiers::CONTROL);
-        let alt = e.modifiers.contains(KeyModifiers::ALT);
-        match *self {
-            Key::Code { code, ctrl } => e.code == code && ctrl_held == ctrl && !alt,
-            Key::AnyChar => matches!(e.code, KeyCode::Char(_)) && !ctrl_held && !alt,
-        }
-    }
-}
+use crate::bind;
+use crate::ui::keymap::{self, Key, *};
 
 /// What a key does. Each is carried out by [`App::on_command`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,19 +58,8 @@ pub enum Cmd {
     CancelWrite,
 }
 
-/// One key binding: the keys and what each does, how the footer and the help name them.
-pub struct Binding {
-    pub keys: &'static [(Key, Cmd)],
-    /// The keys' name (`↑↓/jk`), and on a console without arrows (`j/k`).
-    pub label: &'static str,
-    pub ascii: &'static str,
-    /// What it does, in a word or two for the footer (which may depend on the state).
-    pub does: fn(&App) -> &'static str,
-    /// What it does, in a line for the help.
-    pub help: &'static str,
-    /// Shown in the footer.
-    pub footer: bool,
-}
+/// A row of the main TUI's tables.
+pub type Binding = keymap::Binding<App, Cmd>;
 
 /// The views, each with a table of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,14 +110,9 @@ impl View {
         }
     }
 
-    /// What a key event does in this view: a key named in the table before any character
-    /// typed.
+    /// What a key event does in this view.
     pub fn command(self, e: &KeyEvent) -> Option<Cmd> {
-        let keys = || self.table().iter().flat_map(|b| b.keys.iter());
-        keys()
-            .find(|(k, _)| *k != Key::AnyChar && k.matches(e))
-            .or_else(|| keys().find(|(k, _)| k.matches(e)))
-            .map(|(_, c)| *c)
+        keymap::command(self.table(), e)
     }
 }
 
@@ -212,27 +149,8 @@ impl App {
 
     /// The footer with the keys named for a console without arrows.
     pub fn footer_of(&self, ascii: bool) -> Vec<(&'static str, &'static str)> {
-        self.view()
-            .table()
-            .iter()
-            .filter(|b| b.footer)
-            .map(|b| (if ascii { b.ascii } else { b.label }, (b.does)(self)))
-            .collect()
+        keymap::footer(self.view().table(), self, ascii)
     }
-}
-
-/// A row of a table.
-macro_rules! bind {
-    ($keys:expr, $label:literal, $ascii:literal, $does:literal, $help:literal, $footer:literal) => {
-        Binding {
-            keys: $keys,
-            label: $label,
-            ascii: $ascii,
-            does: |_| $does,
-            help: $help,
-            footer: $footer,
-        }
-    };
 }
 
 const HELP_KEY: Binding = bind!(&[(ch('?'), Cmd::Help)], "?", "?", "help", "this help", true);
@@ -702,40 +620,17 @@ static CONFIRM: &[Binding] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn event(k: &Key) -> KeyEvent {
-        match *k {
-            Key::Code { code, ctrl } => KeyEvent::new(
-                code,
-                if ctrl {
-                    KeyModifiers::CONTROL
-                } else {
-                    KeyModifiers::NONE
-                },
-            ),
-            Key::AnyChar => KeyEvent::new(KeyCode::Char('z'), KeyModifiers::NONE),
-        }
-    }
+    use crossterm::event::{KeyCode, KeyModifiers};
 
     /// Every key of every row does what its row says (no row earlier in the view takes it),
-    /// every footer row has keys, and Ctrl-C quits everywhere.
+    /// every row has keys, every view a footer, and Ctrl-C quits everywhere.
     #[test]
     fn every_key_does_what_its_row_says_and_every_footer_key_is_bound() {
         let mut keys = 0;
         for view in View::ALL {
-            for b in view.table() {
-                assert!(
-                    !b.help.is_empty() && !b.label.is_empty(),
-                    "{view:?}: {}",
-                    b.label
-                );
-                assert!(!b.keys.is_empty(), "{view:?}: {} has no key", b.label);
-                for (k, cmd) in b.keys {
-                    keys += 1;
-                    let got = view.command(&event(k));
-                    assert_eq!(got, Some(*cmd), "{view:?}: {k:?} of {}", b.label);
-                }
-            }
+            let problems = keymap::problems(view.table());
+            assert!(problems.is_empty(), "{view:?}: {problems:#?}");
+            keys += view.table().iter().map(|b| b.keys.len()).sum::<usize>();
             let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
             assert_eq!(view.command(&ctrl_c), Some(Cmd::QuitNow), "{view:?}");
             assert!(

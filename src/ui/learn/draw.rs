@@ -114,12 +114,7 @@ pub fn draw(f: &mut Frame, app: &LearnApp, look: Look) {
         height: 1,
         ..body
     };
-    let keys = match app.pane {
-        Pane::List => "Up/Down choose  Enter open  q quit",
-        Pane::Question => "a-z predict  Enter run  Esc lessons  q quit",
-        Pane::Running => "Esc/q stop the lesson (its lab devices are removed)",
-        Pane::Answer => "Up/Down scroll  Enter/Esc lessons  q quit",
-    };
+    let keys = super::keys::footer(app);
     match app.pane {
         Pane::List => list(f, app, look, body),
         Pane::Question => question(f, app, look, body),

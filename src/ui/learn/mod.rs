@@ -8,13 +8,14 @@
 //! cancels it and waits for it, so the lab is gone when the TUI is.
 
 mod draw;
+mod keys;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEventKind};
 use ratatui::layout::Rect;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -26,6 +27,7 @@ use crate::learn::run::{self as lesson_run, LessonRun, StepRun, TestRun};
 use crate::learn::{Lesson, Step};
 use crate::stats::{IostatX, Sampler};
 use crate::sysroot::SysRoot;
+use keys::Cmd;
 
 pub struct Options {
     pub root: SysRoot,
@@ -155,42 +157,36 @@ impl LearnApp {
         self.done = crate::learn::progress::done();
     }
 
-    /// The key's effect; `Some(true)` to start the lesson, and `quit` set on q.
-    fn on_key(&mut self, code: KeyCode, quit: &mut bool) -> bool {
+    /// What a key does, as the pane's table binds it: true to start the lesson; `quit` set
+    /// on q.
+    fn on_key(&mut self, e: &KeyEvent, quit: &mut bool) -> bool {
         let n = self.lessons.len();
-        match (self.pane, code) {
-            (Pane::Running, KeyCode::Esc | KeyCode::Char('q')) => *quit = true,
-            (_, KeyCode::Char('q')) => *quit = true,
-            (Pane::List, KeyCode::Up | KeyCode::Char('k')) => {
-                self.selected = (self.selected + n - 1) % n
+        match keys::command(self, e) {
+            Some(Cmd::Quit) => *quit = true,
+            Some(Cmd::Select(by)) => {
+                self.selected =
+                    (self.selected as isize + isize::from(by)).rem_euclid(n as isize) as usize
             }
-            (Pane::List, KeyCode::Down | KeyCode::Char('j')) => {
-                self.selected = (self.selected + 1) % n
-            }
-            (Pane::List, KeyCode::Enter) => {
+            Some(Cmd::Open) => {
                 self.pane = Pane::Question;
                 self.prediction = None;
             }
-            (Pane::Question, KeyCode::Esc) => self.back(),
-            (Pane::Question, KeyCode::Char(c)) if c.is_ascii_lowercase() => {
-                let i = (c as u8 - b'a') as usize;
-                if i < self.lesson().choices.len() {
-                    self.prediction = Some(i);
+            Some(Cmd::Predict) => {
+                if let KeyCode::Char(c) = e.code
+                    && c.is_ascii_lowercase()
+                {
+                    let i = (c as u8 - b'a') as usize;
+                    if i < self.lesson().choices.len() {
+                        self.prediction = Some(i);
+                    }
                 }
             }
-            (Pane::Question, KeyCode::Enter) => return true,
-            (Pane::Answer, KeyCode::Esc | KeyCode::Enter) => self.back(),
-            (Pane::Answer, KeyCode::Down | KeyCode::Char('j')) => {
-                self.scroll = self.scroll.saturating_add(1)
+            Some(Cmd::Run) => return true,
+            Some(Cmd::Back) => self.back(),
+            Some(Cmd::Scroll(by)) => {
+                self.scroll = (self.scroll as i32 + i32::from(by)).clamp(0, u16::MAX as i32) as u16
             }
-            (Pane::Answer, KeyCode::Up | KeyCode::Char('k')) => {
-                self.scroll = self.scroll.saturating_sub(1)
-            }
-            (Pane::Answer, KeyCode::PageDown | KeyCode::Char(' ')) => {
-                self.scroll = self.scroll.saturating_add(10)
-            }
-            (Pane::Answer, KeyCode::PageUp) => self.scroll = self.scroll.saturating_sub(10),
-            _ => {}
+            None => {}
         }
         false
     }
@@ -338,14 +334,7 @@ impl Lessons<'_> {
     /// What one terminal event does: whether to start the lesson (quit is set on q).
     fn on_input(&mut self, ev: Event, screen: Rect) -> bool {
         match ev {
-            Event::Key(k) if k.kind == KeyEventKind::Press => {
-                if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
-                    self.quit = true;
-                    false
-                } else {
-                    self.app.on_key(k.code, &mut self.quit)
-                }
-            }
+            Event::Key(k) if k.kind == KeyEventKind::Press => self.app.on_key(&k, &mut self.quit),
             Event::Mouse(m) => self.app.on_mouse(m.kind, m.row, screen),
             _ => false,
         }
@@ -485,11 +474,14 @@ mod tests {
         let mut app = LearnApp::new(crate::learn::builtin(), Some("zeros"));
         assert_eq!(app.pane, Pane::Question);
         let mut quit = false;
-        assert!(!app.on_key(KeyCode::Char('z'), &mut quit), "no choice z");
+        assert!(
+            !app.on_key(&KeyCode::Char('z').into(), &mut quit),
+            "no choice z"
+        );
         assert_eq!(app.prediction, None);
-        app.on_key(KeyCode::Char('a'), &mut quit);
+        app.on_key(&KeyCode::Char('a').into(), &mut quit);
         assert_eq!(app.prediction, Some(0));
-        assert!(app.on_key(KeyCode::Enter, &mut quit));
+        assert!(app.on_key(&KeyCode::Enter.into(), &mut quit));
         app.start();
         let (_t, text) = screen(&app);
         assert!(text.contains("iostat -x"), "{text}");
@@ -525,7 +517,7 @@ mod tests {
             "{text}"
         );
         assert!(!quit);
-        app.on_key(KeyCode::Char('q'), &mut quit);
+        app.on_key(&KeyCode::Char('q').into(), &mut quit);
         assert!(quit);
     }
 }
