@@ -12,10 +12,7 @@ const RUNS_LOOKED_AT: usize = 20;
 pub fn run(name: &str, target: &str, lbs: u64, out: &mut impl Write) -> Result<i32, crate::Error> {
     if let Some(kind) = crate::analysis::findings::Kind::parse(name) {
         let seen = newest_warning(kind);
-        print(
-            out,
-            &crate::output::text::kind_explanation(name, kind.about(), seen),
-        )?;
+        print(out, &crate::output::text::kind_explanation(kind, seen))?;
         return Ok(0);
     }
     let e = crate::suite::explain(name, lbs)?;

@@ -36,14 +36,24 @@ pub fn explain_job(name: &str, about: Option<&str>, job: &Job, target: &str) -> 
 
 /// `explain KIND`: what warnings of `kind` mean, then the whole of what the newest saved run
 /// that had one said (`seen`: run id, test, message), wrapped for an 80-column console.
-pub fn kind_explanation(kind: &str, about: &str, seen: Option<(String, String, String)>) -> String {
-    let mut out = wrap(&format!("{kind}: {about}"), 78, "") + "\n";
+pub fn kind_explanation(
+    kind: crate::analysis::findings::Kind,
+    seen: Option<(String, String, String)>,
+) -> String {
+    use crate::analysis::findings::Source;
+    let mut out = wrap(&format!("{kind}: {}", kind.about()), 78, "") + "\n";
     match seen {
         Some((id, test, message)) => {
             let _ = writeln!(
                 out,
                 "\nIn saved run {id},\ntest {test}:\n{}",
                 wrap(&message, 78, "  ")
+            );
+        }
+        None if kind.source() == Source::Device => {
+            let _ = writeln!(
+                out,
+                "\nThe doctor says whether a device has one: blkscope doctor DEVICE."
             );
         }
         None => {
