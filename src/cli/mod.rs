@@ -28,8 +28,10 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
     if cli.no_trace {
         crate::trace::turn_off();
     }
-    // Settings a blkscope that was killed outright (kill -9) left changed go back first.
+    // Settings a blkscope that was killed outright (kill -9) left changed go back first, and
+    // the tracing instance it left (which records its devices' I/O until removed) goes.
     if root.is_live() && crate::sys::geteuid() == 0 {
+        crate::trace::remove_stale_mounted(&root);
         for (dev, what, value) in crate::tuning::restore_stale(&root) {
             say!(
                 "blkscope: put {what} of {dev} back to {value}, as a blkscope that was killed left it"

@@ -90,6 +90,21 @@ pub fn remove_stale(root: &SysRoot) -> usize {
     tracefs(root).map_or(0, |base| remove_stale_in(&base))
 }
 
+/// [`remove_stale`] where tracefs is mounted already, without mounting it: what every start of
+/// blkscope does (`list` and `stat` too), so that an instance a killed blkscope left does not
+/// record its devices' I/O until the next test.
+pub fn remove_stale_mounted(root: &SysRoot) -> usize {
+    if !root.is_live() {
+        return 0;
+    }
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .map(Path::new)
+        .filter(|p| p.join("instances").is_dir())
+        .map(remove_stale_in)
+        .sum()
+}
+
 /// [`remove_stale`] in the tracefs at `base`.
 fn remove_stale_in(base: &Path) -> usize {
     let Ok(dir) = fs::read_dir(base.join("instances")) else {
