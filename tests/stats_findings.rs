@@ -137,6 +137,9 @@ fn live_findings_are_the_results_findings_so_far() {
     }
     struct Seen(Vec<(f64, Vec<Kind>)>);
     impl blkscope::session::Observer for Seen {
+        fn wants_findings(&self) -> bool {
+            true
+        }
         fn sample(&mut self, s: &Sample, f: &[Finding]) {
             self.0
                 .push((s.elapsed_s, f.iter().map(|f| f.kind).collect()));

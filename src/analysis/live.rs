@@ -60,21 +60,8 @@ impl SoFar {
         if seconds < 0.5 {
             return Vec::new();
         }
-        let devices = deltas(target, a, &b);
+        let devices = super::deltas(target, a, &b);
         let act = super::activity(target, devices, seconds, self.stats_off.clone());
         findings::analyze(job, self.moved, &act, crate::sys::page_size())
     }
-}
-
-/// The counter deltas of the devices under `target`, in its watch order.
-fn deltas(
-    target: &OpenTarget,
-    a: &Snapshot,
-    b: &Snapshot,
-) -> Vec<(String, crate::stats::iostat::Counters)> {
-    target
-        .watch
-        .iter()
-        .filter_map(|n| Some((n.clone(), b.devices.get(n)?.delta(a.devices.get(n)?))))
-        .collect()
 }

@@ -140,30 +140,26 @@ fn diskstats_findings(
     out: &mut Analysis,
 ) {
     let seconds = b.at.saturating_duration_since(a.at).as_secs_f64();
-    let mut devices = Vec::new();
+    let devices = deltas(target, a, b);
     let mut stats_off = Vec::new();
-    for name in &target.watch {
-        if let (Some(p), Some(c)) = (a.devices.get(name), b.devices.get(name)) {
-            let d = c.delta(p);
-            let mut x = crate::stats::compute(name, &d, seconds);
-            x.stats_off = crate::stats::iostats_disabled(root, name);
-            if x.stats_off {
-                stats_off.push(name.clone());
-            }
-            // A device with queue/iostats 0 may count its I/O or not (a loop device counted
-            // nothing of an 8M write test, "read 0B and wrote 0B"; zram, a bio driver, still
-            // counted its writes here), and nothing tells which: its bytes are not said, and the
-            // next device under the test says them.
-            if out.device_bytes.is_none() && !x.stats_off {
-                out.device_bytes = Some(DeviceBytes {
-                    device: name.clone(),
-                    read: d.sectors_read * 512,
-                    written: d.sectors_written * 512,
-                });
-            }
-            out.diskstats.push(x);
-            devices.push((name.clone(), d));
+    for (name, d) in &devices {
+        let mut x = crate::stats::compute(name, d, seconds);
+        x.stats_off = crate::stats::iostats_disabled(root, name);
+        if x.stats_off {
+            stats_off.push(name.clone());
         }
+        // A device with queue/iostats 0 may count its I/O or not (a loop device counted
+        // nothing of an 8M write test, "read 0B and wrote 0B"; zram, a bio driver, still
+        // counted its writes here), and nothing tells which: its bytes are not said, and the
+        // next device under the test says them.
+        if out.device_bytes.is_none() && !x.stats_off {
+            out.device_bytes = Some(DeviceBytes {
+                device: name.clone(),
+                read: d.sectors_read * 512,
+                written: d.sectors_written * 512,
+            });
+        }
+        out.diskstats.push(x);
     }
     let mut activity = activity(target, devices, seconds, stats_off);
     activity.other_read_bytes = other_read;
@@ -174,6 +170,20 @@ fn diskstats_findings(
         out.warnings.push(Warning::new(f.kind, f.message.clone()));
     }
     out.findings = found;
+}
+
+/// The counter deltas of the devices under `target` between two readings, in its watch order
+/// (a device missing from either reading is left out).
+pub(crate) fn deltas(
+    target: &OpenTarget,
+    a: &Snapshot,
+    b: &Snapshot,
+) -> Vec<(String, crate::stats::iostat::Counters)> {
+    target
+        .watch
+        .iter()
+        .filter_map(|n| Some((n.clone(), b.devices.get(n)?.delta(a.devices.get(n)?))))
+        .collect()
 }
 
 /// What the devices under `target` did over `seconds` (their counter deltas), with what the

@@ -35,8 +35,14 @@ use crate::sysroot::SysRoot;
 pub trait Observer {
     /// Run `run` of `of` of the test `test` is about to start.
     fn run_starting(&mut self, _test: &str, _run: u32, _of: u32) {}
-    /// A live sample of the run under way, and what the analysis makes of the run so far.
+    /// A live sample of the run under way, and what the analysis makes of the run so far
+    /// (empty unless [`Observer::wants_findings`]).
     fn sample(&mut self, _s: &Sample, _findings: &[crate::analysis::findings::Finding]) {}
+    /// Whether the samples should come with the analysis so far: it reads the devices' counters
+    /// at every sample, which an observer that does not show it should not pay for.
+    fn wants_findings(&self) -> bool {
+        false
+    }
     /// Run `run` of `of` finished (with or without an error).
     fn run_finished(&mut self, _info: &TargetInfo, _r: &RunResult, _run: u32, _of: u32) {}
 }
@@ -138,7 +144,10 @@ fn run_repeated(
         if i > 0 && j.op.reads() {
             j.drop_cache_first = true;
         }
-        let ran = run::run_once(root, spec, &j, cancel.clone(), |s, f| obs.sample(s, f))?;
+        let live = obs.wants_findings();
+        let ran = run::run_once(root, spec, &j, cancel.clone(), live, |s, f| {
+            obs.sample(s, f)
+        })?;
         let (info, res) = (ran.info, ran.result);
         if device.is_none() {
             *device = ran.holding;

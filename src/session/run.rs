@@ -24,7 +24,7 @@ pub fn run_job(
     cancel: Arc<AtomicBool>,
     mut on_sample: impl FnMut(&Sample),
 ) -> Result<(TargetInfo, RunResult), RunError> {
-    run_once(root, spec, job, cancel, |s, _| on_sample(s)).map(|r| (r.info, r.result))
+    run_once(root, spec, job, cancel, false, |s, _| on_sample(s)).map(|r| (r.info, r.result))
 }
 
 /// One run: the target as it was opened, the device that holds a file target, the result.
@@ -35,12 +35,13 @@ pub(super) struct Ran {
 }
 
 /// [`run_job`], also handing back the device that holds a file target, as opening it found it;
-/// each live sample comes with what the analysis makes of the test so far.
+/// with `live_findings`, each live sample comes with what the analysis makes of the test so far.
 pub(super) fn run_once(
     root: &SysRoot,
     spec: &TargetSpec,
     job: &Job,
     cancel: Arc<AtomicBool>,
+    live_findings: bool,
     on_sample: impl FnMut(&Sample, &[Finding]),
 ) -> Result<Ran, RunError> {
     let mut target = engine::target::open(root, spec, job, &cancel)?;
@@ -52,10 +53,13 @@ pub(super) fn run_once(
         Some(Ok(t)) => Some(t.live()),
         _ => None,
     };
-    let mut so_far = SoFar::begin(root, &target);
+    let mut so_far = live_findings.then(|| SoFar::begin(root, &target));
     let mut on_sample = on_sample;
     let with_findings = |s: &Sample| {
-        let found = so_far.findings(root, job, &target, s);
+        let found = match so_far.as_mut() {
+            Some(sf) => sf.findings(root, job, &target, s),
+            None => Vec::new(),
+        };
         on_sample(s, &found)
     };
     let run = engine::run(

@@ -55,6 +55,7 @@ impl Key {
     }
 
     /// A key event that is this key (for tests that press every key of a table).
+    #[cfg(test)]
     pub fn event(&self) -> KeyEvent {
         match *self {
             Key::Code { code, ctrl } => KeyEvent::new(
@@ -125,6 +126,7 @@ pub fn footer<S, C>(
 
 /// Checks a table: every row has keys and words, and every key of every row does what its row
 /// says (no row earlier in the table takes it). The problems found, for a test to print.
+#[cfg(test)]
 pub fn problems<S, C: Copy + PartialEq + std::fmt::Debug>(
     table: &'static [Binding<S, C>],
 ) -> Vec<String> {

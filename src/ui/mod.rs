@@ -122,6 +122,9 @@ impl crate::session::Observer for ToUi<'_> {
             .0
             .send(EngineMsg::SuiteProgress(test.to_string(), run, of));
     }
+    fn wants_findings(&self) -> bool {
+        true
+    }
     fn sample(&mut self, s: &Sample, findings: &[crate::analysis::findings::Finding]) {
         let _ = self.0.send(EngineMsg::Sample(s.clone(), findings.to_vec()));
     }

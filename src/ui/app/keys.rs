@@ -71,13 +71,7 @@ impl App {
             Cmd::ClearStatus => self.status = None,
             Cmd::ToggleLatency => self.latency_view = !self.latency_view,
             Cmd::ToggleCharts => self.result_charts = !self.result_charts,
-            Cmd::Result(by) => {
-                let n = self.results.len() as isize;
-                if n > 0 {
-                    self.selected_result =
-                        (self.selected_result as isize + isize::from(by)).clamp(0, n - 1) as usize;
-                }
-            }
+            Cmd::Result(by) => self.move_result(by.into()),
             Cmd::ScrollNotes(by) => self.scroll_notes(by.into()),
             Cmd::Compare => self.compare_selected(),
             Cmd::BackToMain => self.screen = Screen::Main,
@@ -170,6 +164,14 @@ impl App {
         Action::None
     }
 
+    /// The result `by` rows before or after the selected one (the first or last at the ends).
+    fn move_result(&mut self, by: isize) {
+        let n = self.results.len() as isize;
+        if n > 0 {
+            self.selected_result = (self.selected_result as isize + by).clamp(0, n - 1) as usize;
+        }
+    }
+
     fn move_selection(&mut self, by: isize) {
         match self.focus {
             Focus::Devices => {
@@ -241,13 +243,7 @@ impl App {
                 self.focus = keep;
             }
             (Screen::Results, Hit::Notes) if !self.result_charts => self.scroll_notes(by),
-            (Screen::Results, _) => {
-                let n = self.results.len() as isize;
-                if n > 0 {
-                    self.selected_result =
-                        (self.selected_result as isize + by).clamp(0, n - 1) as usize;
-                }
-            }
+            (Screen::Results, _) => self.move_result(by),
             _ => {}
         }
         Action::None
