@@ -132,7 +132,7 @@ proptest! {
                 prop_assert!(s.offset < size as u64, "{:?} past {}", s, size);
             }
         }
-        match scan_blank(&f, size as u64).unwrap() {
+        match scan_blank(&f, size as u64, &Default::default()).unwrap() {
             Blank::Data { offset } => prop_assert!(offset < size as u64),
             Blank::Blank { bytes_read, .. } => prop_assert!(bytes_read <= size as u64),
             Blank::Unknown { .. } => prop_assert_eq!(size, 0),

@@ -1158,3 +1158,66 @@ fn every_footer_fits_80_columns_in_ascii() {
     a.on_key(key(KeyCode::Char('g')));
     footer("results, charts", &a);
 }
+
+/// `b` reads the selected device whole (`check --full` in the TUI): progress, rate and ETA in
+/// the status line, `b` again stops it, and what the read found becomes the device's verdict
+/// and reasons in the tree.
+#[test]
+fn b_reads_the_device_whole_and_its_verdict_follows() {
+    use blkscope::device::{Reason, ReasonCode, WriteSafety};
+    let mut a = app("misaligned");
+    select(&mut a, "sdf");
+    assert_eq!(
+        a.on_key(key(KeyCode::Char('b'))),
+        Action::ReadWhole {
+            device: "sdf".into()
+        }
+    );
+    a.on_whole_progress(1 << 20, 4 << 20);
+    let s = screen(&a, 80, 24, ASCII);
+    println!("{s}");
+    assert!(s.contains("reading sdf whole: 1M of 4M at "), "{s}");
+    assert!(s.contains("(b stops)"), "{s}");
+    assert_eq!(a.on_key(key(KeyCode::Char('b'))), Action::StopWholeRead);
+    // What the read found: data between the samples.
+    let why = "not blank: non-zero data at offset 0x12c00000; no known format";
+    let mut d = a.tree.get("sdf").unwrap().clone();
+    d.write_safety = WriteSafety::Confirm;
+    d.safety_reasons = vec![Reason {
+        code: ReasonCode::Data,
+        detail: why.into(),
+    }];
+    let root = SysRoot::at(format!(
+        "{}/tests/fixtures/misaligned",
+        env!("CARGO_MANIFEST_DIR")
+    ));
+    let mut report = blkscope::device::safety::check(&root, "sdf").unwrap();
+    report.write_safety = WriteSafety::Confirm;
+    report.reasons = d.safety_reasons.clone();
+    a.on_whole_read(Ok((report, Some(d))));
+    let t = a.target();
+    assert_eq!(
+        (t.safety, t.badges.clone()),
+        (WriteSafety::Confirm, vec!["DATA"]),
+        "{:?}",
+        t.reasons
+    );
+    let s = screen(&a, 80, 24, ASCII);
+    println!("{s}");
+    assert!(s.contains("sdf (sdf): confirm: not blank"), "{s}");
+    assert!(a.whole_read.is_none());
+    // On a host's device, or the scratch file: said, and nothing started.
+    a.on_key(key(KeyCode::Home));
+    for _ in 0..a.selected_target {
+        a.on_key(key(KeyCode::Up));
+    }
+    assert_eq!(a.on_key(key(KeyCode::Char('b'))), Action::None);
+    assert!(
+        a.status
+            .as_deref()
+            .unwrap_or_default()
+            .contains("select a block device"),
+        "{:?}",
+        a.status
+    );
+}

@@ -372,3 +372,214 @@ fn a_wiped_partition_table_with_file_systems_behind_it_needs_confirmation() {
     );
     assert_eq!(reason_codes(&r), ["blank"], "{r}");
 }
+
+/// Copies file systems keep further in than the start a wipe zeroes: ext's backups in later
+/// sparse groups (1 KiB and 4 KiB blocks), XFS's secondary superblocks, btrfs's mirror, NTFS's
+/// backup boot sector. Each made with the real mkfs in a partition at 1 MiB, then the start
+/// zeroed past the copies the old probe knew: confirm, with the format, the offset of its copy
+/// and the tool that recovers it named.
+#[test]
+fn backups_further_in_name_the_file_system_behind_a_zeroed_start() {
+    if !require(
+        true,
+        &[
+            "losetup",
+            "sfdisk",
+            "mkfs.ext4",
+            "mkfs.xfs",
+            "mkfs.btrfs",
+            "mkntfs",
+        ],
+    ) {
+        return;
+    }
+    // (label, disk, fs size, mkfs, zeroed, named, magic offset if known, recover)
+    let ext1k_group3 = MIB + 1024 * (1 + 3 * 8192) + 0x38;
+    let ext4k_group3 = MIB + 3 * (128 * MIB) + 0x38;
+    type Case<'a> = (
+        &'a str,
+        u64,
+        u64,
+        &'a [&'a str],
+        u64,
+        &'a str,
+        Option<u64>,
+        &'a str,
+    );
+    let cases: [Case; 5] = [
+        // A plain mkfs.ext4 in 511 MiB picks 1 KiB blocks; 16 MiB zeroed takes group 1's copy.
+        (
+            "dos",
+            512 * MIB,
+            511 * MIB,
+            &["mkfs.ext4", "-q", "-F"],
+            16 * MIB,
+            "ext4",
+            Some(ext1k_group3),
+            "e2fsck -b 24577 -B 1024",
+        ),
+        // 4 KiB blocks, 130 MiB zeroed: group 1's copy at 129 MiB is gone, group 3's is not.
+        (
+            "dos",
+            1024 * MIB,
+            1023 * MIB,
+            &["mkfs.ext4", "-q", "-F", "-b", "4096"],
+            130 * MIB,
+            "ext4",
+            Some(ext4k_group3),
+            "e2fsck -b 98304 -B 4096",
+        ),
+        (
+            "dos",
+            1024 * MIB,
+            1023 * MIB,
+            &["mkfs.xfs", "-q", "-f"],
+            2 * MIB,
+            "xfs",
+            None,
+            "xfs_repair",
+        ),
+        (
+            "dos",
+            1024 * MIB,
+            1023 * MIB,
+            &["mkfs.btrfs", "-q", "-f"],
+            16 * MIB,
+            "btrfs",
+            Some(MIB + (64 * MIB) + 0x40),
+            "btrfs rescue",
+        ),
+        (
+            "dos",
+            1024 * MIB,
+            1023 * MIB,
+            &["mkntfs", "-Q", "-q", "-F"],
+            16 * MIB,
+            "ntfs",
+            Some(1024 * MIB - 512 + 3),
+            "testdisk",
+        ),
+    ];
+    for (label, disk_size, size, mkfs, zeroed, named, magic, tool) in cases {
+        let disk = Image::new(disk_size);
+        sfdisk(disk.path_str(), &format!("label: {label}\nstart=2048\n"));
+        format_into(&disk, MIB, size, mkfs);
+        zero_start(&disk, zeroed);
+        let lo = Loop::over(disk, None, false);
+        let r = refused_without_confirm(&lo, "data");
+        let why = data_reason(&r);
+        println!("{} with {} MiB zeroed: {why}", mkfs[0], zeroed / MIB);
+        assert!(
+            why.contains(&format!(" of {named} at offset"))
+                && why.contains("begins at 1 MiB")
+                && why.contains(tool),
+            "{}: {r}",
+            mkfs[0]
+        );
+        let (list, _) = blkscope_json(&["list", "--json"]);
+        let d = device(&list, &lo.name);
+        let h = &d["hidden_signature"];
+        assert_eq!(
+            (h["found"].as_str(), h["start"].as_u64(), h["type"].as_str()),
+            (Some("backup"), Some(MIB), Some(named)),
+            "{d}"
+        );
+        if let Some(at) = magic {
+            assert_eq!(h["offset"], at, "{d}");
+        }
+        // Past what was zeroed: a copy, not the original.
+        assert!(h["offset"].as_u64() > Some(zeroed), "{d}");
+    }
+}
+
+/// A blank test that samples misses data between its places; a loop device's backing file
+/// says where data can be (SEEK_DATA), and that is read too: 4 KiB of random data at 300 MiB
+/// of an otherwise sparse 1 GiB file is found, at its offset.
+#[test]
+fn data_where_the_backing_file_has_it_is_found_between_the_samples() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let at = 300 * MIB;
+    let lo = Loop::over(image_with(1024 * MIB, &[(at, random(4096))]), None, false);
+    let r = refused_without_confirm(&lo, "data");
+    let d = data_reason(&r);
+    println!("{d}");
+    assert!(d.contains(&format!("offset {at:#x}")), "{r}");
+    // A blank file-backed device says its data extents were read.
+    let blank = Loop::new(64 * MIB, None, false);
+    settle(&blank.name);
+    let (r, exit) = blkscope_json(&["check", blank.dev(), "--json"]);
+    println!("{r}");
+    assert_eq!(
+        (r["write_safety"].as_str(), exit),
+        (Some("clear"), 0),
+        "{r}"
+    );
+    assert_eq!(r["blank"]["read"], "data_extents", "{r}");
+}
+
+/// A place between the blank test's samples of a device of `size` bytes, 4 KiB aligned, in
+/// its second half.
+fn between_samples(size: u64) -> u64 {
+    let r = blkscope::device::signatures::blank_regions(size);
+    r.windows(2)
+        .filter(|w| w[0].0 > size / 2 && w[1].0 > w[0].0 + w[0].1 + 8192)
+        .map(|w| (w[0].0 + w[0].1 + 4096) & !0xfff)
+        .next()
+        .expect("a gap between samples")
+}
+
+/// With nothing to say where data is (the backing file deleted, as a device whose data the
+/// samples miss), `check --full` reads every byte: data between the samples is found and its
+/// offset named; a blank device says it was read whole, in how long. A small device is read
+/// whole without being asked.
+#[test]
+fn a_whole_read_finds_data_between_the_samples() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    // Deleted under the loop device: its backing file cannot be opened to ask for extents.
+    let over_deleted = |size: u64, patches: &[(u64, Vec<u8>)]| {
+        let img = image_with(size, patches);
+        let lo = Loop::over(img, None, false);
+        let backing =
+            std::fs::read_to_string(format!("/sys/block/{}/loop/backing_file", lo.name)).unwrap();
+        std::fs::remove_file(backing.trim()).unwrap();
+        settle(&lo.name);
+        lo
+    };
+    let size = 256 * MIB;
+    let at = between_samples(size) + 17;
+    let lo = over_deleted(size, &[(at, b"x".to_vec())]);
+    let (r, exit) = blkscope_json(&["check", lo.dev(), "--json", "--full"]);
+    println!("--full with data at {at:#x}: {r}");
+    assert_eq!(
+        (r["write_safety"].as_str(), exit),
+        (Some("confirm"), 3),
+        "{r}"
+    );
+    assert_eq!(
+        r["blank"],
+        serde_json::json!({"state": "data", "offset": at}),
+        "{r}"
+    );
+    let blank = over_deleted(size, &[]);
+    let out = blkscope(&["check", blank.dev(), "--full"]);
+    let text = stdout_of(&out);
+    println!("{text}");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(text.contains("clear: read whole (256M in "), "{text}");
+    // 8 MiB: the samples cover most of it, and the rest takes well under 2 s at their rate.
+    let small = 8 * MIB;
+    let at = between_samples(small) + 5;
+    let lo = over_deleted(small, &[(at, b"y".to_vec())]);
+    let (r, exit) = blkscope_json(&["check", lo.dev(), "--json"]);
+    println!("8 MiB, data at {at:#x}, no --full: {r}");
+    assert_eq!(
+        (r["write_safety"].as_str(), exit),
+        (Some("confirm"), 3),
+        "{r}"
+    );
+    assert_eq!(r["blank"]["offset"], at, "{r}");
+}

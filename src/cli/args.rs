@@ -149,9 +149,14 @@ pub enum Command {
     Check {
         /// A block device (/dev/sdb or sdb), a directory, or a regular file.
         target: String,
-        /// Print {"target", "write_safety", "reasons": [...]} as JSON.
+        /// Print {"target", "write_safety", "reasons": [...], "blank": {...}} as JSON.
         #[arg(long)]
         json: bool,
+        /// Read every byte of a device whose samples are blank before calling it clear, with
+        /// a progress bar (Ctrl-C stops it; the sampled verdict then stands). Without it, a
+        /// device is read whole only where that takes under about 2 s.
+        #[arg(long)]
+        full: bool,
     },
     /// Show /proc/diskstats in `iostat -x` terms, every interval (like `iostat -x -d -y`).
     Stat {

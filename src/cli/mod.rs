@@ -66,7 +66,9 @@ fn dispatch(cli: Cli, root: &SysRoot, out: &mut impl Write) -> Result<i32, crate
             ascii,
             all,
         }) => commands::list::run(root, json, no_signatures, ascii, all, out),
-        Some(Command::Check { target, json }) => commands::check::run(root, &target, json, out),
+        Some(Command::Check { target, json, full }) => {
+            commands::check::run(root, &target, json, full, out)
+        }
         Some(Command::Run(args)) => commands::run::run(root, &args, out),
         Some(Command::Suites { json }) => commands::suite::list(json, out),
         Some(Command::Suite(a)) => commands::suite::run(root, &a.name, &a.spec(), &a.opts(), out),

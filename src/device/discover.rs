@@ -303,12 +303,41 @@ pub(super) fn probe_signatures(root: &SysRoot, d: &mut Device) {
         .and_then(|g| signatures::probe_hidden(g, d.size_bytes, lbs).ok())
         .or_else(|| signatures::probe_hidden(&f, d.size_bytes, lbs).ok())
         .flatten();
+    let extra = if root.is_live() {
+        backing_extents(root, d, signatures::EXTENT_BUDGET)
+    } else {
+        Default::default()
+    };
     let blank = direct
         .as_ref()
-        .and_then(|g| signatures::scan_blank_direct(g, d.size_bytes).ok());
+        .and_then(|g| signatures::scan_blank_direct(g, d.size_bytes, &extra).ok());
     d.blank = match blank {
         Some(b) => b,
-        None => signatures::scan_blank(&f, d.size_bytes)
+        None => signatures::scan_blank(&f, d.size_bytes, &extra)
             .unwrap_or_else(|e| signatures::Blank::unknown(format!("cannot read it: {e}"))),
     };
+}
+
+/// Where a loop device's backing file holds data (SEEK_DATA), as places in the device, within
+/// `budget` bytes: data anywhere in the file is then read, not only where the blank test
+/// samples. Nothing for other devices, or when the file cannot be opened.
+pub(super) fn backing_extents(root: &SysRoot, d: &Device, budget: u64) -> signatures::Extra {
+    let Some(file) = &d.loop_backing_file else {
+        return Default::default();
+    };
+    let Ok(f) = File::open(file.trim_end_matches(" (deleted)")) else {
+        return Default::default();
+    };
+    let offset = read_attr(&root.sys("block").join(&d.name).join("loop/offset"))
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(0);
+    let Ok(x) = crate::sys::data_extents(&f, offset, offset + d.size_bytes, 4096) else {
+        return Default::default();
+    };
+    let in_device: Vec<(u64, u64)> = x.extents.iter().map(|&(o, l)| (o - offset, l)).collect();
+    let (regions, all) = signatures::extent_regions(&in_device, budget);
+    signatures::Extra {
+        regions,
+        complete: all && x.walked >= offset + d.size_bytes,
+    }
 }

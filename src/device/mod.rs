@@ -13,6 +13,7 @@
 //! the tree and the questions asked of it (what is below, above, held, a buffered loop).
 
 mod classify;
+pub mod deepen;
 mod discover;
 pub mod mounts;
 pub mod safety;

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::deepen::{Depth, Outcome, deepen};
 use super::{Device, DeviceTree, DiscoverOptions, Usage, discover};
 use crate::Error;
 use crate::sysroot::SysRoot;
@@ -141,6 +142,13 @@ pub struct SafetyReport {
     pub reasons: Vec<Reason>,
     /// Reads are always allowed; these say what may disturb them.
     pub read_notes: Vec<Reason>,
+    /// What the blank test read of a block device and found: `read` says how the places were
+    /// chosen (`sampled`, `data_extents`, `whole`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blank: Option<super::signatures::Blank>,
+    /// A whole read that was stopped or failed, and where: the verdict is the sampled one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub whole_read: Option<String>,
 }
 
 fn verdict(reasons: &[Reason]) -> WriteSafety {
@@ -322,19 +330,7 @@ fn blank(d: &Device, r: &mut Vec<Reason>) {
             Data,
             format!("not blank: non-zero data at offset {offset:#x}; no known format"),
         )),
-        B::Blank { byte, bytes_read } => r.push(Reason::new(
-            Blank,
-            format!(
-                "blank where it was looked at: all {} read (the first 16 MiB every 512 KiB, the \
-                 last MiB and 64 places between) are {byte:#04x}{}",
-                crate::units::fmt_size(*bytes_read),
-                if *byte == 0xff {
-                    " (a fresh flash erase)"
-                } else {
-                    ""
-                }
-            ),
-        )),
+        B::Blank { .. } => r.push(Reason::new(Blank, blank_words(&d.blank))),
         B::Unknown { why } if d.signature_error.is_none() => r.push(Reason::new(
             Unchecked,
             format!("blank test not run: {why}; a write test needs --confirm"),
@@ -354,6 +350,51 @@ fn place(bytes: u64) -> String {
 }
 
 /// What a format found behind a wiped table means, in one sentence.
+/// What a blank test that found nothing but one byte read, and how it chose the places.
+fn blank_words(b: &super::signatures::Blank) -> String {
+    use super::signatures::{Blank as B, Coverage};
+    use crate::units::fmt_size;
+    let B::Blank {
+        byte,
+        bytes_read,
+        read,
+        places,
+        seconds,
+    } = b
+    else {
+        return String::new();
+    };
+    let erase = if *byte == 0xff {
+        " (a fresh flash erase)"
+    } else {
+        ""
+    };
+    match read {
+        Coverage::Whole => format!(
+            "blank: read whole ({} in {seconds:.1} s): every byte is {byte:#04x}{erase}",
+            fmt_size(*bytes_read)
+        ),
+        Coverage::DataExtents => format!(
+            "blank: every data extent of its backing file read, with the samples ({} at {}): \
+             all {byte:#04x}{erase}{}",
+            fmt_size(*bytes_read),
+            crate::units::plural(*places, "place"),
+            if *byte == 0 {
+                "; the rest of the file is holes, which read as zeros"
+            } else {
+                ""
+            }
+        ),
+        Coverage::Sampled => format!(
+            "blank where sampled: all {} read at {} (the first 16 MiB every \
+             512 KiB, the last MiB and 64 places between) are {byte:#04x}{erase}; data between \
+             them is not seen (check --full reads every byte)",
+            fmt_size(*bytes_read),
+            crate::units::plural(*places, "place"),
+        ),
+    }
+}
+
 fn hidden_words(h: &super::signatures::Hidden) -> String {
     use super::signatures::Usage as U;
     let at = place(h.start);
@@ -372,10 +413,23 @@ fn hidden_words(h: &super::signatures::Hidden) -> String {
             h.offset
         ),
         ("backup", _) => format!(
-            "a backup superblock of {} at offset {} (the {what} begins at {at}, offset {}), and \
+            "a {} of {} at offset {} (the {what} begins at {at}, offset {}), and \
              nothing at its start: its start was probably overwritten; the rest is likely \
-             intact and recoverable (e2fsck -b, btrfs rescue, testdisk)",
-            h.kind, h.offset, h.start
+             intact and recoverable ({})",
+            match h.kind.as_str() {
+                "ntfs" => "backup boot sector",
+                "xfs" => "secondary superblock",
+                "btrfs" => "superblock mirror",
+                _ => "backup superblock",
+            },
+            h.kind,
+            h.offset,
+            h.start,
+            if h.recover.is_empty() {
+                "testdisk"
+            } else {
+                &h.recover
+            }
         ),
         _ => format!(
             "{} at {at} (offset {}), no partition table: a table was probably wiped; the {what} \
@@ -513,6 +567,19 @@ pub fn check_tree(
     root: &SysRoot,
     target: &str,
 ) -> Result<(SafetyReport, Option<DeviceTree>), Error> {
+    let mut depth = Depth {
+        full: false,
+        progress: &mut |_, _| true,
+    };
+    check_deep(root, target, &mut depth)
+}
+
+/// [`check_tree`], reading a device whose samples are blank as far as `depth` says.
+pub fn check_deep(
+    root: &SysRoot,
+    target: &str,
+    depth: &mut Depth,
+) -> Result<(SafetyReport, Option<DeviceTree>), Error> {
     use ReasonCode::*;
     match resolve(root, target)? {
         Resolved::Directory(p) => {
@@ -549,7 +616,12 @@ pub fn check_tree(
                 probe_only: Some(maj_min.clone()),
                 ..Default::default()
             };
-            let tree = discover(root, &opts)?;
+            let mut tree = discover(root, &opts)?;
+            let outcome = if excl.is_ok() {
+                deepen(root, &mut tree, &maj_min, depth)
+            } else {
+                Outcome::NotRead
+            };
             let d = tree
                 .by_maj_min(&maj_min)
                 .ok_or_else(|| Error::UnknownDevice {
@@ -557,6 +629,15 @@ pub fn check_tree(
                     detail: format!("no device {maj_min} in {}", root.sys("block").display()),
                 })?;
             let mut report = block_report(target, d);
+            report.whole_read = match outcome {
+                Outcome::Stopped(at) => Some(format!(
+                    "stopped after {} of {}: the verdict is the sampled one",
+                    crate::units::fmt_size(at),
+                    crate::units::fmt_size(d.size_bytes)
+                )),
+                Outcome::Failed(why) => Some(why),
+                Outcome::NotRead | Outcome::Read => None,
+            };
             if let Err(e) = excl {
                 let reason = match e.raw_os_error() {
                     Some(libc::EBUSY) => Reason::new(
@@ -617,6 +698,8 @@ fn file_report(target: &str, reasons: Vec<Reason>) -> SafetyReport {
         write_safety: WriteSafety::Clear,
         reasons,
         read_notes: Vec::new(),
+        blank: None,
+        whole_read: None,
     }
 }
 
@@ -640,6 +723,8 @@ fn block_report(target: &str, d: &super::Device) -> SafetyReport {
         write_safety: d.write_safety,
         reasons: d.safety_reasons.clone(),
         read_notes,
+        blank: Some(d.blank.clone()),
+        whole_read: None,
     }
 }
 

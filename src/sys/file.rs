@@ -39,6 +39,27 @@ pub fn drop_cache_range(file: &File, off: u64, len: u64) -> io::Result<()> {
 /// that counts as data. It moves `file`'s offset: pass a descriptor of your own, not one that
 /// reads or writes without positions.
 pub fn data_bytes(file: &File, start: u64, end: u64, max_extents: usize) -> io::Result<u64> {
+    let x = data_extents(file, start, end, max_extents)?;
+    let data: u64 = x.extents.iter().map(|e| e.1).sum();
+    Ok(data + end.saturating_sub(x.walked))
+}
+
+/// The data extents of `[start, end)` in `file`, (offset, length) in order, from SEEK_DATA
+/// and SEEK_HOLE; at most `max_extents` of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataExtents {
+    pub extents: Vec<(u64, u64)>,
+    /// How far the walk got: `end` when every extent was found, where it stopped otherwise.
+    pub walked: u64,
+}
+
+/// [`DataExtents`] of `[start, end)` in `file`. It moves `file`'s offset, as [`data_bytes`].
+pub fn data_extents(
+    file: &File,
+    start: u64,
+    end: u64,
+    max_extents: usize,
+) -> io::Result<DataExtents> {
     let fd = file.as_raw_fd();
     let seek = |pos: u64, whence: libc::c_int| -> io::Result<Option<u64>> {
         // SAFETY: integer arguments only; fd is open for the call's duration (borrowed from
@@ -55,22 +76,33 @@ pub fn data_bytes(file: &File, start: u64, end: u64, max_extents: usize) -> io::
             Err(e)
         }
     };
-    let (mut pos, mut data) = (start, 0u64);
+    let mut extents = Vec::new();
+    let mut pos = start;
+    let done = |extents| DataExtents {
+        extents,
+        walked: end,
+    };
     for _ in 0..max_extents {
         if pos >= end {
-            return Ok(data);
+            return Ok(done(extents));
         }
         let Some(d) = seek(pos, libc::SEEK_DATA)? else {
-            return Ok(data);
+            return Ok(done(extents));
         };
         if d >= end {
-            return Ok(data);
+            return Ok(done(extents));
         }
         let h = seek(d, libc::SEEK_HOLE)?.unwrap_or(end).max(d + 1);
-        data += h.min(end) - d;
+        extents.push((d, h.min(end) - d));
         pos = h;
     }
-    Ok(data + end.saturating_sub(pos))
+    if pos >= end {
+        return Ok(done(extents));
+    }
+    Ok(DataExtents {
+        extents,
+        walked: pos,
+    })
 }
 
 /// For tests over a sparse file of `len` bytes in `dir`: whether its file system tracks holes.

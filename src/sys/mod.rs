@@ -17,8 +17,8 @@ pub use buf::{AlignedBuf, BufferArena};
 #[cfg(test)]
 pub(crate) use file::tracks_holes;
 pub use file::{
-    data_bytes, dio_alignment, drop_cache, drop_cache_range, fs_available, fs_block_size,
-    mount_tracefs, preallocate,
+    DataExtents, data_bytes, data_extents, dio_alignment, drop_cache, drop_cache_range,
+    fs_available, fs_block_size, mount_tracefs, preallocate,
 };
 #[cfg(test)]
 pub(crate) use ring::ring_with_a_read_run_by_io_wq;

@@ -9,6 +9,7 @@ pub mod learn;
 mod remote;
 pub mod render;
 pub mod shell;
+mod whole_read;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -84,6 +85,10 @@ enum EngineMsg {
     RemoteFinished(Box<crate::remote::HostOutcome>, bool),
     /// The hosts' newest saved runs (ids as HOST:ID), and what could not be read.
     Reopened(Vec<crate::runs::SavedRun>, Vec<String>),
+    /// A whole read's bytes done, of its size.
+    WholeProgress(u64, u64),
+    /// A whole read ended: the check's report and the device as it left it.
+    WholeRead(Box<Result<(crate::device::SafetyReport, Option<crate::device::Device>), String>>),
 }
 
 /// Saved runs `o` fetches from each host: one ssh call each, after one to list them.
@@ -179,6 +184,7 @@ pub fn run(opts: UiOptions) -> Result<(), crate::Error> {
         quitting: false,
         hosts: remote::Hosts::default(),
         top_running: Arc::new(AtomicBool::new(false)),
+        whole_cancel: None,
     };
     remote::connect(&opts.hosts, &opts.ssh, &lp.tx);
     let shell = shell::Options {
@@ -239,6 +245,8 @@ struct Loop<'a> {
     hosts: remote::Hosts,
     /// A doctor-pane top interval is being traced.
     top_running: Arc<AtomicBool>,
+    /// Stops the whole read under way (`b`).
+    whole_cancel: Option<Arc<AtomicBool>>,
 }
 
 /// An engine thread that started (and its cancel flag), or why it did not.
@@ -260,6 +268,8 @@ impl Loop<'_> {
             Action::StartSuite { spec, suite } => self.start_suite(spec, suite),
             Action::StartRemote { host, args } => self.start_remote(host, args),
             Action::Doctor { device, host } => self.doctor(device, host),
+            Action::ReadWhole { device } => self.read_whole(device),
+            Action::StopWholeRead => self.stop_whole_read(),
             // Over hosts, their saved runs (an ssh call a run, so fewer).
             Action::Reopen if self.app.remote() => self.reopen_remote(),
             Action::Reopen => self.app.add_reopened(crate::runs::newest(20)),
@@ -290,6 +300,7 @@ impl Loop<'_> {
     /// Stops what runs and ends the loop (q, SIGTERM, SIGHUP).
     fn quit(&mut self) {
         self.cancel();
+        self.stop_whole_read();
         self.quitting = true;
     }
 
@@ -459,6 +470,11 @@ impl Loop<'_> {
         match msg {
             EngineMsg::Sample(s, found) => app.on_sample(s, found),
             EngineMsg::Doctor(d, r) => app.on_doctor(&d, r),
+            EngineMsg::WholeProgress(done, size) => app.on_whole_progress(done, size),
+            EngineMsg::WholeRead(r) => {
+                self.whole_cancel = None;
+                app.on_whole_read(*r);
+            }
             EngineMsg::DoctorTop(d, r) => {
                 self.top_running.store(false, Ordering::Relaxed);
                 app.on_doctor_top(&d, r);

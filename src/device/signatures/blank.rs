@@ -60,13 +60,63 @@ pub fn blank_regions(size: u64) -> Vec<(u64, u64)> {
     v
 }
 
-/// Reads the blank test's regions of `f` (a device or image of `size` bytes), 64 KiB at a time
-/// so that data near the start ends it early. A region cut short by the end of the file (a
-/// fixture's short image) counts as far as it was read. What it read is dropped from the page
-/// cache again, so a buffered test afterwards finds the device as cold as it was.
-pub fn scan_blank(f: &File, size: u64) -> io::Result<Blank> {
-    let regions = blank_regions(size);
-    let r = scan_regions(f, &regions, &mut vec![0u8; 64 << 10]);
+/// At most this many bytes of a loop device's backing file's data extents are read by the
+/// blank test.
+pub const EXTENT_BUDGET: u64 = 64 << 20;
+
+/// The regions of `extents` (offsets in the device) to read within `budget` bytes, and whether
+/// that is all of them. Over budget, each extent's start, where written data begins, an equal
+/// share each (at least 4 KiB).
+pub fn extent_regions(extents: &[(u64, u64)], budget: u64) -> (Vec<(u64, u64)>, bool) {
+    let total: u64 = extents.iter().map(|e| e.1).sum();
+    if total <= budget {
+        return (extents.to_vec(), true);
+    }
+    let share = (budget / extents.len().max(1) as u64).max(4096) & !0xfff;
+    let mut v = Vec::new();
+    let mut left = budget;
+    for &(at, len) in extents {
+        let n = len.min(share).min(left);
+        if n == 0 {
+            break;
+        }
+        v.push((at, n));
+        left -= n;
+    }
+    (v, false)
+}
+
+/// `a` and `b` as one list in order, without overlap, 4 KiB aligned where `a` is.
+pub fn merge_regions(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut all: Vec<(u64, u64)> = a.iter().chain(b).copied().filter(|r| r.1 > 0).collect();
+    all.sort_unstable();
+    let mut v: Vec<(u64, u64)> = Vec::new();
+    for (at, len) in all {
+        match v.last_mut() {
+            Some(last) if at <= last.0 + last.1 => {
+                last.1 = last.1.max(at + len - last.0);
+            }
+            _ => v.push((at, len)),
+        }
+    }
+    v
+}
+
+/// What the blank test reads beyond its samples: a loop device's backing file's data extents,
+/// and whether they are all of them.
+#[derive(Debug, Clone, Default)]
+pub struct Extra {
+    pub regions: Vec<(u64, u64)>,
+    pub complete: bool,
+}
+
+/// Reads the blank test's regions of `f` (a device or image of `size` bytes), and `extra`'s,
+/// 64 KiB at a time so that data near the start ends it early. A region cut short by the end
+/// of the file (a fixture's short image) counts as far as it was read. What it read is dropped
+/// from the page cache again, so a buffered test afterwards finds the device as cold as it was.
+pub fn scan_blank(f: &File, size: u64, extra: &Extra) -> io::Result<Blank> {
+    let regions = merge_regions(&blank_regions(size), &extra.regions);
+    let r = scan_timed(f, &regions, &mut vec![0u8; 64 << 10], extra);
     for &(off, len) in &regions {
         let _ = crate::sys::drop_cache_range(f, off, len);
     }
@@ -76,14 +126,45 @@ pub fn scan_blank(f: &File, size: u64) -> io::Result<Blank> {
 /// [`scan_blank`] through a descriptor opened with O_DIRECT: the page cache is not touched at
 /// all (nothing to drop, nothing of others' dropped), and it is faster. Regions are 4 KiB
 /// aligned; the last one of a device whose size is not is read as far as O_DIRECT allows.
-pub fn scan_blank_direct(f: &File, size: u64) -> io::Result<Blank> {
-    let regions: Vec<(u64, u64)> = blank_regions(size)
+pub fn scan_blank_direct(f: &File, size: u64, extra: &Extra) -> io::Result<Blank> {
+    let aligned: Vec<(u64, u64)> = extra
+        .regions
+        .iter()
+        .map(|&(o, l)| (o & !0xfff, (o + l + 0xfff) & !0xfff))
+        .map(|(o, e)| (o, e.min(size & !0xfff).saturating_sub(o)))
+        .collect();
+    let regions: Vec<(u64, u64)> = merge_regions(&blank_regions(size), &aligned)
         .into_iter()
         .map(|(o, l)| (o, l / 4096 * 4096))
         .filter(|r| r.1 > 0)
         .collect();
     let mut buf = crate::sys::AlignedBuf::new(64 << 10, 4096);
-    scan_regions(f, &regions, buf.as_mut_slice())
+    scan_timed(f, &regions, buf.as_mut_slice(), extra)
+}
+
+/// [`scan_regions`], timed, with how its places were chosen.
+fn scan_timed(
+    f: &File,
+    regions: &[(u64, u64)],
+    buf: &mut [u8],
+    extra: &Extra,
+) -> io::Result<Blank> {
+    let t = std::time::Instant::now();
+    let mut b = scan_regions(f, regions, buf)?;
+    if let Blank::Blank {
+        read,
+        places,
+        seconds,
+        ..
+    } = &mut b
+    {
+        *seconds = t.elapsed().as_secs_f64();
+        *places = regions.len() as u64;
+        if extra.complete {
+            *read = Coverage::DataExtents;
+        }
+    }
+    Ok(b)
 }
 
 pub(super) fn scan_regions(f: &File, regions: &[(u64, u64)], buf: &mut [u8]) -> io::Result<Blank> {
@@ -101,15 +182,8 @@ pub(super) fn scan_regions(f: &File, regions: &[(u64, u64)], buf: &mut [u8]) -> 
                 break;
             }
             let b = &buf[..got];
-            let b0 = *first.get_or_insert_with(|| {
-                same.fill(b[0]);
-                b[0]
-            });
-            if b != &same[..got] {
-                let i = b.iter().position(|&x| x != b0).unwrap_or(0);
-                return Ok(Blank::Data {
-                    offset: pos + i as u64,
-                });
+            if let Some(at) = not_blank(b, &mut first, &mut same) {
+                return Ok(Blank::Data { offset: pos + at });
             }
             read += got as u64;
             pos += got as u64;
@@ -122,7 +196,28 @@ pub(super) fn scan_regions(f: &File, regions: &[(u64, u64)], buf: &mut [u8]) -> 
         Some(byte) => Blank::Blank {
             byte,
             bytes_read: read,
+            read: Coverage::Sampled,
+            places: regions.len() as u64,
+            seconds: 0.0,
         },
         None => Blank::unknown("nothing could be read from it"),
     })
+}
+
+/// Where in `b` the first byte of data is, if any: blank is all zeros, or all 0xff (a fresh
+/// flash erase), and the same byte throughout (`first`, the device's first byte, once seen;
+/// `same`, a buffer of it at least as long as `b`).
+pub(super) fn not_blank(b: &[u8], first: &mut Option<u8>, same: &mut [u8]) -> Option<u64> {
+    let b0 = *b.first()?;
+    if first.is_none() && b0 != 0 && b0 != 0xff {
+        return Some(0);
+    }
+    let byte = *first.get_or_insert_with(|| {
+        same.fill(b0);
+        b0
+    });
+    if b != &same[..b.len()] {
+        return b.iter().position(|&x| x != byte).map(|i| i as u64);
+    }
+    None
 }

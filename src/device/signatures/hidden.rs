@@ -1,6 +1,7 @@
-//! Signatures hidden behind a zeroed start: a GPT's backup header at the end, and file systems'
-//! backup superblocks at the partition starts a table would have had.
+//! Signatures hidden behind a zeroed start: formats where partitions usually begin, a GPT's
+//! backup header at the end, and the copies file systems keep further in ([`super::backups`]).
 
+use super::backups::*;
 use super::*;
 use std::fs::File;
 use std::io;
@@ -19,16 +20,13 @@ pub const PARTITION_STARTS: [u64; 8] = [
     16 << 20,
 ];
 
-/// The places a format that begins at one of them keeps a copy of its superblock is looked
-/// for from: the device's start, and where partitions most often begin (2048 sectors of 512
-/// and of 4096 bytes).
-pub(super) const BACKUPS_FROM: [u64; 3] = [0, 1 << 20, 8 << 20];
-
 /// Looks for a format behind a wiped partition table: at the places partitions usually begin,
 /// then for the copies formats keep (a GPT's backup header in the last sector; ext's backup
-/// superblocks and btrfs's mirror). The first found; None when nothing is there. `f` may be
-/// opened with O_DIRECT (every read is 4 KiB aligned); a buffered `f` has what was read dropped
-/// from the page cache again. Reads about 0.6 MiB in 24 reads at most.
+/// superblocks in every sparse group, XFS's secondary superblocks, btrfs's mirrors, for a
+/// format that begins at any of those places; NTFS's backup boot sector at a partition's end).
+/// The nearest copy found; None when nothing is there. `f` may be opened with O_DIRECT (every
+/// read is 4 KiB aligned); a buffered `f` has what was read dropped from the page cache again.
+/// A read that fails (a bad sector) skips that place. Reads 4 KiB at each of [`backup_places`].
 pub fn probe_hidden(f: &File, size: u64, sector: u32) -> io::Result<Option<Hidden>> {
     let lbs = (sector as u64).max(512);
     for &start in PARTITION_STARTS
@@ -46,18 +44,43 @@ pub fn probe_hidden(f: &File, size: u64, sector: u32) -> io::Result<Option<Hidde
                 offset: start + s.offset,
                 usage: s.usage,
                 found: "partition".into(),
+                recover: "testdisk".into(),
             }));
         }
     }
     if let Some(h) = gpt_backup(f, size, sector)? {
         return Ok(Some(h));
     }
-    for start in BACKUPS_FROM {
-        if let Some(h) = backup_superblock(f, size, start)? {
+    for p in backup_places(size, sector) {
+        let Ok(b) = read_aligned(f, p.at, COPY_LEN) else {
+            continue;
+        };
+        if let Some(h) = recognise(&p, &b) {
             return Ok(Some(h));
         }
     }
     Ok(None)
+}
+
+/// Where [`probe_hidden`] looks for copies on a device of `size` bytes with `sector`-byte
+/// logical blocks, nearest first: for a format at the device's start or any of
+/// [`PARTITION_STARTS`], and NTFS's backup at each end a partition may have.
+pub(super) fn backup_places(size: u64, sector: u32) -> Vec<Place> {
+    let lbs = (sector as u64).max(512);
+    let mut v: Vec<Place> = std::iter::once(0)
+        .chain(PARTITION_STARTS.iter().copied())
+        .filter(|&p| p < size && p % lbs == 0)
+        .flat_map(|start| places(size, start))
+        .chain(ntfs_places(size))
+        .collect();
+    v.sort_by_key(|p| p.at);
+    v
+}
+
+/// How many 4 KiB reads [`probe_hidden`] makes at most on a device of `size` bytes.
+pub fn hidden_reads(size: u64, sector: u32) -> usize {
+    let starts = PARTITION_STARTS.iter().filter(|&&p| p < size).count();
+    starts + 2 + backup_places(size, sector).len()
 }
 
 /// A GPT's backup header ("EFI PART") in the device's last sector.
@@ -78,42 +101,31 @@ pub(super) fn gpt_backup(f: &File, size: u64, sector: u32) -> io::Result<Option<
                 offset: last,
                 usage: Usage::PartitionTable,
                 found: "backup".into(),
+                recover: "gdisk or testdisk".into(),
             }));
         }
     }
     Ok(None)
 }
 
-/// An ext backup superblock (in block group 1, for 1, 2 and 4 KiB blocks) or btrfs's first
-/// mirror (64 MiB) of a file system that begins at `start`.
-pub(super) fn backup_superblock(f: &File, size: u64, start: u64) -> io::Result<Option<Hidden>> {
-    // ext: group 1 starts at block 8193 (1 KiB blocks), 16384 (2 KiB) or 32768 (4 KiB); the
-    // magic 0xEF53 is at +0x38 and the group of the copy at +0x5A (s_block_group_nr 1).
-    for (block, len) in [(8193u64, 1024u64), (16384, 2048), (32768, 4096)] {
-        let at = start + block * len;
-        if at + 0x60 > size {
-            continue;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_stay_few_on_any_size() {
+        // Printed for docs/architecture.md: the reads a blank device of each size costs.
+        for (size, most) in [
+            (16u64 << 20, 40),
+            (1 << 30, 400),
+            (1 << 40, 1200),
+            (1 << 50, 2000),
+        ] {
+            let n = hidden_reads(size, 512);
+            println!("{} bytes: {n} reads of 4 KiB", size);
+            assert!(n <= most, "{size}: {n} reads");
         }
-        let b = read_aligned(f, at, 0x60)?;
-        if le16(&b, 0x38) == Some(0xEF53) && le16(&b, 0x5A) == Some(1) {
-            return Ok(Some(Hidden {
-                kind: "ext".into(),
-                start,
-                offset: at + 0x38,
-                usage: Usage::Filesystem,
-                found: "backup".into(),
-            }));
-        }
+        let p = backup_places(1 << 40, 512);
+        assert!(p.windows(2).all(|w| w[0].at <= w[1].at), "nearest first");
     }
-    let mirror = start + 0x400_0040;
-    if mirror + 8 <= size && read_aligned(f, mirror, 8)? == b"_BHRfS_M" {
-        return Ok(Some(Hidden {
-            kind: "btrfs".into(),
-            start,
-            offset: mirror,
-            usage: Usage::Filesystem,
-            found: "backup".into(),
-        }));
-    }
-    Ok(None)
 }

@@ -7,16 +7,20 @@
 //! We do not link libblkid: it is not a Rust crate, it would make the binary depend on a shared
 //! library that rescue systems may lack, and the handful of magics the safety check needs is small.
 //!
-//! [`probe`] finds the signatures, [`blank`] says whether a device is all zeros where sampled,
-//! [`hidden`] looks for backups behind a zeroed start; this file has their types and the
+//! [`probe`] finds the signatures, [`blank`] says whether a device is all zeros where sampled
+//! (and [`whole`] where every byte is read),
+//! [`hidden`] looks for formats behind a zeroed start, at the places [`backups`] knows; this file has their types and the
 //! byte readers they share.
 
+mod backups;
 mod blank;
 mod hidden;
 mod probe;
+mod whole;
 pub use blank::*;
 pub use hidden::*;
 pub use probe::*;
+pub use whole::*;
 
 use std::fs::File;
 use std::io;
@@ -57,18 +61,43 @@ impl Signature {
     }
 }
 
-/// What the sampled regions of a device hold: the blank test. "I recognise no format" is not
-/// "it is empty": a device is blank only when every byte read is the same (zeros, or 0xff from
-/// a fresh flash erase).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What the regions read of a device hold: the blank test. "I recognise no format" is not
+/// "it is empty": a device is blank only when every byte read is zero, or every one is 0xff (a
+/// fresh flash erase).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum Blank {
-    /// Every byte read (`bytes_read` of them) is `byte`.
-    Blank { byte: u8, bytes_read: u64 },
-    /// Not blank: the first byte that differs from the device's first byte is at `offset`.
+    /// Every byte read (`bytes_read` of them, at `places` places, in `seconds`) is `byte`;
+    /// `read` says how the places were chosen.
+    Blank {
+        byte: u8,
+        bytes_read: u64,
+        #[serde(default)]
+        read: Coverage,
+        #[serde(default)]
+        places: u64,
+        #[serde(default)]
+        seconds: f64,
+    },
+    /// Not blank: the first byte that is data is at `offset`.
     Data { offset: u64 },
     /// Not read, and why.
     Unknown { why: String },
+}
+
+/// How the blank test chose what to read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Coverage {
+    /// Its edges, the first 16 MiB densely, and 64 places between: what a young file system
+    /// or a partition table would show, not data in between.
+    #[default]
+    Sampled,
+    /// The samples and every data extent of a loop device's backing file: the rest of the file
+    /// is holes, which read as zeros, so this is as good as a whole read.
+    DataExtents,
+    /// Every byte.
+    Whole,
 }
 
 impl Blank {
@@ -92,8 +121,13 @@ pub struct Hidden {
     pub offset: u64,
     pub usage: Usage,
     /// What was found: the format at a partition's start (`partition`), or a copy it keeps
-    /// (`backup`: a GPT's header in the last sector, an ext backup superblock, btrfs's mirror).
+    /// (`backup`: a GPT's header in the last sector, an ext backup superblock, an XFS secondary
+    /// superblock, a btrfs mirror, NTFS's backup boot sector).
     pub found: String,
+    /// The tool that recovers it from there (`e2fsck -b 24577 -B 1024`, `xfs_repair`,
+    /// `testdisk`, ...).
+    #[serde(default)]
+    pub recover: String,
 }
 
 /// `len` bytes at `off` (fewer at the end of the device), read in whole 4 KiB blocks into an
@@ -307,12 +341,23 @@ mod tests {
     fn blank_scan_says_which_byte_and_where_data_starts() {
         let f = image(4 << 20, &[]);
         assert!(matches!(
-            scan_blank(&f, 4 << 20).unwrap(),
+            scan_blank(&f, 4 << 20, &Extra::default()).unwrap(),
             Blank::Blank { byte: 0, .. }
         ));
+        // The only non-zero byte is the first: data at 0, not at the first zero after it.
+        let f = image(4 << 20, &[(0, b"x")]);
+        assert_eq!(
+            scan_blank(&f, 4 << 20, &Extra::default()).unwrap(),
+            Blank::Data { offset: 0 }
+        );
+        let f = image(4 << 20, &[(0, &[0xff; 8192])]);
+        assert_eq!(
+            scan_blank(&f, 4 << 20, &Extra::default()).unwrap(),
+            Blank::Data { offset: 8192 }
+        );
         let f = image(4 << 20, &[(3 << 20, b"x")]);
         assert_eq!(
-            scan_blank(&f, 4 << 20).unwrap(),
+            scan_blank(&f, 4 << 20, &Extra::default()).unwrap(),
             Blank::Data { offset: 3 << 20 }
         );
     }

@@ -197,10 +197,14 @@ pub(super) const BCACHEFS_MAGIC: [u8; 16] = [
 
 /// ext2, ext3, ext4 or jbd, by feature flags, as libblkid's ext.c tells them apart.
 pub(super) fn ext_flavour(head: &[u8]) -> &'static str {
-    const SB: usize = 0x400;
-    let fc = le32(head, SB + 0x5C).unwrap_or(0);
-    let fi = le32(head, SB + 0x60).unwrap_or(0);
-    let frc = le32(head, SB + 0x64).unwrap_or(0);
+    ext_flavour_sb(head.get(0x400..).unwrap_or_default())
+}
+
+/// [`ext_flavour`] of a superblock `sb` (a backup's, say) that begins at its first byte.
+pub(super) fn ext_flavour_sb(sb: &[u8]) -> &'static str {
+    let fc = le32(sb, 0x5C).unwrap_or(0);
+    let fi = le32(sb, 0x60).unwrap_or(0);
+    let frc = le32(sb, 0x64).unwrap_or(0);
     const HAS_JOURNAL: u32 = 0x4;
     const JOURNAL_DEV: u32 = 0x8;
     const EXT3_RO_SUPP: u32 = 0x1 | 0x2 | 0x4;

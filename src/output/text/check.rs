@@ -1,6 +1,8 @@
 //! `blkscope check`: the verdict and its reasons.
 
+use crate::device::signatures::{Blank, Coverage};
 use crate::device::{ReasonCode, SafetyReport, WriteSafety};
+use crate::units::{fmt_size, plural};
 use std::fmt::Write as _;
 
 /// `check`'s verdict, its reasons and the advice that follows from them.
@@ -10,7 +12,19 @@ pub fn check(r: &SafetyReport) -> String {
         Some(d) => format!("{} ({d})", r.target),
         None => r.target.clone(),
     };
-    let _ = writeln!(out, "{what}: {}", r.write_safety.as_str());
+    let how = match (&r.blank, r.write_safety) {
+        (Some(b), WriteSafety::Clear) => blank_how(b).map(|h| format!(": {h}")),
+        _ => None,
+    };
+    let _ = writeln!(
+        out,
+        "{what}: {}{}",
+        r.write_safety.as_str(),
+        how.unwrap_or_default()
+    );
+    if let Some(w) = &r.whole_read {
+        let _ = writeln!(out, "  whole read: {w}");
+    }
     for reason in &r.reasons {
         let _ = writeln!(out, "  [{}] {}", reason.code.badge(), reason.detail);
     }
@@ -38,4 +52,32 @@ pub fn check(r: &SafetyReport) -> String {
     };
     let _ = writeln!(out, "{advice}");
     out
+}
+
+/// How a blank device was judged, in a few words: "read whole (1 GiB in 0.8 s)", "blank where
+/// sampled (5.5 MiB at 96 places)".
+fn blank_how(b: &Blank) -> Option<String> {
+    let Blank::Blank {
+        bytes_read,
+        read,
+        places,
+        seconds,
+        ..
+    } = b
+    else {
+        return None;
+    };
+    Some(match read {
+        Coverage::Whole => format!("read whole ({} in {seconds:.1} s)", fmt_size(*bytes_read)),
+        Coverage::DataExtents => format!(
+            "every data extent of its backing file read ({} at {})",
+            fmt_size(*bytes_read),
+            plural(*places, "place")
+        ),
+        Coverage::Sampled => format!(
+            "blank where sampled ({} at {})",
+            fmt_size(*bytes_read),
+            plural(*places, "place")
+        ),
+    })
 }

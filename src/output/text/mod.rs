@@ -139,6 +139,8 @@ mod tests {
                 })
                 .collect(),
             read_notes: Vec::new(),
+            blank: None,
+            whole_read: None,
         };
         let last = |codes: &[ReasonCode]| {
             let t = super::check(&report(codes));

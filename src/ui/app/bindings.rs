@@ -30,6 +30,8 @@ pub enum Cmd {
     Run,
     Explain,
     Doctor,
+    /// Read the selected device whole (or stop that read).
+    ReadWhole,
     Results,
     ClearStatus,
     CancelTest,
@@ -210,6 +212,14 @@ const DOCTOR: Binding = bind!(
     "doctor: SMART, other I/O, alignment, settings",
     true
 );
+const READ_WHOLE: Binding = bind!(
+    &[(ch('b'), Cmd::ReadWhole)],
+    "b",
+    "b",
+    "blank?",
+    "read the device whole: is it blank? (b again stops)",
+    false
+);
 const RESULTS_KEY: Binding = bind!(
     &[(ch('v'), Cmd::Results)],
     "v",
@@ -272,6 +282,7 @@ static LISTS: &[Binding] = &[
     EDIT,
     EXPLAIN,
     DOCTOR,
+    READ_WHOLE,
     RESULTS_KEY,
     CLEAR_STATUS,
     HELP_KEY,
@@ -295,6 +306,7 @@ static PROPERTIES: &[Binding] = &[
     EDIT,
     quiet(EXPLAIN),
     quiet(DOCTOR),
+    READ_WHOLE,
     quiet(RESULTS_KEY),
     CLEAR_STATUS,
     HELP_KEY,

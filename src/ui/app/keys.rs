@@ -33,6 +33,7 @@ impl App {
                 return self.request_run();
             }
             Cmd::Doctor => return self.open_doctor(),
+            Cmd::ReadWhole => return self.read_whole(),
             Cmd::Results => return self.show_results(),
             Cmd::Reopen => return Action::Reopen,
             Cmd::CancelTest => {

@@ -7,6 +7,8 @@ mod form;
 mod hosts;
 mod keys;
 mod results;
+mod whole_read;
+pub use whole_read::WholeRead;
 
 pub use hosts::{HostView, RemoteDone, run_args, suite_args};
 
@@ -207,6 +209,12 @@ pub enum Action {
         host: String,
         args: Vec<String>,
     },
+    /// `b`: read the device here whole (the blank test's whole read).
+    ReadWhole {
+        device: String,
+    },
+    /// `b` again: stop it.
+    StopWholeRead,
 }
 
 /// A test that runs or ran.
@@ -338,6 +346,8 @@ pub struct App {
     /// With `--host`: the hosts, each a top-level node of the device tree (this machine's
     /// devices are not listed then).
     pub hosts: Vec<hosts::HostView>,
+    /// `b`: a whole read of a device under way.
+    pub whole_read: Option<WholeRead>,
     pub quit: bool,
 }
 
@@ -387,6 +397,7 @@ impl App {
             iostat_scroll: 0,
             limits: Default::default(),
             written_blank: Default::default(),
+            whole_read: None,
             hosts: Vec::new(),
             quit: false,
         };
