@@ -151,7 +151,7 @@ pub fn parse_interval(s: &str) -> Result<Duration, String> {
 }
 
 /// `n` and its noun, plural when `n` is not 1: "1 place", "96 places".
-pub fn plural(n: u64, noun: &str) -> String {
+pub fn count(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {

@@ -353,15 +353,7 @@ fn place(bytes: u64) -> String {
 /// What a blank test that found nothing but one byte read, and how it chose the places.
 fn blank_words(b: &super::signatures::Blank) -> String {
     use super::signatures::{Blank as B, Coverage};
-    use crate::units::fmt_size;
-    let B::Blank {
-        byte,
-        bytes_read,
-        read,
-        places,
-        seconds,
-    } = b
-    else {
+    let (B::Blank { byte, read, .. }, Some(judged)) = (b, b.judged()) else {
         return String::new();
     };
     let erase = if *byte == 0xff {
@@ -370,15 +362,9 @@ fn blank_words(b: &super::signatures::Blank) -> String {
         ""
     };
     match read {
-        Coverage::Whole => format!(
-            "blank: read whole ({} in {seconds:.1} s): every byte is {byte:#04x}{erase}",
-            fmt_size(*bytes_read)
-        ),
+        Coverage::Whole => format!("blank: {judged}: every byte is {byte:#04x}{erase}"),
         Coverage::DataExtents => format!(
-            "blank: every data extent of its backing file read, with the samples ({} at {}): \
-             all {byte:#04x}{erase}{}",
-            fmt_size(*bytes_read),
-            crate::units::plural(*places, "place"),
+            "blank: {judged}, with the samples: all {byte:#04x}{erase}{}",
             if *byte == 0 {
                 "; the rest of the file is holes, which read as zeros"
             } else {
@@ -386,11 +372,9 @@ fn blank_words(b: &super::signatures::Blank) -> String {
             }
         ),
         Coverage::Sampled => format!(
-            "blank where sampled: all {} read at {} (the first 16 MiB every \
-             512 KiB, the last MiB and 64 places between) are {byte:#04x}{erase}; data between \
-             them is not seen (check --full reads every byte)",
-            fmt_size(*bytes_read),
-            crate::units::plural(*places, "place"),
+            "{judged}: all {byte:#04x}{erase} (the first 16 MiB every 512 KiB, the last MiB \
+             and 64 places between); data between them is not seen (check --full reads every \
+             byte)"
         ),
     }
 }

@@ -48,13 +48,7 @@ pub fn fmt_compact(v: f64) -> String {
 }
 
 /// A count with its noun, singular or plural: `1 test`, `6 tests`.
-pub fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
+pub use crate::units::count;
 
 /// Whether the locale says UTF-8 (else trees and borders are drawn in ASCII).
 pub fn utf8_locale() -> bool {

@@ -45,7 +45,7 @@ fn whole_read_bar() -> indicatif::ProgressBar {
     let b = indicatif::ProgressBar::hidden();
     b.set_style(
         indicatif::ProgressStyle::with_template(
-            "reading whole [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta} \
+            "reading whole [{wide_bar}] {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta} \
              (Ctrl-C stops)",
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())

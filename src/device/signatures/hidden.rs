@@ -77,6 +77,12 @@ pub(super) fn backup_places(size: u64, sector: u32) -> Vec<Place> {
     v
 }
 
+/// The offsets [`probe_hidden`] reads copies at, nearest first (for fuzzing and tests: data
+/// placed there is what the probe judges).
+pub fn backup_offsets(size: u64, sector: u32) -> Vec<u64> {
+    backup_places(size, sector).iter().map(|p| p.at).collect()
+}
+
 /// How many 4 KiB reads [`probe_hidden`] makes at most on a device of `size` bytes.
 pub fn hidden_reads(size: u64, sector: u32) -> usize {
     let starts = PARTITION_STARTS.iter().filter(|&&p| p < size).count();

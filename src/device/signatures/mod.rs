@@ -104,6 +104,31 @@ impl Blank {
     pub fn unknown(why: impl Into<String>) -> Self {
         Blank::Unknown { why: why.into() }
     }
+
+    /// How a blank device was judged, in a few words: "read whole (1G in 0.8 s)", "every data
+    /// extent of its backing file read (5.5M at 95 places)", "blank where sampled (5.5M at 95
+    /// places)". None when it is not blank.
+    pub fn judged(&self) -> Option<String> {
+        use crate::units::{count, fmt_size};
+        let Blank::Blank {
+            bytes_read,
+            read,
+            places,
+            seconds,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let (size, at) = (fmt_size(*bytes_read), count(*places as usize, "place"));
+        Some(match read {
+            Coverage::Whole => format!("read whole ({size} in {seconds:.1} s)"),
+            Coverage::DataExtents => {
+                format!("every data extent of its backing file read ({size} at {at})")
+            }
+            Coverage::Sampled => format!("blank where sampled ({size} at {at})"),
+        })
+    }
 }
 
 /// A format found where nothing at the start of the device says so: where a partition

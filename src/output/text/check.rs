@@ -1,8 +1,6 @@
 //! `blkscope check`: the verdict and its reasons.
 
-use crate::device::signatures::{Blank, Coverage};
 use crate::device::{ReasonCode, SafetyReport, WriteSafety};
-use crate::units::{fmt_size, plural};
 use std::fmt::Write as _;
 
 /// `check`'s verdict, its reasons and the advice that follows from them.
@@ -13,7 +11,7 @@ pub fn check(r: &SafetyReport) -> String {
         None => r.target.clone(),
     };
     let how = match (&r.blank, r.write_safety) {
-        (Some(b), WriteSafety::Clear) => blank_how(b).map(|h| format!(": {h}")),
+        (Some(b), WriteSafety::Clear) => b.judged().map(|h| format!(": {h}")),
         _ => None,
     };
     let _ = writeln!(
@@ -52,32 +50,4 @@ pub fn check(r: &SafetyReport) -> String {
     };
     let _ = writeln!(out, "{advice}");
     out
-}
-
-/// How a blank device was judged, in a few words: "read whole (1 GiB in 0.8 s)", "blank where
-/// sampled (5.5 MiB at 96 places)".
-fn blank_how(b: &Blank) -> Option<String> {
-    let Blank::Blank {
-        bytes_read,
-        read,
-        places,
-        seconds,
-        ..
-    } = b
-    else {
-        return None;
-    };
-    Some(match read {
-        Coverage::Whole => format!("read whole ({} in {seconds:.1} s)", fmt_size(*bytes_read)),
-        Coverage::DataExtents => format!(
-            "every data extent of its backing file read ({} at {})",
-            fmt_size(*bytes_read),
-            plural(*places, "place")
-        ),
-        Coverage::Sampled => format!(
-            "blank where sampled ({} at {})",
-            fmt_size(*bytes_read),
-            plural(*places, "place")
-        ),
-    })
 }
