@@ -7,16 +7,28 @@
 #   sudo bash bench/list_64_loops.sh            # builds the release binary first
 #   RUNS=50 N=64 sudo -E bash bench/list_64_loops.sh
 #   SIZE=1G OTHER=/tmp/blkscope-before sudo -E bash bench/list_64_loops.sh
+#   FILL=1 SIZE=64M sudo -E bash bench/list_64_loops.sh   # files of zeros written on a tmpfs:
+#                                                        # every block a data extent to read
 set -euo pipefail
 N=${N:-64}
 RUNS=${RUNS:-20}
 SIZE=${SIZE:-16M}
 OTHER=${OTHER:-}
+FILL=${FILL:-}
 . "$(dirname "$0")/lib.sh"
 bench_build
-bench_tmpdir dir
+if [ -n "$FILL" ]; then
+  mib=$(numfmt --from=iec "$SIZE"); mib=$((mib >> 20))
+  bench_tmpfs dir "$(( (N * mib) + 64 ))M"
+else
+  bench_tmpdir dir
+fi
 for i in $(seq 1 "$N"); do
-  truncate -s "$SIZE" "$dir/d$i.img"
+  if [ -n "$FILL" ]; then
+    dd if=/dev/zero of="$dir/d$i.img" bs=1M count="$mib" status=none
+  else
+    truncate -s "$SIZE" "$dir/d$i.img"
+  fi
   bench_loop l "$dir/d$i.img"
 done
 echo "attached $N loop devices; $(ls /sys/block | wc -l) entries in /sys/block"
