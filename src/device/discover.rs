@@ -90,19 +90,24 @@ pub fn discover(root: &SysRoot, opts: &DiscoverOptions) -> Result<DeviceTree, Er
     // Devices are probed a few at a time: each waits on its own disk (a blank spare disk's
     // blank test is 66 seeks), so a machine full of disks is not read one after another.
     const PROBERS: usize = 8;
+    let budget = if opts.probe_only.is_some() {
+        signatures::EXTENT_BUDGET
+    } else {
+        signatures::EXTENT_BUDGET_LIST
+    };
     if to_probe.len() > 1 {
         let per = to_probe.len().div_ceil(PROBERS);
         std::thread::scope(|scope| {
             for chunk in to_probe.chunks_mut(per) {
                 scope.spawn(move || {
                     for d in chunk.iter_mut() {
-                        probe_signatures(root, d);
+                        probe_signatures(root, d, budget);
                     }
                 });
             }
         });
     } else if let Some(d) = to_probe.pop() {
-        probe_signatures(root, d);
+        probe_signatures(root, d, budget);
     }
     let mut tree = DeviceTree { devices };
     safety::assess_tree(root, &mut tree);
@@ -253,7 +258,9 @@ pub(super) fn read_device(
     }
 }
 
-pub(super) fn probe_signatures(root: &SysRoot, d: &mut Device) {
+/// Reads `d`'s signatures, and where it has none, looks behind them and at what it holds
+/// (reading up to `extent_budget` bytes of a loop device's backing file's data).
+pub(super) fn probe_signatures(root: &SysRoot, d: &mut Device, extent_budget: u64) {
     let node = if root.is_live() {
         d.path.clone()
     } else {
@@ -304,7 +311,7 @@ pub(super) fn probe_signatures(root: &SysRoot, d: &mut Device) {
         .or_else(|| signatures::probe_hidden(&f, d.size_bytes, lbs).ok())
         .flatten();
     let extra = if root.is_live() {
-        backing_extents(root, d, signatures::EXTENT_BUDGET)
+        backing_extents(root, d, extent_budget)
     } else {
         Default::default()
     };

@@ -61,8 +61,12 @@ pub fn blank_regions(size: u64) -> Vec<(u64, u64)> {
 }
 
 /// At most this many bytes of a loop device's backing file's data extents are read by the
-/// blank test.
+/// blank test of one device (`check`, the check before a write) ...
 pub const EXTENT_BUDGET: u64 = 64 << 20;
+
+/// ... and of each device `list` reads (64 loop devices over files of zeros: 4 GiB to read
+/// at 64 MiB each; docs/architecture.md).
+pub const EXTENT_BUDGET_LIST: u64 = 4 << 20;
 
 /// The regions of `extents` (offsets in the device) to read within `budget` bytes, and whether
 /// that is all of them. Over budget, each extent's start, where written data begins, an equal
