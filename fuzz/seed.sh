@@ -34,7 +34,7 @@ head_of exfat 8M mkfs.exfat
 head_of ntfs 8M mkntfs -Q -q -F
 head_of f2fs 64M mkfs.f2fs -q -f
 head_of swap 8M mkswap
-head_of nilfs2 128M mkfs.nilfs2 -q -f
+head_of nilfs2 160M mkfs.nilfs2 -q -f
 head_of jfs 16M mkfs.jfs -q
 head_of reiserfs 64M mkfs.reiserfs -q -f
 head_of udf 8M mkfs.udf
