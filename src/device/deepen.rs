@@ -4,7 +4,6 @@
 //! way to stop.
 
 use std::fs::File;
-use std::os::unix::fs::OpenOptionsExt;
 
 use super::signatures::{self, Blank, Coverage, WHOLE_BY_DEFAULT};
 use super::{Device, DeviceTree, WriteSafety};
@@ -78,15 +77,6 @@ fn wants_whole(d: &Device, full: bool) -> bool {
 /// `d`'s node, with O_DIRECT where it allows (a block device), buffered otherwise (a fixture's
 /// image).
 fn open(root: &SysRoot, d: &Device) -> Option<File> {
-    let node = if root.is_live() {
-        d.path.clone()
-    } else {
-        root.dev_node(&d.name)
-    };
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
-        .open(&node)
-        .or_else(|_| File::open(&node))
-        .ok()
+    let node = super::discover::node_of(root, d);
+    super::discover::open_direct(&node).or_else(|| File::open(&node).ok())
 }

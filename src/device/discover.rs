@@ -261,11 +261,7 @@ pub(super) fn read_device(
 /// Reads `d`'s signatures, and where it has none, looks behind them and at what it holds
 /// (reading up to `extent_budget` bytes of a loop device's backing file's data).
 pub(super) fn probe_signatures(root: &SysRoot, d: &mut Device, extent_budget: u64) {
-    let node = if root.is_live() {
-        d.path.clone()
-    } else {
-        root.dev_node(&d.name)
-    };
+    let node = node_of(root, d);
     if !root.is_live() && !node.exists() {
         d.blank = signatures::Blank::unknown("no device node in the fixture tree");
         return;
@@ -298,12 +294,7 @@ pub(super) fn probe_signatures(root: &SysRoot, d: &mut Device, extent_budget: u6
     }
     // O_DIRECT where the node allows it (a block device), buffered otherwise (a fixture's
     // image file on tmpfs, say).
-    use std::os::unix::fs::OpenOptionsExt;
-    let direct = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
-        .open(&node)
-        .ok();
+    let direct = open_direct(&node);
     let lbs = d.logical_block_size as u32;
     d.hidden = direct
         .as_ref()
@@ -323,6 +314,26 @@ pub(super) fn probe_signatures(root: &SysRoot, d: &mut Device, extent_budget: u6
         None => signatures::scan_blank(&f, d.size_bytes, &extra)
             .unwrap_or_else(|e| signatures::Blank::unknown(format!("cannot read it: {e}"))),
     };
+}
+
+/// `d`'s device node: under /dev on the live system, in the fixture tree's dev/ otherwise.
+pub(super) fn node_of(root: &SysRoot, d: &Device) -> PathBuf {
+    if root.is_live() {
+        d.path.clone()
+    } else {
+        root.dev_node(&d.name)
+    }
+}
+
+/// `node` opened for reading with O_DIRECT, if it takes that (a block device does; a file on
+/// tmpfs does not).
+pub(super) fn open_direct(node: &Path) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
+        .open(node)
+        .ok()
 }
 
 /// Where a loop device's backing file holds data (SEEK_DATA), as places in the device, within

@@ -349,7 +349,6 @@ fn place(bytes: u64) -> String {
     }
 }
 
-/// What a format found behind a wiped table means, in one sentence.
 /// What a blank test that found nothing but one byte read, and how it chose the places.
 fn blank_words(b: &super::signatures::Blank) -> String {
     use super::signatures::{Blank as B, Coverage};
@@ -379,6 +378,7 @@ fn blank_words(b: &super::signatures::Blank) -> String {
     }
 }
 
+/// What a format found behind a wiped table means, in one sentence.
 fn hidden_words(h: &super::signatures::Hidden) -> String {
     use super::signatures::Usage as U;
     let at = place(h.start);
@@ -400,12 +400,7 @@ fn hidden_words(h: &super::signatures::Hidden) -> String {
             "a {} of {} at offset {} (the {what} begins at {at}, offset {}), and \
              nothing at its start: its start was probably overwritten; the rest is likely \
              intact and recoverable ({})",
-            match h.kind.as_str() {
-                "ntfs" => "backup boot sector",
-                "xfs" => "secondary superblock",
-                "btrfs" => "superblock mirror",
-                _ => "backup superblock",
-            },
+            super::signatures::copy_name(&h.kind),
             h.kind,
             h.offset,
             h.start,

@@ -211,18 +211,19 @@ pub(super) fn recognise(p: &Place, b: &[u8]) -> Option<Hidden> {
             }
             let sectors = le64(b, 0x28)?;
             let start = p.at.checked_sub(sectors.checked_mul(sector)?)?;
-            Some(found(
-                "ntfs",
-                start,
-                p.at + 3,
-                "testdisk (rebuilds the boot sector from its backup)".into(),
-            ))
+            Some(found("ntfs", start, p.at + 3, "testdisk".into()))
         }
     }
 }
 
-fn be32(buf: &[u8], off: usize) -> Option<u32> {
-    at(buf, off, 4).map(|b| u32::from_be_bytes(b.try_into().unwrap_or([0; 4])))
+/// What the file system `kind` calls the copy [`recognise`] finds of it.
+pub fn copy_name(kind: &str) -> &'static str {
+    match kind {
+        "ntfs" => "backup boot sector",
+        "xfs" => "secondary superblock",
+        "btrfs" => "superblock mirror",
+        _ => "backup superblock",
+    }
 }
 
 #[cfg(test)]

@@ -120,7 +120,7 @@ pub struct Extra {
 /// from the page cache again, so a buffered test afterwards finds the device as cold as it was.
 pub fn scan_blank(f: &File, size: u64, extra: &Extra) -> io::Result<Blank> {
     let regions = merge_regions(&blank_regions(size), &extra.regions);
-    let r = scan_timed(f, &regions, &mut vec![0u8; 64 << 10], extra);
+    let r = scan_regions(f, &regions, &mut vec![0u8; 64 << 10], coverage(extra));
     for &(off, len) in &regions {
         let _ = crate::sys::drop_cache_range(f, off, len);
     }
@@ -143,38 +143,30 @@ pub fn scan_blank_direct(f: &File, size: u64, extra: &Extra) -> io::Result<Blank
         .filter(|r| r.1 > 0)
         .collect();
     let mut buf = crate::sys::AlignedBuf::new(64 << 10, 4096);
-    scan_timed(f, &regions, buf.as_mut_slice(), extra)
+    scan_regions(f, &regions, buf.as_mut_slice(), coverage(extra))
 }
 
-/// [`scan_regions`], timed, with how its places were chosen.
-fn scan_timed(
+/// How the places of a scan with `extra` were chosen.
+fn coverage(extra: &Extra) -> Coverage {
+    if extra.complete {
+        Coverage::DataExtents
+    } else {
+        Coverage::Sampled
+    }
+}
+
+/// Reads `regions` of `f` into `buf` and says what they hold; a blank answer says how its
+/// places were chosen (`read`), how many there were and how long they took.
+fn scan_regions(
     f: &File,
     regions: &[(u64, u64)],
     buf: &mut [u8],
-    extra: &Extra,
+    read: Coverage,
 ) -> io::Result<Blank> {
-    let t = std::time::Instant::now();
-    let mut b = scan_regions(f, regions, buf)?;
-    if let Blank::Blank {
-        read,
-        places,
-        seconds,
-        ..
-    } = &mut b
-    {
-        *seconds = t.elapsed().as_secs_f64();
-        *places = regions.len() as u64;
-        if extra.complete {
-            *read = Coverage::DataExtents;
-        }
-    }
-    Ok(b)
-}
-
-pub(super) fn scan_regions(f: &File, regions: &[(u64, u64)], buf: &mut [u8]) -> io::Result<Blank> {
     const STEP: usize = 64 << 10;
+    let t = std::time::Instant::now();
     let mut first: Option<u8> = None;
-    let mut read = 0u64;
+    let mut bytes_read = 0u64;
     // The same byte as the device's first, to compare whole reads at memcmp speed.
     let mut same = vec![0u8; STEP];
     for &(off, len) in regions {
@@ -189,7 +181,7 @@ pub(super) fn scan_regions(f: &File, regions: &[(u64, u64)], buf: &mut [u8]) -> 
             if let Some(at) = not_blank(b, &mut first, &mut same) {
                 return Ok(Blank::Data { offset: pos + at });
             }
-            read += got as u64;
+            bytes_read += got as u64;
             pos += got as u64;
             if got < n {
                 break;
@@ -199,10 +191,10 @@ pub(super) fn scan_regions(f: &File, regions: &[(u64, u64)], buf: &mut [u8]) -> 
     Ok(match first {
         Some(byte) => Blank::Blank {
             byte,
-            bytes_read: read,
-            read: Coverage::Sampled,
+            bytes_read,
+            read,
             places: regions.len() as u64,
-            seconds: 0.0,
+            seconds: t.elapsed().as_secs_f64(),
         },
         None => Blank::unknown("nothing could be read from it"),
     })

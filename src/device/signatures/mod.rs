@@ -8,15 +8,16 @@
 //! library that rescue systems may lack, and the handful of magics the safety check needs is small.
 //!
 //! [`probe`] finds the signatures, [`blank`] says whether a device is all zeros where sampled
-//! (and [`whole`] where every byte is read),
-//! [`hidden`] looks for formats behind a zeroed start, at the places [`backups`] knows; this file has their types and the
-//! byte readers they share.
+//! (and [`whole`] where every byte is read), [`hidden`] looks for formats behind a zeroed
+//! start, at the places [`backups`] knows; this file has their types and the byte readers
+//! they share.
 
 mod backups;
 mod blank;
 mod hidden;
 mod probe;
 mod whole;
+pub use backups::copy_name;
 pub use blank::*;
 pub use hidden::*;
 pub use probe::*;
@@ -207,6 +208,10 @@ fn le64(buf: &[u8], off: usize) -> Option<u64> {
 
 fn has(buf: &[u8], off: usize, magic: &[u8]) -> bool {
     at(buf, off, magic.len()) == Some(magic)
+}
+
+fn be32(buf: &[u8], off: usize) -> Option<u32> {
+    at(buf, off, 4).map(|b| u32::from_be_bytes(b.try_into().unwrap_or([0; 4])))
 }
 
 fn be64(buf: &[u8], off: usize) -> Option<u64> {
