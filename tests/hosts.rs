@@ -3,12 +3,17 @@
 //! system service, never an address off this machine). Two "hosts" share one kernel; that is
 //! enough for the plumbing: JSON collected per host, human output grouped by host, an
 //! unreachable host named while the others go on, --push, --confirm HOST:DEV, and Ctrl-C
-//! stopping every remote run without leaving scratch files.
+//! stopping every remote run without leaving scratch files. Host aliases `h*` in the ssh config
+//! all lead to 127.0.0.1: a fleet of many names on one sshd, for the fan-out's bounds, the
+//! push's cache, and results as they come.
 
 mod common;
 
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -67,7 +72,7 @@ impl Sshd {
         std::fs::write(
             d.join("ssh_config"),
             format!(
-                "Host *\n  User root\n  Port {port}\n  IdentityFile {}\n  IdentitiesOnly yes\n  \
+                "Host h*\n  HostName 127.0.0.1\nHost *\n  User root\n  Port {port}\n  IdentityFile {}\n  IdentitiesOnly yes\n  \
                  UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n  LogLevel ERROR\n",
                 d.join("client_key").display()
             ),
@@ -95,13 +100,36 @@ impl Sshd {
         self.dir.path().join("ssh_config")
     }
 
-    /// The copies `--push` left in the hosts' $TMPDIR.
+    /// What `--push` holds in the hosts' $TMPDIR: the copies (named for their hash) and each
+    /// session's link to one (`HASH.PID`), in the private directory `blkscope-UID` (or a
+    /// `blkscope.XXXXXXXX` where that one cannot be used).
     fn pushed(&self) -> Vec<PathBuf> {
-        std::fs::read_dir(self.dir.path().join("tmp"))
+        let mut files = Vec::new();
+        for d in std::fs::read_dir(self.dir.path().join("tmp"))
             .unwrap()
             .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("blkscope."))
-            .map(|e| e.path())
+        {
+            if d.file_name().to_string_lossy().starts_with("blkscope") {
+                files.extend(
+                    std::fs::read_dir(d.path())
+                        .unwrap()
+                        .flatten()
+                        .map(|e| e.path()),
+                );
+            }
+        }
+        files.sort();
+        files
+    }
+
+    /// The sessions' links among them.
+    fn links(&self) -> Vec<PathBuf> {
+        self.pushed()
+            .into_iter()
+            .filter(|p| {
+                p.extension()
+                    .is_some_and(|e| e.to_string_lossy().parse::<u32>().is_ok())
+            })
             .collect()
     }
 }
@@ -239,9 +267,8 @@ fn push_copies_blkscope_over_and_confirm_names_the_host() {
     let out = run(&format!("127.0.0.1:{}", lo.name));
     let v = ok_json(&out, "blkscope --host");
     assert_eq!(v["hosts"][0]["results"][0]["bytes"], 4 * MIB, "{v}");
-    // The pushed copy is gone afterwards.
-    let left = s.pushed();
-    assert!(left.is_empty(), "{left:?}");
+    // The pushed copy is gone afterwards (a few seconds on, for another alias of the host).
+    wait_until(10, "the pushed copy to go", || s.pushed().is_empty());
 }
 
 #[test]
@@ -403,11 +430,16 @@ fn the_tui_shows_each_host_streams_its_iostat_and_runs_a_test_there() {
     t.resize(100, 50);
     let screen = t.wait_for(&["127.0.0.1 ", "device(s)"], 30);
     println!("{screen}");
-    // --push: this blkscope was copied to each reachable host once, for the whole session.
-    wait_until(20, "a copy pushed to each reachable host", || {
-        s.pushed().len() == 2
-    });
-    println!("pushed: {:?}", s.pushed());
+    // --push: each reachable host holds this blkscope for the whole session; the two "hosts"
+    // are one machine, so they share one copy, each with its own link to it.
+    wait_until(
+        20,
+        "a link to the pushed copy for each reachable host",
+        || s.links().len() == 2,
+    );
+    let pushed = s.pushed();
+    println!("pushed: {pushed:?}");
+    assert_eq!(pushed.len(), 3, "one copy and two links: {pushed:?}");
 
     // Down the tree: the loop device under the first host, then under the second (each host
     // has its own node and its own devices beneath it).
@@ -512,6 +544,8 @@ fn the_tui_shows_each_host_streams_its_iostat_and_runs_a_test_there() {
     wait_until(10, "sshd's sessions to close", || {
         sessions_of(sshd_pid) == 0
     });
+    // ... and the pushed copy is gone with the last link.
+    wait_until(10, "the pushed copy to go", || s.pushed().is_empty());
 }
 
 /// A host that begins with '-' would be read by ssh as an option (`-oProxyCommand=...` runs a
@@ -553,4 +587,214 @@ fn a_host_that_reads_as_an_option_is_refused() {
         assert_eq!(out.status.code(), Some(2), "{arg}: {err}");
         assert!(err.contains("begins with '-'"), "{arg}: {err}");
     }
+}
+
+/// 24 names of this machine, 4 at a time, with --push: never more than a few sshd sessions at
+/// once, every host answers, the binary is sent to few and found in the private cache by the
+/// rest, and nothing is left there afterwards.
+#[test]
+fn a_fleet_at_a_bounded_fanout_pushes_once_and_leaves_nothing() {
+    let Some(s) = sshd() else { return };
+    let sshd_pid = s.child.id();
+    let (stop, most) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let sampler = {
+        let (stop, most) = (stop.clone(), most.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                most.fetch_max(sessions_of(sshd_pid), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    let out = bin()
+        .args(["--host", "h[01-24]", "--fanout", "4", "--ssh-config"])
+        .arg(s.config())
+        .args(["--push", "list", "--json", "--no-signatures"])
+        .output()
+        .unwrap();
+    stop.store(true, Ordering::Relaxed);
+    sampler.join().unwrap();
+    let v = ok_json(&out, "blkscope --host h[01-24] --push");
+    let hosts = v["hosts"].as_array().unwrap();
+    let labels: Vec<&str> = hosts.iter().map(|h| h["host"].as_str().unwrap()).collect();
+    let pushed = |how: &str| hosts.iter().filter(|h| h["pushed"] == how).count();
+    let (sent, cached) = (pushed("sent"), pushed("cached"));
+    let most = most.load(Ordering::Relaxed);
+    println!("hosts {labels:?}; sent {sent}, cached {cached}; most sshd sessions at once: {most}");
+    assert_eq!(labels.len(), 24, "{v}");
+    assert_eq!((labels[0], labels[23]), ("h01", "h24"));
+    assert!(hosts.iter().all(|h| h["ok"] == true), "{v}");
+    assert_eq!(sent + cached, 24, "each says how it got blkscope: {v}");
+    assert!(sent < 12, "most hosts found this run's copy: sent {sent}");
+    assert!(
+        most <= 8,
+        "at most 4 hosts at once (and a closing one): {most}"
+    );
+    wait_until(10, "the pushed copy to go", || s.pushed().is_empty());
+}
+
+/// A host that never greets is given up after --connect-timeout, two refused hosts are said in
+/// one line, and with --ndjson the host that answered is printed while the silent one is
+/// still being waited for.
+#[test]
+fn results_come_as_hosts_finish_and_failures_are_said_once_per_cause() {
+    let Some(s) = sshd() else { return };
+    // Accepts connections and never says a word.
+    let hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let hole_port = hole.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in hole.incoming() {
+            held.push(c);
+        }
+    });
+    let (closed1, closed2) = (free_port(), free_port());
+    let mut child = bin()
+        .args(["--host", "127.0.0.1", "--host"])
+        .arg(format!(
+            "127.0.0.1:{hole_port},127.0.0.2:{closed1},127.0.0.3:{closed2}"
+        ))
+        .args(["--connect-timeout", "8", "--ssh-config"])
+        .arg(s.config())
+        .arg("--remote-blkscope")
+        .arg(env!("CARGO_BIN_EXE_blkscope"))
+        .args(["list", "--ndjson", "--no-signatures"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let mut running_when_ok = None;
+    for line in lines.by_ref() {
+        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["host"] == "127.0.0.1" {
+            running_when_ok = Some(child.try_wait().unwrap().is_none());
+        }
+        seen.push(v);
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let hosts: Vec<String> = seen.iter().map(|v| v["host"].to_string()).collect();
+    println!(
+        "{:?}; lines {hosts:?}; printed while running: {running_when_ok:?}\n{err}",
+        out.status
+    );
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(seen.len(), 4, "a line a host: {hosts:?}");
+    assert_eq!(
+        running_when_ok,
+        Some(true),
+        "the answer came before the silent host's end"
+    );
+    assert_eq!(
+        seen.last().unwrap()["host"],
+        format!("127.0.0.1:{hole_port}"),
+        "the silent host last: {hosts:?}"
+    );
+    assert_eq!(seen.last().unwrap()["cause"], "connect_timeout");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "one line per cause: {err}");
+    assert!(
+        lines[0].starts_with("blkscope: 2 hosts: connection refused: is sshd running there")
+            && lines[0].ends_with(&format!("127.0.0.2:{closed1}, 127.0.0.3:{closed2}")),
+        "{err}"
+    );
+    assert!(
+        lines[1].contains(&format!(
+            "host 127.0.0.1:{hole_port}: no answer within the connect timeout"
+        )),
+        "{err}"
+    );
+}
+
+/// --timeout stops a host's command that runs on, and the run there stops with it.
+#[test]
+fn a_command_past_its_timeout_is_stopped_there() {
+    let Some(s) = sshd() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    let out = hosts_cmd(
+        &s,
+        &[
+            "--timeout",
+            "3s",
+            "run",
+            dir.path().to_str().unwrap(),
+            "--size",
+            "16M",
+            "--runtime",
+            "60s",
+            "--no-save",
+        ],
+    )
+    .output()
+    .unwrap();
+    let took = t.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    println!("{:?} after {took:?}: {err}", out.status);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    assert!(
+        err.contains("2 hosts: stopped: it had not finished within --timeout"),
+        "{err}"
+    );
+    let files = || std::fs::read_dir(dir.path()).unwrap().count();
+    wait_until(10, "the remote runs to remove their scratch files", || {
+        files() == 0
+    });
+}
+
+/// An Ansible inventory's group, its hosts reached at their ansible_host, labelled by their
+/// inventory names; and the doctor's table across hosts.
+#[test]
+fn an_ansible_group_and_the_doctors_table_across_hosts() {
+    let Some(s) = sshd() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path().join("inventory.ini");
+    std::fs::write(
+        &inv,
+        "[storage]\nnas1 ansible_host=127.0.0.1\nnas2 ansible_host=127.0.0.2\n\n\
+         [web]\nweb1 ansible_host=192.0.2.1\n",
+    )
+    .unwrap();
+    let out = bin()
+        .arg("--inventory")
+        .arg(format!("{}:storage", inv.display()))
+        .arg("--ssh-config")
+        .arg(s.config())
+        .arg("--remote-blkscope")
+        .arg(env!("CARGO_BIN_EXE_blkscope"))
+        .args(["list", "--json", "--no-signatures"])
+        .output()
+        .unwrap();
+    let v = ok_json(&out, "--inventory FILE:storage");
+    let labels: Vec<&str> = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["host"].as_str().unwrap())
+        .collect();
+    println!("{labels:?}");
+    assert_eq!(labels, ["nas1", "nas2"], "{v}");
+    assert!(
+        v["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["ok"] == true),
+        "{v}"
+    );
+
+    let out = hosts_cmd(&s, &["doctor"]).output().unwrap();
+    let text = stdout_of(&out);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    println!("{text}\n{err}");
+    assert!(text.contains("== 127.0.0.1 =="), "{text}");
+    assert!(text.contains("across 2 hosts, worst first"), "{text}");
+    assert!(!err.contains("blkscope-fleet-summary"), "{err}");
+    assert!(!text.contains("no figures from"), "{text}");
 }

@@ -76,14 +76,35 @@ pub struct Cli {
     pub no_trace: bool,
 
     /// Run the command on this host instead of here, through the system's ssh
-    /// ([USER@]HOST[:PORT]; repeatable): each host's blkscope does the work and decides safety
-    /// there. With no command: the TUI, each host a node of the device tree.
+    /// ([USER@]HOST[:PORT]; repeatable; patterns as pdsh writes them: web[01-40], h[1-3,7],
+    /// db1,db2): each host's blkscope does the work and decides safety there. With no command:
+    /// the TUI, each host a node of the device tree.
     #[arg(long, global = true, value_name = "HOST", help_heading = HOSTS)]
     pub host: Vec<String>,
 
-    /// Hosts from a file, one a line (# comments).
+    /// Hosts from a file, one host or pattern a line (# comments).
     #[arg(long, global = true, value_name = "FILE", help_heading = HOSTS)]
     pub hosts_file: Option<PathBuf>,
+
+    /// Hosts from an Ansible inventory (INI, YAML, or the JSON of ansible-inventory --list),
+    /// all of them or one group with its children (FILE:GROUP); ansible_host, ansible_port and
+    /// ansible_user say how to reach each. Repeatable.
+    #[arg(long, global = true, value_name = "FILE[:GROUP]", help_heading = HOSTS)]
+    pub inventory: Vec<String>,
+
+    /// At most this many hosts at once (pdsh's -f; sshd takes 10 unauthenticated connections
+    /// before it starts refusing some: MaxStartups).
+    #[arg(long, global = true, value_name = "N", default_value_t = crate::remote::DEFAULT_FANOUT, value_parser = clap::value_parser!(u16).range(1..=1024), help_heading = HOSTS)]
+    pub fanout: u16,
+
+    /// Seconds to wait for a host to connect and greet (ssh's ConnectTimeout).
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=3600), help_heading = HOSTS)]
+    pub connect_timeout: u32,
+
+    /// Stop a host's command when it has not finished within this long (e.g. 5m); the others
+    /// go on. Without it, as long as it takes.
+    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration, help_heading = HOSTS)]
+    pub timeout: Option<std::time::Duration>,
 
     /// Copy a blkscope to each host for the run (to a private temporary directory, removed
     /// afterwards): this one, or the file given with --push=FILE (e.g. the static build).
@@ -133,6 +154,10 @@ pub enum Command {
         /// Print {"devices": [...]} as JSON.
         #[arg(long)]
         json: bool,
+        /// The same JSON on one line (for scripts, and for --host's results as each host
+        /// finishes).
+        #[arg(long, conflicts_with = "json")]
+        ndjson: bool,
         /// Do not read device nodes for signatures (faster; no root needed).
         #[arg(long)]
         no_signatures: bool,
@@ -152,6 +177,10 @@ pub enum Command {
         /// Print {"target", "write_safety", "reasons": [...], "blank": {...}} as JSON.
         #[arg(long)]
         json: bool,
+        /// The same JSON on one line (for scripts, and for --host's results as each host
+        /// finishes).
+        #[arg(long, conflicts_with = "json")]
+        ndjson: bool,
         /// Read every byte of a device whose samples are blank before calling it clear, with
         /// a progress bar (Ctrl-C stops it; the sampled verdict then stands). Without it, a
         /// device is read whole only where that takes under about 2 s.
@@ -285,6 +314,10 @@ pub enum Command {
         /// one object per interval: {"seconds", "sampled", "lost", "rows": [...]}).
         #[arg(long)]
         json: bool,
+        /// The same JSON on one line (for scripts, and for --host's results as each host
+        /// finishes).
+        #[arg(long, conflicts_with = "json")]
+        ndjson: bool,
         /// A `top` of the processes doing I/O on the devices, from the block layer's trace:
         /// bytes read and written, IOPS and time in the device (D2C) per process, every
         /// interval, most first (root).

@@ -40,7 +40,7 @@ pub fn run(cli: Cli) -> Result<i32, crate::Error> {
     }
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    if !cli.host.is_empty() || cli.hosts_file.is_some() {
+    if !cli.host.is_empty() || cli.hosts_file.is_some() || !cli.inventory.is_empty() {
         return commands::hosts::run(&cli, &mut out);
     }
     dispatch(cli, &root, &mut out)
@@ -52,6 +52,9 @@ fn ssh_of(cli: &Cli) -> crate::remote::Ssh {
         config: cli.ssh_config.clone(),
         push: None,
         remote_bin: cli.remote_blkscope.clone().unwrap_or_default(),
+        connect_timeout: cli.connect_timeout,
+        timeout: cli.timeout,
+        fanout: usize::from(cli.fanout),
     }
 }
 
@@ -62,13 +65,20 @@ fn dispatch(cli: Cli, root: &SysRoot, out: &mut impl Write) -> Result<i32, crate
         None => commands::tui::run(root, cli.dir, cli.ascii, cli.fps, !cli.no_mouse, out),
         Some(Command::List {
             json,
+            ndjson,
             no_signatures,
             ascii,
             all,
-        }) => commands::list::run(root, json, no_signatures, ascii, all, out),
-        Some(Command::Check { target, json, full }) => {
-            commands::check::run(root, &target, json, full, out)
+        }) => {
+            let json = json_or_ndjson(json, ndjson);
+            commands::list::run(root, json, no_signatures, ascii, all, out)
         }
+        Some(Command::Check {
+            target,
+            json,
+            ndjson,
+            full,
+        }) => commands::check::run(root, &target, json_or_ndjson(json, ndjson), full, out),
         Some(Command::Run(args)) => commands::run::run(root, &args, out),
         Some(Command::Suites { json }) => commands::suite::list(json, out),
         Some(Command::Suite(a)) => commands::suite::run(root, &a.name, &a.spec(), &a.opts(), out),
@@ -123,13 +133,20 @@ fn dispatch(cli: Cli, root: &SysRoot, out: &mut impl Write) -> Result<i32, crate
         Some(Command::Doctor {
             devices,
             json,
+            ndjson,
             watch: true,
             interval,
             count,
-        }) => commands::doctor::watch(root, &devices, json, interval, count, out),
-        Some(Command::Doctor { devices, json, .. }) => {
-            commands::doctor::run(root, &devices, json, out)
+        }) => {
+            let json = json_or_ndjson(json, ndjson);
+            commands::doctor::watch(root, &devices, json, interval, count, out)
         }
+        Some(Command::Doctor {
+            devices,
+            json,
+            ndjson,
+            ..
+        }) => commands::doctor::run(root, &devices, json_or_ndjson(json, ndjson), out),
         Some(Command::Verify(a)) => commands::verify::run(root, &a, out),
         Some(Command::Stat {
             devices,
@@ -155,11 +172,26 @@ pub(crate) fn println(out: &mut impl Write, s: &str) -> Result<(), crate::Error>
     writeln!(out, "{s}").map_err(stdout_err)
 }
 
-/// Prints pretty JSON and a newline.
+/// Set by `--ndjson` on a command that prints one document: that document on one line.
+static ONE_LINE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `json || ndjson`, remembering that the document goes on one line for `--ndjson`.
+fn json_or_ndjson(json: bool, ndjson: bool) -> bool {
+    if ndjson {
+        ONE_LINE.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    json || ndjson
+}
+
+/// Prints pretty JSON and a newline (on one line after `--ndjson`).
 pub(crate) fn print_json<T: serde::Serialize>(
     out: &mut impl Write,
     v: &T,
 ) -> Result<(), crate::Error> {
-    serde_json::to_writer_pretty(&mut *out, v).map_err(|e| stdout_err(e.into()))?;
+    if ONE_LINE.load(std::sync::atomic::Ordering::Relaxed) {
+        serde_json::to_writer(&mut *out, v).map_err(|e| stdout_err(e.into()))?;
+    } else {
+        serde_json::to_writer_pretty(&mut *out, v).map_err(|e| stdout_err(e.into()))?;
+    }
     println(out, "")
 }

@@ -12,23 +12,31 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::EngineMsg;
 use crate::engine::result::Sample;
-use crate::remote::{Host, HostOutcome, Link, Ssh};
+use crate::remote::{Binary, Host, HostOutcome, Link, Ssh};
 
-/// Connects to every host at once; each sends its link and its devices when it answers.
+/// Connects to the hosts, `--fanout` at a time, on a thread of its own; each sends its link
+/// and its devices when it answers. A pushed binary is read once for them all.
 pub(super) fn connect(hosts: &[Host], ssh: &Ssh, tx: &UnboundedSender<EngineMsg>) {
-    for host in hosts {
-        let (h, ssh, tx2) = (host.clone(), ssh.clone(), tx.clone());
-        let spawned = std::thread::Builder::new()
-            .name("blkscope-host".into())
-            .spawn(move || {
-                let r = Link::open(&h, &ssh).and_then(|l| l.list().map(|t| (l, t)));
+    let labels: Vec<String> = hosts.iter().map(|h| h.label.clone()).collect();
+    let (hosts, ssh, tx2) = (hosts.to_vec(), ssh.clone(), tx.clone());
+    let spawned = std::thread::Builder::new()
+        .name("blkscope-hosts".into())
+        .spawn(move || {
+            let bin = ssh.push.as_deref().map(Binary::prepare);
+            crate::remote::pool(ssh.fanout, &hosts, &|h: &Host| {
+                let r = match &bin {
+                    Some(Err(e)) => Err(format!("--push: {e}")),
+                    Some(Ok(b)) => Link::open(h, &ssh, Some(b)),
+                    None => Link::open(h, &ssh, None),
+                };
+                let r = r.and_then(|l| l.list().map(|t| (l, t)));
                 let _ = tx2.send(EngineMsg::HostUp(h.label.clone(), Box::new(r)));
             });
-        if let Err(e) = spawned {
-            let _ = tx.send(EngineMsg::HostUp(
-                host.label.clone(),
-                Box::new(Err(format!("cannot start a thread for it: {e}"))),
-            ));
+        });
+    if let Err(e) = spawned {
+        for label in labels {
+            let why = format!("cannot start a thread for it: {e}");
+            let _ = tx.send(EngineMsg::HostUp(label, Box::new(Err(why))));
         }
     }
 }
@@ -98,12 +106,10 @@ pub(super) fn run(
     let mut child = match link.spawn(args) {
         Ok(c) => c,
         Err(e) => {
-            return HostOutcome {
-                host: label,
-                code: -1,
-                stdout: String::new(),
-                stderr: format!("ssh: {e} (is the OpenSSH client installed?)"),
-            };
+            return HostOutcome::failed(
+                &label,
+                format!("ssh: {e} (is the OpenSSH client installed?)"),
+            );
         }
     };
     // Kept open until the end: the remote run stops when it closes.
@@ -166,6 +172,8 @@ pub(super) fn run(
         code: if cancelled && code == 0 { 1 } else { code },
         stdout,
         stderr: err.and_then(|h| h.join().ok()).unwrap_or_default(),
+        attempts: 1,
+        ..Default::default()
     }
 }
 

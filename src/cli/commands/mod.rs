@@ -4,6 +4,7 @@ pub mod check;
 pub mod compare;
 pub mod doctor;
 pub mod explain;
+pub mod fleet_table;
 pub mod hosts;
 pub mod lab;
 pub mod learn;
