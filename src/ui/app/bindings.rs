@@ -58,6 +58,10 @@ pub enum Cmd {
     /// The typed name starts the write.
     StartWrite,
     CancelWrite,
+    /// `/`: filter the hosts.
+    Filter,
+    /// Enter or Esc while filtering: keep the filter, or clear it.
+    EndFilter(bool),
 }
 
 /// A row of the main TUI's tables.
@@ -80,10 +84,12 @@ pub enum View {
     Editing,
     /// Typing the device's name back before a write.
     Confirm,
+    /// Typing the text the hosts shown must hold.
+    Filter,
 }
 
 impl View {
-    pub const ALL: [View; 10] = [
+    pub const ALL: [View; 11] = [
         View::Lists,
         View::Properties,
         View::Iostat,
@@ -94,6 +100,7 @@ impl View {
         View::Form,
         View::Editing,
         View::Confirm,
+        View::Filter,
     ];
 
     /// Its bindings, in the footer's and the help's order.
@@ -109,6 +116,7 @@ impl View {
             View::Form => FORM,
             View::Editing => EDITING,
             View::Confirm => CONFIRM,
+            View::Filter => FILTER,
         }
     }
 
@@ -126,6 +134,7 @@ impl App {
             Overlay::Form(f) if f.editing.is_some() => View::Editing,
             Overlay::Form(_) => View::Form,
             Overlay::Confirm { .. } => View::Confirm,
+            Overlay::Filter => View::Filter,
             Overlay::Refused { .. } | Overlay::Explain { .. } | Overlay::Doctor { .. } => {
                 View::Pane
             }
@@ -275,7 +284,15 @@ static LISTS: &[Binding] = &[
         "Enter",
         "Enter",
         "go on",
-        "Devices: go to Tests; Tests: edit",
+        "Devices: go to Tests (a host: open/close); Tests: edit",
+        false
+    ),
+    bind!(
+        &[(ch('/'), Cmd::Filter)],
+        "/",
+        "/",
+        "filter",
+        "--host: show the hosts whose name holds what is typed",
         false
     ),
     RUN_KEY,
@@ -624,6 +641,35 @@ static CONFIRM: &[Binding] = &[
         "Esc",
         "cancel",
         "do not write",
+        true
+    ),
+    QUIT_NOW,
+];
+
+static FILTER: &[Binding] = &[
+    bind!(
+        &[(Key::AnyChar, Cmd::EditLine)],
+        "type",
+        "type",
+        "filter",
+        "the hosts shown are those whose name holds the text typed",
+        true
+    ),
+    bind!(
+        &[(ENTER, Cmd::EndFilter(true))],
+        "Enter",
+        "Enter",
+        "keep",
+        "keep the filter",
+        true
+    ),
+    LINE_EDIT,
+    bind!(
+        &[(ESC, Cmd::EndFilter(false))],
+        "Esc",
+        "Esc",
+        "all",
+        "clear the filter: every host shown",
         true
     ),
     QUIT_NOW,

@@ -18,6 +18,8 @@ pub struct HostView {
     pub stats: Vec<IostatX>,
     /// Why its iostat stream stopped, when it did.
     pub stats_error: Option<String>,
+    /// Its devices shown beneath it (Enter on its node opens and closes it).
+    pub open: bool,
 }
 
 /// A test or suite that ran on a host, as its blkscope printed it.
@@ -81,6 +83,8 @@ impl App {
     /// The TUI over `hosts`: their nodes, filled in as each answers.
     pub fn for_hosts(labels: &[String], scratch_dir: PathBuf) -> Self {
         let mut app = App::new(DeviceTree { devices: vec![] }, scratch_dir);
+        // A handful of hosts open, a fleet closed: a line each.
+        let open = labels.len() <= super::host_tree::OPEN_UP_TO;
         app.hosts = labels
             .iter()
             .map(|l| HostView {
@@ -89,6 +93,7 @@ impl App {
                 error: None,
                 stats: Vec::new(),
                 stats_error: None,
+                open,
             })
             .collect();
         app.rebuild_targets();
@@ -100,7 +105,7 @@ impl App {
         !self.hosts.is_empty()
     }
 
-    fn host(&self, label: &str) -> Option<&HostView> {
+    pub(super) fn host(&self, label: &str) -> Option<&HostView> {
         self.hosts.iter().find(|h| h.label == label)
     }
 
@@ -146,51 +151,6 @@ impl App {
             .filter(|x| self.watched.contains(&x.disk_device))
             .cloned()
             .collect();
-    }
-
-    /// One node per host, its devices beneath; the selection stays on the same entry.
-    fn rebuild_targets(&mut self) {
-        let keep = self
-            .targets
-            .get(self.selected_target)
-            .map(|t| (t.host.clone(), t.device.clone()));
-        let mut targets = Vec::new();
-        for h in &self.hosts {
-            let (badges, reasons, model) = match (&h.tree, &h.error) {
-                (_, Some(e)) => (vec!["DOWN"], vec![e.clone()], None),
-                (Some(t), None) => (
-                    vec!["HOST"],
-                    vec![],
-                    Some(format!("{} device(s)", t.devices.len())),
-                ),
-                (None, None) => (vec!["..."], vec![], Some("connecting".into())),
-            };
-            targets.push(TargetEntry {
-                device: None,
-                host: Some(h.label.clone()),
-                label: h.label.clone(),
-                depth: 0,
-                size: 0,
-                safety: WriteSafety::Blocked,
-                badges,
-                reasons,
-                lbs: 512,
-                model,
-            });
-            for d in h.tree.iter().flat_map(|t| &t.devices) {
-                targets.push(TargetEntry::of_device(d, Some(h.label.clone()), 1));
-            }
-        }
-        self.targets = targets;
-        self.selected_target = keep
-            .and_then(|k| {
-                self.targets
-                    .iter()
-                    .position(|t| (t.host.clone(), t.device.clone()) == k)
-            })
-            .unwrap_or(0);
-        self.update_watch();
-        self.show_host_stats();
     }
 
     /// The device behind a target entry, on this machine or on its host.

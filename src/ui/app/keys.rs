@@ -46,7 +46,10 @@ impl App {
             Cmd::Field(_) | Cmd::Value(_) | Cmd::EditValue | Cmd::Accept | Cmd::Undo => {
                 self.on_form_command(cmd)
             }
+            Cmd::EditLine if matches!(self.overlay, Overlay::Filter) => self.edit_filter(key),
             Cmd::EditLine | Cmd::CancelWrite => self.on_typing(cmd, key),
+            Cmd::Filter => self.start_filter(),
+            Cmd::EndFilter(keep) => self.end_filter(keep),
             _ => self.on_view_command(cmd),
         }
         Action::None
@@ -63,7 +66,11 @@ impl App {
                 self.iostat_first = (self.iostat_first + 1).min(self.watched.len().max(1) - 1);
             }
             Cmd::Enter => match self.focus {
-                Focus::Devices => self.focus = Focus::Tests,
+                Focus::Devices => {
+                    if !self.toggle_host() {
+                        self.focus = Focus::Tests;
+                    }
+                }
                 Focus::Tests => self.open_form(),
                 Focus::Properties | Focus::Iostat => {}
             },

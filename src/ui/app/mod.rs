@@ -4,6 +4,7 @@
 
 pub mod bindings;
 mod form;
+mod host_tree;
 mod hosts;
 mod keys;
 mod results;
@@ -177,6 +178,8 @@ pub enum Overlay {
         device: String,
         findings: Option<Result<Vec<crate::doctor::Finding>, String>>,
     },
+    /// `/` with hosts: typing the text the hosts shown must hold.
+    Filter,
 }
 
 /// What the event loop must do after a key.
@@ -346,6 +349,8 @@ pub struct App {
     /// With `--host`: the hosts, each a top-level node of the device tree (this machine's
     /// devices are not listed then).
     pub hosts: Vec<hosts::HostView>,
+    /// `/`: only the hosts whose name holds this text are shown (empty: all).
+    pub host_filter: String,
     /// `b`: a whole read of a device under way.
     pub whole_read: Option<WholeRead>,
     pub quit: bool,
@@ -399,6 +404,7 @@ impl App {
             written_blank: Default::default(),
             whole_read: None,
             hosts: Vec::new(),
+            host_filter: String::new(),
             quit: false,
         };
         app.update_watch();

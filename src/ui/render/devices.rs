@@ -9,6 +9,17 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+/// " Devices ", or with a host filter typed or kept, " Hosts: /text ".
+fn title(app: &App) -> String {
+    let typing = matches!(app.overlay, crate::ui::app::Overlay::Filter);
+    if typing || !app.host_filter.is_empty() {
+        let cursor = if typing { "_" } else { "" };
+        format!(" Hosts: /{}{cursor} ", app.host_filter)
+    } else {
+        " Devices ".to_string()
+    }
+}
+
 /// The device list: scratch file first, then devices in tree order with size and badge.
 pub fn devices_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
     let inner_h = area.height.saturating_sub(2) as usize;
@@ -81,7 +92,7 @@ pub fn devices_pane(f: &mut Frame, app: &App, look: Look, area: Rect) {
         .collect();
     let focused = app.focus == Focus::Devices;
     f.render_widget(
-        Paragraph::new(lines).block(look.block(" Devices ", focused)),
+        Paragraph::new(lines).block(look.block(title(app), focused)),
         area,
     );
 }

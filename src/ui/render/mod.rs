@@ -99,6 +99,8 @@ pub fn draw(f: &mut Frame, app: &App, look: Look) {
         Overlay::Refused { device, reasons } => refused(f, app, look, area, device, reasons),
         Overlay::Explain { title, lines } => explain_pane(f, app, look, area, title, lines),
         Overlay::Doctor { device, findings } => doctor_pane(f, app, look, area, device, findings),
+        // Typed into the Devices pane's title.
+        Overlay::Filter => {}
     }
     if look.ascii {
         asciify(f.buffer_mut());
