@@ -32,17 +32,17 @@ run_blkscope() { # $1: label, rest: extra options
   local label=$1; shift
   /usr/bin/time -f "%e %M" -o "$dir/time" "$bin" --host "h[1-$n]" --ssh-config "$cfg" \
     --remote-blkscope "$bin" "$@" list --json --no-signatures >"$dir/out" 2>"$dir/err" || true
-  read -r secs kb <"$dir/time"
+  read -r secs kb < <(tail -1 "$dir/time")
   printf '%-28s %7.1f s %8.1f MB %5s of %s answered   %s\n' "$label" "$secs" "$(echo "$kb/1024" | bc -l)" \
-    "$(answered_json "$dir/out")" "$n" "$(tail -1 "$dir/err" | cut -c1-60)"
+    "$(answered_json "$dir/out")" "$n" "$(grep -v pyenv "$dir/err" | tail -1 | cut -c1-70)"
 }
 
 run_pdsh() {
   PDSH_SSH_ARGS="-F $cfg -o BatchMode=yes -x %h" /usr/bin/time -f "%e %M" -o "$dir/time" \
     pdsh -R ssh -f 32 -w "h[1-$n]" "$bin list --json --no-signatures" >"$dir/out" 2>"$dir/err" || true
-  read -r secs kb <"$dir/time"
+  read -r secs kb < <(tail -1 "$dir/time")
   printf '%-28s %7.1f s %8.1f MB %5s of %s answered   %s\n' "pdsh -f 32" "$secs" "$(echo "$kb/1024" | bc -l)" \
-    "$(answered_pdsh "$dir/out")" "$n" "$(tail -1 "$dir/err" | cut -c1-60)"
+    "$(answered_pdsh "$dir/out")" "$n" "$(grep -v pyenv "$dir/err" | tail -1 | cut -c1-70)"
 }
 
 echo "# $n aliases of one sshd (MaxStartups 10:30:100), $(nproc) CPUs, $(date -u +%F)"

@@ -1,7 +1,9 @@
 //! Many hosts, a bounded number at a time (`--fanout`, 32 by default as pdsh's): a pool of
 //! workers takes the hosts in order, each host's command runs over one ssh connection (with
 //! the push ahead of it on the same channel), a refusal during key exchange is tried again
-//! after a pause, and each outcome is handed over the moment it is known.
+//! after a pause and narrows the fan-out for a while (sshd's MaxStartups drops connections at
+//! random once too many are in key exchange: fewer at once is what gets through), and each
+//! outcome is handed over the moment it is known.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::Child;
@@ -18,7 +20,43 @@ use super::ssh::{HostOutcome, Ssh, drain, piped, shell_quote, ssh_command, wait_
 /// pdsh's and ClusterShell's default.
 pub const DEFAULT_FANOUT: u16 = 32;
 /// Tries after the first for a transient refusal.
-pub const RETRIES: u32 = 3;
+pub const RETRIES: u32 = 5;
+/// The fan-out never narrows below this.
+const NARROWEST: usize = 4;
+
+/// How many workers may start a host now: a quarter fewer after each refusal during key
+/// exchange, one more after each host that got through, never more than the width.
+struct Throttle {
+    allowed: AtomicUsize,
+    width: usize,
+}
+
+impl Throttle {
+    fn refused(&self) {
+        let _ = self
+            .allowed
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |a| {
+                Some((a * 3 / 4).max(NARROWEST.min(self.width)))
+            });
+    }
+
+    fn through(&self) {
+        let _ = self
+            .allowed
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |a| {
+                Some((a + 1).min(self.width))
+            });
+    }
+
+    /// Waits until worker `w` may start a host, or no host is left to start, or the run is
+    /// cancelled.
+    fn wait_turn(&self, w: usize, cancel: &AtomicBool, left: &dyn Fn() -> bool) {
+        while w >= self.allowed.load(Ordering::SeqCst) && left() && !cancel.load(Ordering::Relaxed)
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
 
 /// How the hosts are run.
 pub struct Fanout<'a> {
@@ -60,16 +98,23 @@ impl Fanout<'_> {
         let (tx, rx) = mpsc::channel::<(usize, HostOutcome)>();
         let mut outcomes: Vec<Option<HostOutcome>> = vec![None; hosts.len()];
         let width = self.width.clamp(1, hosts.len().max(1));
+        let throttle = Throttle {
+            allowed: AtomicUsize::new(width),
+            width,
+        };
         std::thread::scope(|s| {
-            for _ in 0..width {
+            for w in 0..width {
                 let tx = tx.clone();
-                let (next, running) = (&next, &running);
+                let (next, running, throttle) = (&next, &running, &throttle);
                 s.spawn(move || {
                     loop {
+                        throttle.wait_turn(w, &self.cancel, &|| {
+                            next.load(Ordering::SeqCst) < hosts.len()
+                        });
                         let i = next.fetch_add(1, Ordering::SeqCst);
                         let Some(h) = hosts.get(i) else { break };
                         running.fetch_add(1, Ordering::SeqCst);
-                        let o = self.host_with_retries(h, &args_for(h));
+                        let o = self.host_with_retries(h, &args_for(h), throttle);
                         running.fetch_sub(1, Ordering::SeqCst);
                         if tx.send((i, o)).is_err() {
                             break;
@@ -107,18 +152,24 @@ impl Fanout<'_> {
             .collect()
     }
 
-    /// One host, tried again after a transient refusal (0.5, 1, 2 s, with jitter).
-    fn host_with_retries(&self, host: &Host, args: &[String]) -> HostOutcome {
+    /// One host, tried again after a transient refusal (0.5, 1, 2, 4, 4 s, with jitter).
+    fn host_with_retries(&self, host: &Host, args: &[String], throttle: &Throttle) -> HostOutcome {
         let t = Instant::now();
         let mut attempt = 1;
         loop {
             let mut o = self.host_once(host, args);
             o.attempts = attempt;
             o.seconds = t.elapsed().as_secs_f64();
-            if attempt > RETRIES || !Cause::of(&o).transient() || self.cancelled() {
+            let transient = Cause::of(&o).transient();
+            if transient {
+                throttle.refused();
+            } else {
+                throttle.through();
+            }
+            if attempt > RETRIES || !transient || self.cancelled() {
                 return o;
             }
-            let pause = 500u64 << (attempt - 1);
+            let pause = 500u64 << (attempt - 1).min(3);
             std::thread::sleep(Duration::from_millis(pause + fastrand::u64(0..pause)));
             attempt += 1;
         }
@@ -241,4 +292,35 @@ pub fn remote_bin(ssh: &Ssh) -> String {
 pub fn remote_line(bin: &str, args: &[String]) -> String {
     let quoted: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
     format!("BLKSCOPE_EXIT_ON_EOF=1 {bin} {}", quoted.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Narrowed by refusals, a worker past the allowed width waits, and goes once no host is
+    /// left to start (it waited forever before: a fan-out that hung at its end).
+    #[test]
+    fn the_throttle_narrows_widens_and_lets_idle_workers_go_at_the_end() {
+        let t = Throttle {
+            allowed: AtomicUsize::new(32),
+            width: 32,
+        };
+        for _ in 0..20 {
+            t.refused();
+        }
+        let narrow = t.allowed.load(Ordering::SeqCst);
+        t.through();
+        let widened = t.allowed.load(Ordering::SeqCst);
+        println!("after 20 refusals: {narrow}; after one host through: {widened}");
+        assert_eq!((narrow, widened), (NARROWEST, NARROWEST + 1));
+        let never = AtomicBool::new(false);
+        let start = Instant::now();
+        t.wait_turn(31, &never, &|| false);
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            start.elapsed()
+        );
+    }
 }
