@@ -271,27 +271,22 @@ fn push_copies_blkscope_over_and_confirm_names_the_host() {
     wait_until(10, "the pushed copy to go", || s.pushed().is_empty());
 }
 
+/// A run in `dir` that goes on for a minute unless stopped.
+fn a_minute_run(dir: &Path) -> Vec<&str> {
+    let dir = dir.to_str().unwrap();
+    vec!["run", dir, "--size", "16M", "--runtime", "60s", "--no-save"]
+}
+
 #[test]
 fn ctrl_c_stops_every_remote_run_and_leaves_no_scratch_file() {
     let Some(s) = sshd() else { return };
     let dir = tempfile::tempdir().unwrap();
     let files = |d: &Path| std::fs::read_dir(d).unwrap().count();
-    let child = hosts_cmd(
-        &s,
-        &[
-            "run",
-            dir.path().to_str().unwrap(),
-            "--size",
-            "16M",
-            "--runtime",
-            "60s",
-            "--no-save",
-        ],
-    )
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
-    .spawn()
-    .unwrap();
+    let child = hosts_cmd(&s, &a_minute_run(dir.path()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     wait_until(20, "both remote runs to start", || files(dir.path()) == 2);
     // SAFETY: signalling the blkscope process this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -723,17 +718,7 @@ fn a_command_past_its_timeout_is_stopped_there() {
     let t = Instant::now();
     let out = hosts_cmd(
         &s,
-        &[
-            "--timeout",
-            "3s",
-            "run",
-            dir.path().to_str().unwrap(),
-            "--size",
-            "16M",
-            "--runtime",
-            "60s",
-            "--no-save",
-        ],
+        &[&["--timeout", "3s"][..], &a_minute_run(dir.path())].concat(),
     )
     .output()
     .unwrap();

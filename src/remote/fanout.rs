@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::failures::Cause;
 use super::host::Host;
-use super::push::{Binary, HAVE, SEND, release_script};
+use super::push::{Binary, answer, release_script};
 use super::ssh::{HostOutcome, Ssh, drain, piped, shell_quote, ssh_command, wait_child};
 
 /// pdsh's and ClusterShell's default.
@@ -58,11 +58,9 @@ impl Throttle {
     }
 }
 
-/// How the hosts are run.
+/// How the hosts are run (at most `ssh.fanout` connections at once).
 pub struct Fanout<'a> {
     pub ssh: &'a Ssh,
-    /// At most this many ssh connections at once.
-    pub width: usize,
     /// The binary to push, prepared once.
     pub push: Option<&'a Binary>,
     pub cancel: Arc<AtomicBool>,
@@ -84,7 +82,7 @@ pub struct Progress {
 }
 
 impl Fanout<'_> {
-    /// Runs blkscope with `args_for(host)` on every host, `width` at a time; `each` hears of
+    /// Runs blkscope with `args_for(host)` on every host, `ssh.fanout` at a time; `each` hears of
     /// every host as it finishes (its index in `hosts`, its outcome, the progress), and of the
     /// progress every half second (`None`). Returns the outcomes in the order of `hosts`.
     pub fn run(
@@ -97,7 +95,7 @@ impl Fanout<'_> {
         let running = AtomicUsize::new(0);
         let (tx, rx) = mpsc::channel::<(usize, HostOutcome)>();
         let mut outcomes: Vec<Option<HostOutcome>> = vec![None; hosts.len()];
-        let width = self.width.clamp(1, hosts.len().max(1));
+        let width = self.ssh.fanout.clamp(1, hosts.len().max(1));
         let throttle = Throttle {
             allowed: AtomicUsize::new(width),
             width,
@@ -195,16 +193,10 @@ impl Fanout<'_> {
             ),
             None => format!("{env}{}", remote_line(&remote_bin(self.ssh), args)),
         };
-        let child = match piped(ssh_command(self.ssh, host, &remote)) {
-            Ok(c) => c,
-            Err(e) => {
-                return HostOutcome::failed(
-                    &host.label,
-                    format!("ssh: {e} (is the OpenSSH client installed?)"),
-                );
-            }
-        };
-        self.finish(host, child)
+        match piped(ssh_command(self.ssh, host, &remote)) {
+            Ok(child) => self.finish(host, child),
+            Err(e) => HostOutcome::not_started(&host.label, &e),
+        }
     }
 
     /// Sends the binary when the host asks for it, then waits for the command to end.
@@ -242,24 +234,12 @@ impl Fanout<'_> {
                     }
                 }
             };
-            if line == SEND {
-                if let Some(stdin) = child.stdin.as_mut() {
-                    let _ = super::push::stream(bin, stdin);
-                }
-                pushed = Some("sent");
-            } else if line == HAVE {
-                pushed = Some("cached");
-            }
+            pushed = answer(&line, bin, child.stdin.as_mut());
         }
-        let ended = wait_child(&mut child, &self.cancel, deadline);
+        let code = wait_child(&mut child, &self.cancel, deadline);
         HostOutcome {
-            host: host.label.clone(),
-            code: ended.code,
-            stdout: out.and_then(|h| h.join().ok()).unwrap_or_default(),
-            stderr: err.and_then(|h| h.join().ok()).unwrap_or_default(),
-            attempts: 1,
             pushed,
-            seconds: t.elapsed().as_secs_f64(),
+            ..HostOutcome::ended(host, code, out, err, t)
         }
     }
 }

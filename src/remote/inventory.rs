@@ -53,10 +53,9 @@ impl Inventory {
             self.order.push(name.to_string());
         }
         self.vars.entry(name.to_string()).or_default().extend(vars);
+        // A host named twice in a group is selected once (`select` goes by `order`).
         let g = self.groups.entry(group.to_string()).or_default();
-        if !g.hosts.iter().any(|h| h == name) {
-            g.hosts.push(name.to_string());
-        }
+        g.hosts.push(name.to_string());
     }
 
     fn add_child(&mut self, group: &str, child: &str) {
@@ -79,13 +78,14 @@ impl Inventory {
                 known.join(", ")
             ));
         }
-        let (mut seen, mut todo, mut names) = (Vec::new(), vec![group.to_string()], Vec::new());
+        let (mut seen, mut todo) = (Vec::new(), vec![group.to_string()]);
+        let mut names = std::collections::HashSet::new();
         while let Some(g) = todo.pop() {
             if seen.contains(&g) {
                 continue;
             }
             if let Some(grp) = self.groups.get(&g) {
-                names.extend(grp.hosts.iter().cloned());
+                names.extend(grp.hosts.iter().map(String::as_str));
                 todo.extend(grp.children.iter().cloned());
             }
             seen.push(g);
@@ -93,7 +93,7 @@ impl Inventory {
         Ok(self
             .order
             .iter()
-            .filter(|h| names.contains(h))
+            .filter(|h| names.contains(h.as_str()))
             .cloned()
             .collect())
     }

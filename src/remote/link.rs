@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::fanout::{remote_bin, remote_line};
 use super::host::Host;
-use super::push::{Binary, SEND, is_link_path, release_at};
+use super::push::{Binary, answer, is_link_path, release_at};
 use super::ssh::{HostOutcome, Ssh, piped, shell_quote, ssh_command, wait};
 
 /// A host held for a whole session (the terminal UI): with `--push`, blkscope is copied over
@@ -53,10 +53,7 @@ impl Link {
     pub fn run(&self, args: &[String], cancel: &AtomicBool) -> HostOutcome {
         match self.spawn(args) {
             Ok(child) => wait(&self.host, child, cancel, &self.ssh),
-            Err(e) => HostOutcome::failed(
-                &self.host.label,
-                format!("ssh: {e} (is the OpenSSH client installed?)"),
-            ),
+            Err(e) => HostOutcome::not_started(&self.host.label, &e),
         }
     }
 
@@ -148,11 +145,7 @@ fn acquire(ssh: &Ssh, host: &Host, bin: &Binary) -> Result<String, String> {
     let mut first = String::new();
     let _ = out.read_line(&mut first);
     let mut stdin = child.stdin.take();
-    if first.trim() == SEND
-        && let Some(i) = stdin.as_mut()
-    {
-        let _ = super::push::stream(bin, i);
-    }
+    answer(&first, bin, stdin.as_mut());
     drop(stdin);
     let mut rest = String::new();
     let _ = out.read_to_string(&mut rest);

@@ -31,7 +31,6 @@ pub use ssh::{HostOutcome, Ssh, TIMED_OUT, shell_quote};
 pub fn run_on(host: &Host, ssh: &Ssh, args: &[String]) -> HostOutcome {
     let f = Fanout {
         ssh,
-        width: 1,
         push: None,
         cancel: Arc::new(AtomicBool::new(false)),
         summary: false,

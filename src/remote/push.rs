@@ -116,6 +116,26 @@ pub fn is_link_path(path: &str) -> bool {
             .is_some_and(|(h, pid)| h.len() == 64 && pid.chars().all(|c| c.is_ascii_digit()))
 }
 
+/// What a host's first line asks: after SEND the binary follows on `stdin` ("sent"); HAVE needs
+/// nothing ("cached"); anything else (the connection failed) neither.
+pub fn answer(
+    line: &str,
+    bin: &Binary,
+    stdin: Option<&mut std::process::ChildStdin>,
+) -> Option<&'static str> {
+    match line.trim() {
+        SEND => {
+            if let Some(i) = stdin {
+                // A host that goes meanwhile ends the command too; its outcome says why.
+                let _ = stream(bin, i);
+            }
+            Some("sent")
+        }
+        HAVE => Some("cached"),
+        _ => None,
+    }
+}
+
 /// Streams the binary to `to` (the channel's input): 64 KiB at a time, from the file.
 pub fn stream(bin: &Binary, to: &mut impl Write) -> std::io::Result<u64> {
     let f = std::fs::File::open(&bin.path)?;

@@ -113,6 +113,31 @@ impl HostOutcome {
         matches!(self.code, 255 | 127 | -1 | TIMED_OUT)
     }
 
+    /// An outcome for a host whose ssh could not be started here.
+    pub fn not_started(host: &str, e: &std::io::Error) -> HostOutcome {
+        HostOutcome::failed(host, format!("ssh: {e} (is the OpenSSH client installed?)"))
+    }
+
+    /// The outcome of a command that ended with `code`: what the threads reading its output
+    /// collected, and the time since `since`.
+    pub fn ended(
+        host: &Host,
+        code: i32,
+        out: Option<std::thread::JoinHandle<String>>,
+        err: Option<std::thread::JoinHandle<String>>,
+        since: Instant,
+    ) -> HostOutcome {
+        HostOutcome {
+            host: host.label.clone(),
+            code,
+            stdout: out.and_then(|h| h.join().ok()).unwrap_or_default(),
+            stderr: err.and_then(|h| h.join().ok()).unwrap_or_default(),
+            attempts: 1,
+            pushed: None,
+            seconds: since.elapsed().as_secs_f64(),
+        }
+    }
+
     /// The last line of what it printed on stderr.
     pub fn last_error_line(&self) -> &str {
         self.stderr
@@ -146,28 +171,24 @@ pub fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Strin
     })
 }
 
-/// How a wait ended.
-pub struct Ended {
-    pub code: i32,
-}
-
-/// Waits for `child` to end (its output read by others). `cancel` (Ctrl-C) and `deadline`
-/// close its input and kill it: the remote run then sees its channel close and stops.
-pub fn wait_child(child: &mut Child, cancel: &AtomicBool, deadline: Option<Instant>) -> Ended {
+/// Waits for `child` to end (its output read by others) and gives its exit status. `cancel`
+/// (Ctrl-C) and `deadline` close its input and kill it: the remote run then sees its channel
+/// close and stops.
+pub fn wait_child(child: &mut Child, cancel: &AtomicBool, deadline: Option<Instant>) -> i32 {
     // Keep stdin open: the remote run ends when it closes.
     let stdin = child.stdin.take();
-    let code = loop {
+    loop {
         match child.try_wait() {
-            Ok(Some(st)) => break st.code().unwrap_or(-1),
+            Ok(Some(st)) => return st.code().unwrap_or(-1),
             Ok(None) => {}
-            Err(_) => break -1,
+            Err(_) => return -1,
         }
         let late = deadline.is_some_and(|d| Instant::now() >= d);
         if cancel.load(Ordering::Relaxed) || late {
             drop(stdin);
             let _ = child.kill();
             let st = child.wait().ok().and_then(|s| s.code()).unwrap_or(1);
-            break if late {
+            return if late {
                 TIMED_OUT
             } else if st == 0 {
                 1
@@ -176,8 +197,7 @@ pub fn wait_child(child: &mut Child, cancel: &AtomicBool, deadline: Option<Insta
             };
         }
         std::thread::sleep(Duration::from_millis(20));
-    };
-    Ended { code }
+    }
 }
 
 /// Waits for `child` and collects what it printed.
@@ -185,16 +205,8 @@ pub fn wait(host: &Host, mut child: Child, cancel: &AtomicBool, ssh: &Ssh) -> Ho
     let out = child.stdout.take().map(drain);
     let err = child.stderr.take().map(drain);
     let t = Instant::now();
-    let ended = wait_child(&mut child, cancel, ssh.timeout.map(|d| t + d));
-    HostOutcome {
-        host: host.label.clone(),
-        code: ended.code,
-        stdout: out.and_then(|h| h.join().ok()).unwrap_or_default(),
-        stderr: err.and_then(|h| h.join().ok()).unwrap_or_default(),
-        attempts: 1,
-        pushed: None,
-        seconds: t.elapsed().as_secs_f64(),
-    }
+    let code = wait_child(&mut child, cancel, ssh.timeout.map(|d| t + d));
+    HostOutcome::ended(host, code, out, err, t)
 }
 
 #[cfg(test)]

@@ -26,8 +26,7 @@ pub(super) fn connect(hosts: &[Host], ssh: &Ssh, tx: &UnboundedSender<EngineMsg>
             crate::remote::pool(ssh.fanout, &hosts, &|h: &Host| {
                 let r = match &bin {
                     Some(Err(e)) => Err(format!("--push: {e}")),
-                    Some(Ok(b)) => Link::open(h, &ssh, Some(b)),
-                    None => Link::open(h, &ssh, None),
+                    _ => Link::open(h, &ssh, bin.as_ref().and_then(|b| b.as_ref().ok())),
                 };
                 let r = r.and_then(|l| l.list().map(|t| (l, t)));
                 let _ = tx2.send(EngineMsg::HostUp(h.label.clone(), Box::new(r)));
@@ -106,10 +105,7 @@ pub(super) fn run(
     let mut child = match link.spawn(args) {
         Ok(c) => c,
         Err(e) => {
-            return HostOutcome::failed(
-                &label,
-                format!("ssh: {e} (is the OpenSSH client installed?)"),
-            );
+            return HostOutcome::not_started(&label, &e);
         }
     };
     // Kept open until the end: the remote run stops when it closes.

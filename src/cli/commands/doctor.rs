@@ -16,9 +16,9 @@ pub fn run(
     out: &mut impl Write,
 ) -> Result<i32, crate::Error> {
     let reports = crate::doctor::examine(root, names, &Options::default())?;
-    if let Ok(v) = serde_json::to_value(&reports) {
-        super::fleet_table::emit(super::fleet_table::of_doctor(&v));
-    }
+    super::fleet_table::emit(|| {
+        super::fleet_table::of_doctor(&serde_json::to_value(&reports).unwrap_or_default())
+    });
     if json {
         print_json(out, &serde_json::json!({ "devices": reports }))?;
     } else {

@@ -9,10 +9,11 @@ use serde_json::{Value, json};
 pub const ASK: &str = "BLKSCOPE_FLEET_SUMMARY";
 const PREFIX: &str = "blkscope-fleet-summary ";
 
-/// Says `summary` on stderr when this blkscope runs for a fleet.
-pub fn emit(summary: Value) {
+/// Says the summary `of` makes on stderr when this blkscope runs for a fleet (and makes
+/// none otherwise).
+pub fn emit(of: impl FnOnce() -> Value) {
     if std::env::var_os(ASK).is_some() {
-        eprintln!("{PREFIX}{summary}");
+        eprintln!("{PREFIX}{}", of());
     }
 }
 

@@ -79,7 +79,6 @@ pub fn run(cli: &Cli, out: &mut impl Write) -> Result<i32, crate::Error> {
     };
     let fan = Fanout {
         ssh: &ssh,
-        width: ssh.fanout,
         push: binary.as_ref(),
         cancel: crate::session::cancel_on_signals(),
         summary: matches!(cli.command, Some(Command::Doctor { .. } | Command::Run(_))),
@@ -238,24 +237,21 @@ fn fleet(
     let args = crate::remote::report_args(run);
     let results = fan.run(hosts, &|_| args.clone(), &mut |_, _| {});
     let mut runs = Vec::new();
+    let mut failed = false;
     for o in &results {
-        if let Ok(r) = crate::remote::parse_run(o, run) {
-            runs.push((o.host.clone(), r));
-        }
-    }
-    let errors: Vec<&HostOutcome> = results
-        .iter()
-        .filter(|o| crate::remote::parse_run(o, run).is_err())
-        .collect();
-    for o in &errors {
-        if o.error().is_none()
-            && let Err(e) = crate::remote::parse_run(o, run)
-        {
-            say!("blkscope: host {e}");
+        match crate::remote::parse_run(o, run) {
+            Ok(r) => runs.push((o.host.clone(), r)),
+            Err(e) => {
+                failed = true;
+                // A host that failed is said with the failures below; one that answered
+                // with something else than the run, here.
+                if o.error().is_none() {
+                    say!("blkscope: host {e}");
+                }
+            }
         }
     }
     say_failures(&results);
-    let failed = !errors.is_empty();
     let rows = crate::runs::fleet(&runs);
     if json {
         print_json(out, &serde_json::json!({ "fleet": rows }))?;

@@ -158,7 +158,7 @@ pub fn run(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, 
         "target": outcome.target,
         "results": [test.result],
     });
-    super::fleet_table::emit(super::fleet_table::of_run(&doc));
+    super::fleet_table::emit(|| super::fleet_table::of_run(&doc));
     if args.output.json {
         crate::cli::print_json(out, &doc)?;
     } else if args.output.ndjson {
