@@ -1,68 +1,129 @@
 #!/usr/bin/env python3
-"""The matrix: blkscope against fio (io_uring, fixed buffers, registered file) on the jobs users
-compare tools at, each row the same job alternately, PAIRS pairs, medians. blkscope runs with its
-defaults, block-layer tracing included (its cost is part of its figure).
+"""The matrix: blkscope with its defaults (its engine choice and block-layer tracing included)
+against the best of fio on each row, not one engine of it.
 
-Throughput is I/Os per second over the run (fio: its read+write IOPS summed over jobs; blkscope:
-its result's iops). CPU per I/O is the whole process's user+system time (every thread, io_uring's
-io-wq workers included) from getrusage(RUSAGE_CHILDREN) around the run, over the I/Os it did: the
-same measure for both tools (vs_fio.py says why fio's own usr_cpu cannot be used).
+Each row is one job. First every fio setup that can run the job is tried once (psync and pvsync2
+only at one I/O in flight per job, where they are the same job; libaio; io_uring with fixed
+buffers and a registered file; the same with --force_async=1, and with --sqthread_poll), and on
+the 4K random-read rows of one job fio's t/io_uring at each of its batch settings (with T_IO_URING,
+built from fio's source by bench/matrix.sh). The setup with the most IOPS is the row's "best";
+then it and blkscope run alternately, PAIRS pairs, and the row shows the medians.
 
-A row meets the goal when blkscope's median throughput is >= 1.0x fio's at <= 1.0x its CPU per
-I/O. The `pairs` column is the lowest and highest throughput ratio of a single pair.
+Throughput is I/Os per second over the run (fio: read+write IOPS summed over jobs; blkscope: its
+result's iops). CPU per I/O is the whole process's user+system time (every thread, io_uring's
+io-wq workers and SQPOLL thread included) from getrusage(RUSAGE_CHILDREN) around the run, over
+the I/Os it did: the same measure for every tool (vs_fio.py says why fio's own usr_cpu cannot
+be used).
+
+A row meets the goal when blkscope's median throughput is >= 1.0x the best's at <= 1.0x its CPU
+per I/O. `pairs` is the lowest and highest throughput ratio of a single pair; `engine` is the
+engine blkscope chose. Under each row, the one-run screen of every setup.
 
 Usage: matrix.py BLKSCOPE RUNTIME PAIRS DEVICE...       (called by bench/matrix.sh)
-       ROWS=1,2 limits it to those rows (numbered as printed); FIO_ARGS="--force_async=1" adds
-       arguments to every fio run (that one: fio hands its I/O to io-wq as blkscope does on a
-       device whose I/O the kernel hands there anyway, such as zram).
+       ROWS=1,2 limits it to those rows (numbered as printed); SETUPS=psync,io_uring to those
+       fio setups.
 """
+import json
 import os
+import statistics
 import sys
 
-from vs_fio import alternate, blkscope, fio
+from vs_fio import alternate, batches, fio, t_io_uring, timed
 
 # (label, op, bs, iodepth, jobs, rwmixread)
 ROWS = [
     ("4K randread QD1", "randread", "4k", 1, 1, None),
+    ("4K randread QD1 2 jobs", "randread", "4k", 1, 2, None),
+    ("4K randread QD1 4 jobs", "randread", "4k", 1, 4, None),
+    ("4K randwrite QD1", "randwrite", "4k", 1, 1, None),
+    ("4K randwrite QD1 2 jobs", "randwrite", "4k", 1, 2, None),
+    ("4K randread QD8", "randread", "4k", 8, 1, None),
+    ("4K randread QD32", "randread", "4k", 32, 1, None),
     ("4K randread QD128", "randread", "4k", 128, 1, None),
+    ("4K randread QD16 2 jobs", "randread", "4k", 16, 2, None),
+    ("16K randread QD16", "randread", "16k", 16, 1, None),
     ("64K read QD8", "read", "64k", 8, 1, None),
     ("1M read QD4", "read", "1M", 4, 1, None),
-    ("16K randread QD16", "randread", "16k", 16, 1, None),
-    ("4K randwrite QD1", "randwrite", "4k", 1, 1, None),
-    ("4K randread QD16 2 jobs", "randread", "4k", 16, 2, None),
-    ("4K randrw QD32", "randrw", "4k", 32, 1, None),
-    ("4K randread QD128 again", "randread", "4k", 128, 1, None),
     ("1M write QD4", "write", "1M", 4, 1, None),
+    ("4K randrw QD32", "randrw", "4k", 32, 1, None),
     ("4K randrw 70/30 QD16", "randrw", "4k", 16, 1, 70),
-    # Not among issue 40's rows: the depth where blkscope still trails fio on zram.
-    ("4K randread QD8", "randread", "4k", 8, 1, None),
 ]
 
-HEADER = (f"{'#':>2} {'device':<7} {'job':<24} {'fio IOPS':>9} {'blk IOPS':>9} {'ratio':>6} "
-          f"{'fio us':>7} {'blk us':>7} {'ratio':>6}  {'pairs':<9}  goal")
+# fio's setups: (name, engine, arguments, synchronous). A synchronous engine keeps one I/O in
+# flight per job whatever --iodepth says, so it runs only the rows at QD1.
+SETUPS = [
+    ("psync", "psync", [], True),
+    ("pvsync2", "pvsync2", [], True),
+    ("libaio", "libaio", [], False),
+    ("io_uring", "io_uring", [], False),
+    ("io_uring force_async", "io_uring", ["--force_async=1"], False),
+    ("io_uring sqthread_poll", "io_uring", ["--sqthread_poll=1"], False),
+]
+
+HEADER = (f"{'#':>2} {'device':<7} {'job':<24} {'best of fio':<24} {'its IOPS':>9} "
+          f"{'blk IOPS':>9} {'ratio':>6} {'its us':>7} {'blk us':>7} {'ratio':>6}  "
+          f"{'pairs':<9}  {'engine':<6} goal")
+
+
+def blkscope(binary, dev, op, bs, qd, runtime, jobs, mix, engines):
+    """blkscope's defaults on the job: IOPS and CPU us per I/O (as vs_fio.blkscope), and the
+    engine its result names, added to `engines`."""
+    j, cpu = timed([binary, "run", dev, "--op", op, "--bs", bs, "--iodepth", str(qd), "--mode",
+                    "direct", "--runtime", f"{runtime}s", "--size", "1G", "--confirm",
+                    os.path.basename(dev), "--no-save", "--json"]
+                   + (["--jobs", str(jobs)] if jobs != 1 else [])
+                   + (["--rwmixread", str(mix)] if mix is not None else []))
+    r = j["results"][0]
+    engines.add(r["engine"] + (",io-wq" if r.get("to_workers") else ""))
+    return r["iops"], cpu * 1e6 / r["ios"]
+
+
+def candidates(dev, op, bs, qd, jobs, mix, runtime, tio, only):
+    """Every setup that can run the row: (name, a function that runs it once)."""
+    out = []
+    for name, engine, extra, sync in SETUPS:
+        if (sync and qd > 1) or (only and name not in only):
+            continue
+        out.append((f"fio {name}", lambda e=engine, x=extra: fio(
+            dev, op, bs, qd, runtime, engine=e, jobs=jobs, mix=mix, extra=x)))
+    if tio and op == "randread" and bs == "4k" and jobs == 1:
+        for s, c in batches(qd):
+            out.append((f"t/io_uring -s{s} -c{c}",
+                        lambda s=s, c=c: t_io_uring(tio, dev, qd, s, c, runtime)))
+    return out
 
 
 def main():
     binary, runtime, pairs, devices = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
-    only = {int(x) for x in os.environ.get("ROWS", "").split(",") if x}
-    fio_args = os.environ.get("FIO_ARGS", "").split()
-    if fio_args:
-        print(f"fio with {' '.join(fio_args)}", flush=True)
+    rows = {int(x) for x in os.environ.get("ROWS", "").split(",") if x}
+    only = {x for x in os.environ.get("SETUPS", "").split(",") if x}
+    tio = os.environ.get("T_IO_URING") or None
     print(HEADER, flush=True)
     below = 0
     for dev in devices:
         name = os.path.basename(dev)
         for i, (label, op, bs, qd, jobs, mix) in enumerate(ROWS, 1):
-            if only and i not in only:
+            if rows and i not in rows:
                 continue
+            screen = [(n, run, run()) for n, run in candidates(dev, op, bs, qd, jobs, mix,
+                                                                runtime, tio, only)]
+            best, run, _ = max(screen, key=lambda x: x[2][0])
+            engines = set()
             ti, bi, tc, bc, (lo, hi) = alternate(
-                pairs,
-                lambda: fio(dev, op, bs, qd, runtime, jobs=jobs, mix=mix, extra=fio_args),
-                lambda: blkscope(binary, dev, op, bs, qd, runtime, jobs=jobs, mix=mix))
+                pairs, run,
+                lambda: blkscope(binary, dev, op, bs, qd, runtime, jobs, mix, engines))
             ok = ti > 0 and bi / ti >= 1.0 and bc / tc <= 1.0
             below += not ok
-            print(f"{i:>2} {name:<7} {label:<24} {ti:9.0f} {bi:9.0f} {bi / ti:6.2f} {tc:7.2f} "
-                  f"{bc:7.2f} {bc / tc:6.2f}  {lo:4.2f}-{hi:4.2f}  {'ok' if ok else 'BELOW'}",
+            print(f"{i:>2} {name:<7} {label:<24} {best:<24} {ti:9.0f} {bi:9.0f} "
+                  f"{bi / max(ti, 1):6.2f} {tc:7.2f} {bc:7.2f} {bc / tc:6.2f}  "
+                  f"{lo:4.2f}-{hi:4.2f}  {'/'.join(sorted(engines)):<6} "
+                  f"{'ok' if ok else 'BELOW'}", flush=True)
+            print("     screen: " + ", ".join(f"{n} {r[0] / 1e3:.0f}K {r[1]:.1f}us"
+                                              for n, _, r in screen), flush=True)
+            print(json.dumps({"row": i, "device": name, "job": label, "best": best,
+                              "best_iops": ti, "blkscope_iops": bi, "best_cpu_us": tc,
+                              "blkscope_cpu_us": bc, "engines": sorted(engines),
+                              "screen": {n: r for n, _, r in screen}}), file=sys.stderr,
                   flush=True)
     print(f"{below} row(s) below the goal", flush=True)
 

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Benchmark: the matrix (bench/matrix.py): blkscope with its defaults (tracing included) against
-# fio --ioengine=io_uring --fixedbufs --registerfiles on eleven jobs (4K random reads at QD1 and
-# QD128, 64K and 1M sequential reads, 16K random reads, 4K random writes at QD1, two jobs, mixed
-# random I/O, 1M writes), alternating pairs, medians, one table. On a zram device filled with
-# random data and on a loop device with direct I/O over a filled file in a temporary directory;
-# both are this script's own and removed on exit. Needs root, fio and python3.
+# Benchmark: the matrix (bench/matrix.py): blkscope with its defaults (its engine choice and
+# tracing included) against the best of fio on each row: fio's psync and pvsync2 (rows at QD1),
+# libaio, io_uring (fixed buffers, registered file), io_uring --force_async=1 and
+# --sqthread_poll, each tried once, and with FIO_SRC fio's t/io_uring at each batch setting on
+# the 4K random-read rows of one job; then the best of them and blkscope alternately, PAIRS pairs,
+# medians, one table. Fifteen jobs: 4K random reads at QD1 with 1, 2 and 4 jobs, 4K random
+# writes at QD1 with 1 and 2, 4K random reads at QD8, 32 and 128 and at QD16 with 2 jobs, 16K
+# random reads, 64K and 1M sequential reads, 1M writes, mixed random I/O. On a zram device
+# filled with random data and on a loop device with direct I/O over a filled file in a temporary
+# directory; both are this script's own and removed on exit. brd and null_blk rows need a kernel
+# that has them (this VM's has not: tests/guest boots one that has). Needs root, fio, python3.
+# Per device about 11 minutes at the defaults (t/io_uring's screen adds about 2).
 #
-#   sudo bash bench/matrix.sh                     # RUNTIME=3 PAIRS=3
-#   DEVICES=zram ROWS=1,2 sudo -E bash bench/matrix.sh   # only zram, only rows 1 and 2
-#   FIO_ARGS=--force_async=1 DEVICES=zram sudo -E bash bench/matrix.sh  # fio handing over too
+#   sudo bash bench/matrix.sh                          # RUNTIME=3 PAIRS=3
+#   DEVICES=zram ROWS=1,2 sudo -E bash bench/matrix.sh    # only zram, only rows 1 and 2
+#   git clone https://github.com/axboe/fio /tmp/fio && sudo FIO_SRC=/tmp/fio bash bench/matrix.sh
+#   SETUPS=psync,io_uring ...                          # only those fio setups
 set -euo pipefail
 RUNTIME=${RUNTIME:-3}
 PAIRS=${PAIRS:-3}
@@ -31,5 +38,6 @@ fi
 for d in "${devs[@]}"; do
   bench_fill "$d"
 done
+bench_t_io_uring T_IO_URING
 echo "$(uname -r), $(nproc) CPUs, fio $(fio --version), blkscope $(git describe --always --dirty)" >&2
-PYTHONPATH=bench python3 bench/matrix.py "$BIN" "$RUNTIME" "$PAIRS" "${devs[@]}"
+T_IO_URING=$T_IO_URING PYTHONPATH=bench python3 bench/matrix.py "$BIN" "$RUNTIME" "$PAIRS" "${devs[@]}"

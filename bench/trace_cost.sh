@@ -7,12 +7,19 @@
 # events a second). Prints each pair, then per row the medians and the ratios to --no-trace.
 # Needs root, zram and fio (for the fill).
 #
+# JOBS gives the job counts (each row with --jobs N); PINNED=0 leaves out the pinned rows.
+#
 #   sudo bash bench/trace_cost.sh                 # ROUNDS=3 RUNTIME=2 QDS="1 32" BSS="4k 64k"
+#   JOBS="1 2 4" QDS=1 BSS=4k PINNED=0 sudo -E bash bench/trace_cost.sh   # the QD1 rows
 set -euo pipefail
 ROUNDS=${ROUNDS:-3}
 RUNTIME=${RUNTIME:-2}
 QDS=${QDS:-1 32}
 BSS=${BSS:-4k 64k}
+JOBS=${JOBS:-1}
+PINNED=${PINNED:-1}
+pins=("")
+[ "$PINNED" = 1 ] && pins+=("--cpus 0")
 . "$(dirname "$0")/lib.sh"
 bench_need_fio
 bench_need_zram
@@ -31,22 +38,24 @@ one() { # $1 row label, $2 mode (off|full|default), then run's extra arguments
     python3 -c 'import json, sys
 r = json.load(sys.stdin)["results"][0]
 t = r.get("trace", {})
-print("%-18s %-8s %9d  %s events %s lost %s" % (sys.argv[1], sys.argv[2], r["iops"], t.get("mode"), t.get("events"), t.get("lost")))' "$label" "$mode"
+print("%-22s %-8s %9d  %s events %s lost %s" % (sys.argv[1], sys.argv[2], r["iops"], t.get("mode"), t.get("events"), t.get("lost")))' "$label" "$mode"
 }
 for bs in $BSS; do
 for qd in $QDS; do
-  for pin in "" "--cpus 0"; do
-    label="$bs-QD$qd${pin:+ pinned}"
+for jobs in $JOBS; do
+  for pin in "${pins[@]}"; do
+    label="$bs-QD$qd-x$jobs${pin:+ pinned}"
     for i in $(seq 1 "$ROUNDS"); do
       # Each round in another order.
       modes=(off full default)
       [ $((i % 2)) = 0 ] && modes=(default full off)
       for m in "${modes[@]}"; do
         # shellcheck disable=SC2086
-        one "${label// /_}" "$m" --bs "$bs" --iodepth "$qd" $pin
+        one "${label// /_}" "$m" --bs "$bs" --iodepth "$qd" --jobs "$jobs" $pin
       done
     done
   done
+done
 done
 done | tee /dev/stderr | python3 -c 'import statistics, sys
 runs = {}
@@ -54,7 +63,7 @@ for line in sys.stdin:
     row, mode, iops = line.split()[:3]
     runs.setdefault(row, {}).setdefault(mode, []).append(int(iops))
 print()
-print("%-18s %9s %9s %9s %7s %7s" % ("row", "off", "full", "default", "full/off", "dflt/off"))
+print("%-22s %9s %9s %9s %7s %7s" % ("row", "off", "full", "default", "full/off", "dflt/off"))
 for row, m in runs.items():
     o, f, d = (statistics.median(m[k]) for k in ("off", "full", "default"))
-    print("%-18s %9d %9d %9d %7.3f %7.3f" % (row, o, f, d, f / o, d / o))'
+    print("%-22s %9d %9d %9d %7.3f %7.3f" % (row, o, f, d, f / o, d / o))'

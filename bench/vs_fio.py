@@ -92,8 +92,9 @@ def fio(dev, op, bs, qd, runtime, engine="io_uring", sqpoll=False, cpus=None, jo
             f"--size={region}", "--output-format=json"]
     if jobs > 1:
         args += [f"--numjobs={jobs}", f"--offset_increment={region}", "--group_reporting"]
+    args += [f"--filename={dev}", "--direct=1"]
     if engine == "io_uring":
-        args += [f"--filename={dev}", "--direct=1", "--fixedbufs", "--registerfiles"]
+        args += ["--fixedbufs", "--registerfiles"]
     if op.startswith("rand"):
         # A new random order each run, as blkscope draws (fio's default repeats the offsets of
         # the last run, which a cache below the device, such as the host's, then serves).

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark: blkscope's engine against fio (--ioengine=io_uring --fixedbufs --registerfiles),
+# Benchmark: blkscope's io_uring engine (--engine uring: its default picks pread/pwrite at QD1;
+# bench/matrix.sh measures the default) against fio (--ioengine=io_uring --fixedbufs --registerfiles),
 # the same job alternately, PAIRS pairs, on a zram device and on a loop device with direct I/O.
 # Prints one table: per row the median IOPS of each and the ratios blkscope/theirs for IOPS and
 # for CPU per I/O (whole-process user+system time over I/Os, measured alike: see vs_fio.py).

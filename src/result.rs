@@ -81,6 +81,9 @@ impl Serialize for RunResult {
         st.serialize_field("mode", m.mode)?;
         st.serialize_field("data", m.data)?;
         st.serialize_field("engine", m.engine)?;
+        if let Some(why) = m.engine_why {
+            st.serialize_field("engine_why", why)?;
+        }
         st.serialize_field("engine_note", &m.engine_note)?;
         if m.polled {
             st.serialize_field("polled", &true)?;
@@ -331,6 +334,7 @@ mod tests {
                 mode: "direct",
                 data: "random",
                 engine: "uring",
+                engine_why: None,
                 engine_note: None,
                 polled: false,
                 to_workers: false,

@@ -324,6 +324,52 @@ fn psync_fallback_is_recorded() {
 }
 
 #[test]
+fn the_default_engine_is_chosen_for_the_job_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", d, "--op", "randread", "--bs", "4k", "--size", "1M"];
+        args.extend_from_slice(extra);
+        let (doc, code) = blkscope_json(&[args.as_slice(), &["--json"]].concat());
+        assert_eq!(code, 0, "{args:?}: {doc}");
+        let r = first_result(&doc).clone();
+        let text = ok_stdout(&blkscope(&args), &args);
+        println!(
+            "{args:?}: engine {} why {}\n{text}",
+            r["engine"], r["engine_why"]
+        );
+        (r, text)
+    };
+    // One I/O in flight: pread/pwrite, and why, in the JSON and the text.
+    let (r, text) = run(&[]);
+    assert_eq!(r["engine"], "psync");
+    let why = r["engine_why"]
+        .as_str()
+        .expect("engine_why when blkscope chose");
+    assert!(why.contains("one I/O in flight"), "{why}");
+    assert!(r["engine_note"].is_null(), "{r}");
+    assert!(
+        text.contains(" via psync") && text.contains(&format!("engine: psync ({why};")),
+        "{text}"
+    );
+    // A ring's worth in flight: io_uring, and why.
+    let (r, text) = run(&["--iodepth", "8"]);
+    assert_eq!(r["engine"], "uring");
+    assert!(
+        r["engine_why"]
+            .as_str()
+            .is_some_and(|w| w.contains("several I/Os")),
+        "{r}"
+    );
+    assert!(text.contains(" via uring"), "{text}");
+    // A named engine is run as named, with nothing to explain.
+    let (r, text) = run(&["--engine", "uring"]);
+    assert_eq!(r["engine"], "uring");
+    assert!(r.get("engine_why").is_none(), "{r}");
+    assert!(!text.contains("engine: "), "{text}");
+}
+
+#[test]
 fn cancellation_through_the_library_is_prompt_and_partial() {
     let dir = tempfile::tempdir().unwrap();
     let root = SysRoot::live();

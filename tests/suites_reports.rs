@@ -358,8 +358,11 @@ fn lone_runs_compare_and_unpaired_runs_name_their_tests() {
     let d = scratch.path().to_str().unwrap();
     let data = SavedRuns::new();
     let run = |args: &[&str]| data.run(args);
-    for op in ["write", "read"] {
-        let r = run(&["run", d, "--op", op, "--bs", "64k", "--size", "4M"]);
+    // The write on the default engine (pread/pwrite at QD1), the read on io_uring.
+    for (op, engine) in [("write", "auto"), ("read", "uring")] {
+        let r = run(&[
+            "run", d, "--op", op, "--bs", "64k", "--size", "4M", "--engine", engine,
+        ]);
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     }
     let s = run(&["suite", "zeros-trap", d, "--repeat", "1"]);
@@ -389,6 +392,13 @@ fn lone_runs_compare_and_unpaired_runs_name_their_tests() {
             .all(|(a, b)| a.starts_with("write 64K") && b.starts_with("read 64K")),
         "{names:?}"
     );
+    // Runs on two engines say so, each figure's line in JSON, the pair once in text and HTML.
+    assert!(
+        diffs
+            .iter()
+            .all(|x| x["engines"] == serde_json::json!(["psync", "uring"])),
+        "{diffs:?}"
+    );
     let text = stdout_of(&run(&["compare", w, r]));
     println!("{text}");
     assert_eq!(
@@ -396,8 +406,14 @@ fn lone_runs_compare_and_unpaired_runs_name_their_tests() {
         1,
         "the pair's name once, its figures beneath: {text}"
     );
+    assert_eq!(
+        text.matches("note: A ran on psync, B on uring").count(),
+        1,
+        "{text}"
+    );
     let html = stdout_of(&run(&["compare", w, r, "--format", "html"]));
     assert!(html.contains("<h2>write 64K"), "the charts pair them too");
+    assert_eq!(html.matches("A ran on psync, B on uring").count(), 1);
 
     let e = run(&["compare", suite, w]);
     let err = String::from_utf8_lossy(&e.stderr);

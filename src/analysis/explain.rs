@@ -66,7 +66,7 @@ pub fn blkscope_command(job: &Job, target: &str, total: u64) -> String {
     if job.data == Data::Zero {
         run.push_str(" --data zero");
     }
-    if job.engine != EngineKind::Uring {
+    if job.engine != EngineKind::Auto {
         run.push_str(&format!(" --engine {}", job.engine.as_str()));
     }
     if job.sqpoll {
@@ -123,12 +123,22 @@ pub fn dd_line_for_run(job: &Job, target: &str, total: u64, moved: Option<u64>) 
         .unwrap_or_else(|why| format!("(no dd equivalent: {why})"))
 }
 
-/// The fio line for a run that took place: as [`fio_command`], and with `--force_async=1` when
-/// the run sent its I/O to io-wq as submitted (`to_workers` in its result), as fio then must to
-/// run the same way.
-pub fn fio_command_as_run(job: &Job, filename: &str, total: u64, to_workers: bool) -> String {
-    let fio = fio_command(job, filename, total);
-    if to_workers && job.engine == EngineKind::Uring {
+/// The fio line for a run that took place: as [`fio_command`] with the engine that ran
+/// (`engine`, the result's), and with `--force_async=1` when the run sent its I/O to io-wq as
+/// submitted (`to_workers` in its result), as fio then must to run the same way.
+pub fn fio_command_as_run(
+    job: &Job,
+    filename: &str,
+    total: u64,
+    engine: EngineKind,
+    to_workers: bool,
+) -> String {
+    let ran = Job {
+        engine,
+        ..job.clone()
+    };
+    let fio = fio_command(&ran, filename, total);
+    if to_workers && engine == EngineKind::Uring {
         format!("{fio} --force_async=1")
     } else {
         fio
@@ -145,6 +155,7 @@ pub fn fio_command(job: &Job, filename: &str, total: u64) -> String {
     };
     let jobs = job.jobs.max(1) as u64;
     let region = (total / jobs) / job.bs.max(1) * job.bs.max(1);
+    let engine = job.engine_to_use().engine;
     let mut a: Vec<String> = vec![
         "fio".into(),
         "--name=blkscope".into(),
@@ -153,14 +164,14 @@ pub fn fio_command(job: &Job, filename: &str, total: u64) -> String {
         format!("--bs={}", fio_size(job.bs)),
         format!(
             "--ioengine={}",
-            match job.engine {
-                EngineKind::Uring => "io_uring",
+            match engine {
+                EngineKind::Uring | EngineKind::Auto => "io_uring",
                 EngineKind::Psync => "psync",
                 EngineKind::Null => "null",
             }
         ),
     ];
-    if job.engine == EngineKind::Uring {
+    if engine == EngineKind::Uring {
         a.push(format!("--iodepth={}", job.iodepth));
         a.push("--fixedbufs".into());
         a.push("--registerfiles".into());
@@ -171,7 +182,7 @@ pub fn fio_command(job: &Job, filename: &str, total: u64) -> String {
             a.push("--sqthread_poll".into());
         }
     }
-    if job.engine == EngineKind::Null {
+    if engine == EngineKind::Null {
         a.push(format!("--iodepth={}", job.iodepth));
     }
     if job.op == Op::Randrw {
@@ -226,7 +237,7 @@ pub fn dd_command(job: &Job, target: &str, total: u64) -> Result<String, String>
             "dd only reads and writes sequentially; random I/O needs fio or blkscope".into(),
         );
     }
-    if job.iodepth > 1 && job.engine == EngineKind::Uring {
+    if job.iodepth > 1 && job.engine_to_use().engine == EngineKind::Uring {
         return Err(format!(
             "dd has one I/O in flight at a time; iodepth {} needs fio or blkscope",
             job.iodepth
@@ -366,7 +377,17 @@ pub fn flag_notes(job: &Job) -> Vec<String> {
                 .into(),
         );
     }
-    if job.engine == EngineKind::Uring {
+    let choice = job.engine_to_use();
+    if choice.engine == EngineKind::Psync {
+        v.push(format!(
+            "--ioengine=psync: one pread/pwrite at a time, fio's default engine{}",
+            choice
+                .why
+                .map(|w| format!("; blkscope's choice here ({w})"))
+                .unwrap_or_default()
+        ));
+    }
+    if choice.engine == EngineKind::Uring {
         v.push(
             "--ioengine=io_uring --fixedbufs --registerfiles: io_uring with registered buffers \
              and file, as blkscope runs it; a run whose first I/Os the kernel handed to its \
@@ -547,8 +568,9 @@ mod tests {
             iodepth: 8,
             ..Job::default()
         };
-        let handed = fio_command_as_run(&job, "/dev/zram1", 1 << 30, true);
-        let inline = fio_command_as_run(&job, "/dev/zram1", 1 << 30, false);
+        let uring = EngineKind::Uring;
+        let handed = fio_command_as_run(&job, "/dev/zram1", 1 << 30, uring, true);
+        let inline = fio_command_as_run(&job, "/dev/zram1", 1 << 30, uring, false);
         println!("{handed}\n{inline}");
         assert_eq!(handed, format!("{inline} --force_async=1"));
         assert_eq!(inline, fio_command(&job, "/dev/zram1", 1 << 30));
@@ -557,7 +579,7 @@ mod tests {
             engine: EngineKind::Psync,
             ..job.clone()
         };
-        let line = fio_command_as_run(&psync, "/dev/zram1", 1 << 30, true);
+        let line = fio_command_as_run(&psync, "/dev/zram1", 1 << 30, EngineKind::Psync, true);
         assert!(!line.contains("force_async"), "{line}");
         assert!(
             flag_notes(&job)
@@ -565,6 +587,49 @@ mod tests {
                 .any(|n| n.contains("--force_async=1")),
             "{:?}",
             flag_notes(&job)
+        );
+    }
+
+    #[test]
+    fn the_fio_line_names_the_engine_that_ran_or_would_run() {
+        let at = |iodepth| Job {
+            op: Op::Randread,
+            bs: 4096,
+            iodepth,
+            ..Job::default()
+        };
+        // Before a run: auto's choice, psync at QD1 (no --iodepth: psync has none), io_uring
+        // at depth; the blkscope line leaves the default out.
+        let qd1 = commands(&at(1), "/dev/zram1", 1 << 30);
+        let qd32 = commands(&at(32), "/dev/zram1", 1 << 30);
+        println!("{qd1:?}\n{qd32:?}");
+        assert!(qd1.fio.contains("--ioengine=psync"), "{}", qd1.fio);
+        assert!(!qd1.fio.contains("--iodepth"), "{}", qd1.fio);
+        assert!(
+            qd32.fio.contains("--ioengine=io_uring --iodepth=32"),
+            "{}",
+            qd32.fio
+        );
+        assert!(!qd1.blkscope.contains("--engine"), "{}", qd1.blkscope);
+        let notes = flag_notes(&at(1));
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("--ioengine=psync") && n.contains("costs least")),
+            "{notes:?}"
+        );
+        // After one: the engine the result names (io_uring unavailable: psync ran).
+        let forced = Job {
+            engine: EngineKind::Uring,
+            ..at(8)
+        };
+        let ran = fio_command_as_run(&forced, "/dev/zram1", 1 << 30, EngineKind::Psync, false);
+        println!("{ran}");
+        assert!(ran.contains("--ioengine=psync"), "{ran}");
+        assert!(
+            commands(&forced, "/dev/zram1", 1 << 30)
+                .blkscope
+                .contains("--engine uring")
         );
     }
 

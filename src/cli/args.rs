@@ -534,8 +534,10 @@ pub struct RunArgs {
     /// random (incompressible, unique per block) or zero (compresses: flatters some storage).
     #[arg(long, default_value = "random", value_parser = parse_data)]
     pub data: Data,
-    /// uring (io_uring), psync (pread/pwrite), or null (no I/O: the harness's own ceiling).
-    #[arg(long, default_value = "uring", value_parser = parse_engine)]
+    /// auto (the least overhead for the job: pread/pwrite at one I/O in flight per job, io_uring
+    /// deeper or with --hipri/--sqpoll), uring (io_uring), psync (pread/pwrite), or null (no
+    /// I/O: the harness's own ceiling).
+    #[arg(long, default_value = "auto", value_parser = parse_engine)]
     pub engine: EngineKind,
     /// For randrw: percent of I/Os that read (default 50).
     #[arg(long)]
@@ -610,10 +612,11 @@ fn parse_data(s: &str) -> Result<Data, String> {
 
 fn parse_engine(s: &str) -> Result<EngineKind, String> {
     match s.to_ascii_lowercase().as_str() {
+        "auto" => Ok(EngineKind::Auto),
         "uring" | "io_uring" => Ok(EngineKind::Uring),
         "psync" | "sync" | "pread" => Ok(EngineKind::Psync),
         "null" => Ok(EngineKind::Null),
-        _ => Err(format!("'{s}': use uring, psync or null")),
+        _ => Err(format!("'{s}': use auto, uring, psync or null")),
     }
 }
 

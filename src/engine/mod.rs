@@ -154,19 +154,24 @@ fn job_seed(run_seed: u64, j: u32) -> u64 {
     run_seed.wrapping_add((j as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
-/// The engine a job runs with, and why it is not the one it asked for.
-fn engine_choice(job: &Job) -> (EngineKind, Option<String>) {
-    if job.engine == EngineKind::Uring && uring_disabled_by_env() {
+/// The engine a job runs with: what it asked for or what `auto` chose ([`Job::engine_to_use`]),
+/// and why io_uring is not used where it was to be.
+fn engine_choice(job: &Job) -> (job::Choice, Option<String>) {
+    let choice = job.engine_to_use();
+    if choice.engine == EngineKind::Uring && uring_disabled_by_env() {
         // Not "unavailable": the user asked for it, and the kernel's io_uring was never tried.
         return (
-            EngineKind::Psync,
+            job::Choice {
+                engine: EngineKind::Psync,
+                ..choice
+            },
             Some(
                 "io_uring not used: BLKSCOPE_DISABLE_URING=1 is set; ran with pread/pwrite"
                     .to_string(),
             ),
         );
     }
-    (job.engine, None)
+    (choice, None)
 }
 
 /// Runs `job` once on a target that [`target::open`] opened (and the caller keeps open until
@@ -181,7 +186,8 @@ pub fn run(
     if job.mode == Mode::Nocache || job.drop_cache_first {
         let _ = crate::sys::drop_cache(&target.file);
     }
-    let (engine, engine_note) = engine_choice(job);
+    let (choice, engine_note) = engine_choice(job);
+    let engine = choice.engine;
     // Other processes' I/O over the run (/proc/PID/io), to tell what else moved data.
     let procs0 = ProcSnapshot::read(root);
     // diskstats of the devices under the test, from just before the first I/O.
@@ -213,6 +219,7 @@ pub fn run(
     totals.engine_note = engine_note.or(totals.engine_note.take());
     let plan = target.plan;
     let mut measured = totals.measured(job, engine_used, timing, plan.total, series, cancelled);
+    measured.engine_why = choice.why;
     measured.cpu = cpu_used(cpu0, cpu1, &measured.samples);
     measured.stamp = stamp(job, &outcomes, target.plan.region, run_seed);
     let mut zeros = ZeroSampler::for_region(target.plan.region);
@@ -255,7 +262,11 @@ fn spawn_jobs(
     let mut accs = Vec::new();
     let mut handles = Vec::new();
     for j in 0..job.jobs {
-        let file = target.file.try_clone().map_err(failed)?;
+        // A description of its own (a dup would share one reference count, which every
+        // pread/pwrite of every job then takes and drops: docs/architecture.md).
+        let file = crate::sys::reopen(&target.file)
+            .or_else(|_| target.file.try_clone())
+            .map_err(failed)?;
         let acc = Arc::new(Mutex::new(IntervalAcc::new()));
         accs.push(acc.clone());
         let ws = WorkerSpec {
@@ -509,6 +520,7 @@ impl Totals {
                 Data::Zero => "zero",
             },
             engine: engine_used.as_str(),
+            engine_why: None,
             engine_note: self.engine_note,
             polled: job.hipri && engine_used == EngineKind::Uring,
             to_workers: self.to_workers,

@@ -156,6 +156,8 @@ pub struct Measured {
     pub data: &'static str,
     /// The engine that ran (`uring` or `psync`).
     pub engine: &'static str,
+    /// Why blkscope picked this engine, when the job left the choice to it (`--engine auto`).
+    pub engine_why: Option<&'static str>,
     /// Why io_uring was not used, when the job asked for it.
     pub engine_note: Option<String>,
     /// Completions were reaped by polling the device's poll queues (`--hipri`: io_uring's
@@ -194,6 +196,20 @@ pub struct Measured {
     pub samples: Vec<Sample>,
     /// The whole run's latency histogram ([`encode_histogram`]).
     pub histogram: Option<String>,
+}
+
+impl Measured {
+    /// The engine and why blkscope took it, when the job left the choice to it: "psync (one
+    /// I/O in flight per job: a pread/pwrite loop costs least; --engine uring forces io_uring)".
+    pub fn engine_chosen(&self) -> Option<String> {
+        let why = self.engine_why?;
+        let other = if self.engine == "psync" {
+            "--engine uring forces io_uring"
+        } else {
+            "--engine psync forces pread/pwrite"
+        };
+        Some(format!("{} ({why}; {other})", self.engine))
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -17,6 +17,9 @@ pub struct Diff {
     pub b: f64,
     /// b / a.
     pub ratio: Option<f64>,
+    /// A's and B's engines, when they differ: the engine alone can change the figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engines: Option<(String, String)>,
 }
 
 /// The tests of two saved runs that compare: those with the same name, in A's order. Two runs
@@ -52,6 +55,15 @@ impl Diff {
     pub fn name(&self) -> String {
         name_of_pair(&self.test, self.b_test.as_deref())
     }
+
+    /// What to keep in mind when A and B ran on different engines.
+    pub fn engine_note(&self) -> Option<String> {
+        let (a, b) = self.engines.as_ref()?;
+        Some(format!(
+            "A ran on {a}, B on {b}: the engine alone can change these figures \
+             (`--engine {a}` runs B's test as A ran)"
+        ))
+    }
 }
 
 /// Compares two saved runs test by test (see [`pairs`]).
@@ -61,6 +73,10 @@ pub fn compare(a: &SavedRun, b: &SavedRun) -> Vec<Diff> {
         let x = Figures::of_saved(&ta.name, &ta.result);
         let y = Figures::of_saved(&tb.name, &tb.result);
         let b_test = (ta.name != tb.name).then(|| tb.name.clone());
+        let engines = match (&ta.result.engine, &tb.result.engine) {
+            (Some(x), Some(y)) if x != y => Some((x.clone(), y.clone())),
+            _ => None,
+        };
         for (metric, va, vb) in [
             ("MB/s", x.mb_s, y.mb_s),
             ("IOPS", x.iops, y.iops),
@@ -74,6 +90,7 @@ pub fn compare(a: &SavedRun, b: &SavedRun) -> Vec<Diff> {
                 a: va,
                 b: vb,
                 ratio: (va > 0.0).then(|| vb / va),
+                engines: engines.clone(),
             });
         }
     }

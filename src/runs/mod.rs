@@ -119,6 +119,9 @@ pub struct SavedRecord {
 /// The figures of a saved result.
 #[derive(Debug, Clone, Deserialize)]
 pub struct SavedResult {
+    /// The engine that ran (`uring`, `psync`, `null`).
+    #[serde(default)]
+    pub engine: Option<String>,
     pub bytes_per_sec: f64,
     pub iops: f64,
     pub latency_ns: Latency,
@@ -379,6 +382,7 @@ impl Figures {
 impl From<&RunResult> for SavedResult {
     fn from(r: &RunResult) -> Self {
         SavedResult {
+            engine: Some(r.engine.to_string()),
             bytes_per_sec: r.bytes_per_sec,
             iops: r.iops,
             latency_ns: r.latency_ns.clone(),

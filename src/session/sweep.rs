@@ -3,7 +3,7 @@
 //! (`crate::analysis::sweep`).
 
 use crate::analysis::sweep::{Param, Point, Series, knee};
-use crate::engine::Job;
+use crate::engine::{EngineKind, Job};
 
 /// The series of a sweep's tests, grouped by op, in the order they ran.
 pub fn analyze(param: Param, tests: &[super::TestOutcome]) -> Vec<Series> {
@@ -60,7 +60,12 @@ pub fn suite(param: Param, values: &[u64], base: &Job) -> crate::suite::Suite {
                 offset: None,
                 mode: Some(base.mode),
                 data: None,
-                engine: None,
+                // One engine for every depth of a depth sweep, so that the curve is the
+                // device's and not a change of engine at QD2.
+                engine: Some(match (param, base.engine) {
+                    (Param::Iodepth, EngineKind::Auto) => EngineKind::Uring,
+                    (_, named) => named,
+                }),
                 rwmixread: None,
                 cold: None,
                 verify: None,
@@ -161,6 +166,23 @@ pub fn parse_list(param: Param, s: &str) -> Result<Vec<u64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_depth_sweep_keeps_one_engine_and_a_block_size_sweep_leaves_it_to_the_job() {
+        let base = Job::default();
+        let engines = |param, values: &[u64]| -> Vec<EngineKind> {
+            suite(param, values, &base)
+                .tests
+                .iter()
+                .map(|t| t.job(512).engine_to_use().engine)
+                .collect()
+        };
+        let qd = engines(Param::Iodepth, &[1, 2, 32]);
+        let bs = engines(Param::Bs, &[4096, 1 << 20]);
+        println!("depth sweep {qd:?}, block size sweep at QD1 {bs:?}");
+        assert_eq!(qd, vec![EngineKind::Uring; 3]);
+        assert_eq!(bs, vec![EngineKind::Psync; 2]);
+    }
 
     #[test]
     fn a_sweep_varies_the_option_given_a_list() {

@@ -204,7 +204,7 @@ impl SuiteTest {
             ramp: self.ramp.map(|r| r.0),
             mode: self.mode.unwrap_or(Mode::Direct),
             data: self.data.unwrap_or(Data::Random),
-            engine: self.engine.unwrap_or(EngineKind::Uring),
+            engine: self.engine.unwrap_or(EngineKind::Auto),
             rwmixread: self.rwmixread.unwrap_or(d.rwmixread),
             sqpoll: false,
             interval: None,

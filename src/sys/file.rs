@@ -8,6 +8,28 @@ use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+/// A new open file description of what `file` has open, with its status flags (O_DIRECT,
+/// O_DSYNC, O_SYNC, O_NOATIME and its access mode; O_EXCL is not one: the first descriptor's
+/// claim stays the only one) and O_CLOEXEC, opened through /proc/self/fd, never by path. Unlike
+/// a `dup`, it shares no file offset or reference count with `file`.
+pub fn reopen(file: &File) -> io::Result<File> {
+    // SAFETY: F_GETFL reads the descriptor's flags and takes no pointer; fd is open for the call.
+    let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let path =
+        CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).expect("no NUL in a number");
+    let keep = libc::O_ACCMODE | libc::O_DIRECT | libc::O_DSYNC | libc::O_SYNC | libc::O_NOATIME;
+    // SAFETY: path is a NUL-terminated string that outlives the call; open takes no other pointer.
+    let fd = unsafe { libc::open(path.as_ptr(), (flags & keep) | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd was just returned by open and is owned by nothing else.
+    Ok(unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
 /// Drops the cached pages of `file` (a regular file or a block device): POSIX_FADV_DONTNEED
 /// over the whole of it.
 pub fn drop_cache(file: &File) -> io::Result<()> {
@@ -222,6 +244,42 @@ pub fn mount_tracefs(path: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reopened_file_keeps_its_flags_and_shares_no_offset() {
+        use std::io::{Read, Seek, Write};
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::File::create(&path)
+            .unwrap()
+            .write_all(b"abcdefgh")
+            .unwrap();
+        let mut first = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_DSYNC)
+            .open(&path)
+            .unwrap();
+        let flags = |f: &File| {
+            let info =
+                std::fs::read_to_string(format!("/proc/self/fdinfo/{}", f.as_raw_fd())).unwrap();
+            let octal = info.lines().find_map(|l| l.strip_prefix("flags:")).unwrap();
+            i32::from_str_radix(octal.trim(), 8).unwrap()
+        };
+        let mut second = reopen(&first).unwrap();
+        let keep = libc::O_ACCMODE | libc::O_DSYNC | libc::O_CLOEXEC;
+        println!("first {:o}, second {:o}", flags(&first), flags(&second));
+        assert_eq!(
+            flags(&second) & keep,
+            libc::O_RDWR | libc::O_DSYNC | libc::O_CLOEXEC
+        );
+        // A dup would have moved with the first: its own description stays at 0.
+        first.seek(std::io::SeekFrom::Start(4)).unwrap();
+        let mut two = [0u8; 2];
+        second.read_exact(&mut two).unwrap();
+        assert_eq!(&two, b"ab");
+    }
 
     #[test]
     fn data_bytes_leaves_holes_out() {

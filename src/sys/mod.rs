@@ -18,7 +18,7 @@ pub use buf::{AlignedBuf, BufferArena};
 pub(crate) use file::tracks_holes;
 pub use file::{
     DataExtents, data_bytes, data_extents, dio_alignment, drop_cache, drop_cache_range,
-    fs_available, fs_block_size, mount_tracefs, preallocate,
+    fs_available, fs_block_size, mount_tracefs, preallocate, reopen,
 };
 #[cfg(test)]
 pub(crate) use ring::ring_with_a_read_run_by_io_wq;

@@ -2,7 +2,10 @@
 //! validation that runs before anything is opened ([`validate`]). Sizes and durations are read as
 //! [`crate::units`] reads them.
 
+mod choice;
 mod validate;
+
+pub use choice::Choice;
 pub use validate::*;
 
 use std::time::Duration;
@@ -102,6 +105,9 @@ pub enum Data {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineKind {
+    /// The default: blkscope picks the path with the least overhead for the job
+    /// ([`Job::engine_to_use`]).
+    Auto,
     Uring,
     Psync,
     /// No I/O at all, with every step of submission and completion bookkeeping: the
@@ -112,10 +118,18 @@ pub enum EngineKind {
 impl EngineKind {
     pub fn as_str(self) -> &'static str {
         match self {
+            EngineKind::Auto => "auto",
             EngineKind::Uring => "uring",
             EngineKind::Psync => "psync",
             EngineKind::Null => "null",
         }
+    }
+
+    /// The engine [`EngineKind::as_str`] names.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Auto, Self::Uring, Self::Psync, Self::Null]
+            .into_iter()
+            .find(|e| e.as_str() == name)
     }
 }
 

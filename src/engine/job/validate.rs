@@ -72,7 +72,7 @@ impl Default for Job {
             ramp: None,
             mode: Mode::Direct,
             data: Data::Random,
-            engine: EngineKind::Uring,
+            engine: EngineKind::Auto,
             rwmixread: 50,
             sqpoll: false,
             interval: None,
@@ -242,7 +242,9 @@ impl Job {
                 bad("--verify needs --data random: zeros carry no stamp to check".into());
             }
         }
-        if self.hipri && (self.mode != Mode::Direct || self.engine != EngineKind::Uring) {
+        if self.hipri
+            && (self.mode != Mode::Direct || self.engine_to_use().engine != EngineKind::Uring)
+        {
             bad(
                 "--hipri polls io_uring completions: it needs --mode direct and --engine uring"
                     .into(),
@@ -300,8 +302,8 @@ impl Job {
     /// Bytes of I/O buffers the job allocates: bs for each I/O in flight (io_uring: iodepth per
     /// job; pread/pwrite: one per job), for every job.
     pub fn buffer_bytes(&self) -> u64 {
-        let depth = match self.engine {
-            EngineKind::Uring => self.iodepth.max(1) as u64,
+        let depth = match self.engine_to_use().engine {
+            EngineKind::Uring | EngineKind::Auto => self.iodepth.max(1) as u64,
             EngineKind::Psync => 1,
             EngineKind::Null => 0,
         };
@@ -325,8 +327,8 @@ impl Job {
             return Ok(());
         }
         let per_io = self.bs.max(1);
-        let depth = match self.engine {
-            EngineKind::Uring => self.iodepth.max(1) as u64,
+        let depth = match self.engine_to_use().engine {
+            EngineKind::Uring | EngineKind::Auto => self.iodepth.max(1) as u64,
             EngineKind::Psync | EngineKind::Null => 1,
         };
         let jobs = self.jobs.max(1) as u64;

@@ -14,6 +14,9 @@ pub fn comparison(a_id: &str, b_id: &str, diffs: &[crate::runs::Diff]) -> String
         let name = d.name();
         if last.as_ref() != Some(&name) {
             let _ = writeln!(out, "{name}");
+            if let Some(n) = d.engine_note() {
+                let _ = writeln!(out, "  note: {n}");
+            }
             last = Some(name);
         }
         let _ = writeln!(

@@ -104,6 +104,9 @@ pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String
             );
         }
     }
+    if let Some(c) = r.engine_chosen() {
+        let _ = writeln!(out, "  engine: {c}");
+    }
     if let Some(n) = &r.engine_note {
         let _ = writeln!(out, "  note: {n}");
     }

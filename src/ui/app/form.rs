@@ -73,7 +73,10 @@ impl App {
                 Data::Random => "random".into(),
                 Data::Zero => "zero".into(),
             },
-            "engine" => j.engine.as_str().into(),
+            "engine" => match j.engine {
+                EngineKind::Auto => format!("auto: {}", j.engine_to_use().engine.as_str()),
+                named => named.as_str().into(),
+            },
             "verify" => if j.verify {
                 "yes: read back and check"
             } else {
@@ -151,7 +154,13 @@ impl App {
                 j.mode = step(&modes, j.mode, fwd);
             }
             "data" => j.data = step(&[Data::Random, Data::Zero], j.data, fwd),
-            "engine" => j.engine = step(&[EngineKind::Uring, EngineKind::Psync], j.engine, fwd),
+            "engine" => {
+                j.engine = step(
+                    &[EngineKind::Auto, EngineKind::Uring, EngineKind::Psync],
+                    j.engine,
+                    fwd,
+                )
+            }
             "verify" => j.verify = !j.verify,
             _ => return Ok(()),
         }

@@ -238,7 +238,12 @@ impl App {
         }
         let dd = explain::dd_line_for_run(&run.job, &path, total, moved);
         let to_workers = outcome.as_ref().is_ok_and(|(_, r)| r.measured.to_workers);
-        let fio = explain::fio_command_as_run(&run.job, &path, total, to_workers);
+        let engine = outcome
+            .as_ref()
+            .ok()
+            .and_then(|(_, r)| EngineKind::from_name(r.measured.engine))
+            .unwrap_or(run.job.engine);
+        let fio = explain::fio_command_as_run(&run.job, &path, total, engine, to_workers);
         let (info, result, error) = match outcome {
             Ok((i, r)) => (Some(i), Some(r), None),
             Err(e) => (None, None, Some(e)),

@@ -163,6 +163,9 @@ pub(super) fn result_notes(
             ]));
         }
     }
+    if let Some(c) = r.result.as_ref().and_then(|x| x.engine_chosen()) {
+        lines.push(Line::from(format!("engine: {c}")));
+    }
     if let Some(id) = &r.saved_id {
         lines.push(Line::from(format!("saved as {id}")));
     }
