@@ -383,6 +383,35 @@ fn results_compare_and_reopen() {
             .fio
             .starts_with("fio --name=blkscope --filename=/srv/scratch")
     );
+    // As the live result showed it: the target's name (not a path cut short at 80 columns),
+    // the dd line of what the timed run moved, its engine line and notes.
+    let mut r = runs[1].clone();
+    r.tests[0].result.bytes = Some(4 << 20);
+    r.tests[0].result.engine = Some("psync".into());
+    r.tests[0].result.engine_why = Some("one I/O in flight per job".into());
+    r.tests[0].result.warnings = vec![blkscope::analysis::Warning::new(
+        blkscope::analysis::findings::Kind::PageCache,
+        "buffered writes measure RAM",
+    )];
+    r.id = "20261122T000150Z-n".into();
+    let mut b = app("md-raid1");
+    b.add_reopened(vec![r]);
+    let row = &b.results[0];
+    println!("{} | {} | {:?}", row.target, row.dd, row.saved_notes);
+    assert_eq!(row.target, "scratch");
+    assert!(
+        row.dd.contains("count=4 ") && !row.dd.contains("no dd"),
+        "{}",
+        row.dd
+    );
+    assert!(row.fio.contains("--ioengine=psync"), "{}", row.fio);
+    assert_eq!(
+        row.saved_notes,
+        [
+            "engine: psync (one I/O in flight per job; --engine uring forces io_uring)",
+            "[page_cache] buffered writes measure RAM"
+        ]
+    );
     assert_eq!(a.on_key(ch('c')), Action::None);
     let s = a.status.clone().unwrap();
     assert!(s.contains("#2 vs #1") && s.contains("MB/s 1.25x"), "{s}");

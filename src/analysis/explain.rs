@@ -255,20 +255,14 @@ pub fn dd_command(job: &Job, target: &str, total: u64) -> Result<String, String>
     let region = (bytes_of(job).unwrap_or(total) / jobs) / job.bs * job.bs;
     let count = region / job.bs;
     let bs = exact_size(job.bs);
+    let data = DdData::of(job, region);
     let one = |j: u64| {
         let start_blocks = job.offset / job.bs + j * count;
         match job.op {
             Op::Write => {
-                let src = match job.data {
-                    Data::Zero => "/dev/zero",
-                    Data::Random => "/dev/urandom",
-                };
-                let mut s = format!("dd if={src} of={target} bs={bs} count={count}");
+                let mut s = format!("dd if={} of={target} bs={bs} count={count}", data.source());
                 if start_blocks > 0 {
                     s.push_str(&format!(" seek={start_blocks}"));
-                }
-                if job.data == Data::Random {
-                    s.push_str(" iflag=fullblock");
                 }
                 match job.mode {
                     Mode::Direct => s.push_str(" oflag=direct conv=notrunc"),
@@ -298,11 +292,62 @@ pub fn dd_command(job: &Job, target: &str, total: u64) -> Result<String, String>
         Some(c) => format!("taskset -c {c} {}", one(j)),
         None => one(j),
     };
-    if jobs == 1 {
-        Ok(one(0))
+    let dd = if jobs == 1 {
+        one(0)
     } else {
         let parts: Vec<String> = (0..jobs).map(|j| format!("{} &", one(j))).collect();
-        Ok(format!("{} wait", parts.join(" ")))
+        format!("{} wait", parts.join(" "))
+    };
+    Ok(data.around(dd))
+}
+
+/// Where a write's dd reads its data. Never /dev/urandom itself: at about 250 MB/s here it is
+/// slower than most devices, and the line would measure it (a 1.2 GB/s write test's line gave
+/// 167 MB/s). Random data is made in RAM first, one job's region of it (every job's dd reads
+/// the same file); above [`MOST_RANDOM_IN_RAM`], zeros, and the line says what they flatter.
+enum DdData {
+    Zeros,
+    RandomFile(u64),
+    ZerosForRandom(u64),
+}
+
+/// The file in RAM (tmpfs) a random write's dd line reads.
+pub const DD_RANDOM_FILE: &str = "/dev/shm/blkscope.rnd";
+
+/// The most random data a dd line makes in RAM first; a bigger write reads /dev/zero.
+pub const MOST_RANDOM_IN_RAM: u64 = 1 << 30;
+
+impl DdData {
+    fn of(job: &Job, region: u64) -> Self {
+        match job.data {
+            _ if !job.op.writes() => Self::Zeros,
+            Data::Zero => Self::Zeros,
+            Data::Random if region <= MOST_RANDOM_IN_RAM => Self::RandomFile(region),
+            Data::Random => Self::ZerosForRandom(region),
+        }
+    }
+
+    fn source(&self) -> &'static str {
+        match self {
+            Self::RandomFile(_) => DD_RANDOM_FILE,
+            Self::Zeros | Self::ZerosForRandom(_) => "/dev/zero",
+        }
+    }
+
+    /// The dd command(s) with what makes the data before and removes it after.
+    fn around(&self, dd: String) -> String {
+        match self {
+            Self::Zeros => dd,
+            Self::RandomFile(len) => format!(
+                "head -c {} /dev/urandom > {DD_RANDOM_FILE} && {dd}; rm -f {DD_RANDOM_FILE}",
+                exact_size(*len)
+            ),
+            Self::ZerosForRandom(len) => format!(
+                "{dd}  # zeros: {} of random data would have to be made in RAM first; a \
+                 compressing device or file system is flattered by them",
+                exact_size(*len)
+            ),
+        }
     }
 }
 
@@ -341,11 +386,13 @@ pub fn flag_notes(job: &Job) -> Vec<String> {
     }
     if job.op.writes() {
         match job.data {
-            Data::Random => v.push(
-                "if=/dev/urandom iflag=fullblock: incompressible data; fullblock makes dd fill \
-                 every block (urandom returns short reads). fio's buffers are random by default"
-                    .into(),
-            ),
+            Data::Random => v.push(format!(
+                "head -c N /dev/urandom > {DD_RANDOM_FILE} first: incompressible data made \
+                     in RAM, so that dd measures the device and not /dev/urandom (slower than \
+                     many devices); above {} it reads /dev/zero instead and says so. fio's \
+                     buffers are random by default",
+                exact_size(MOST_RANDOM_IN_RAM)
+            )),
             Data::Zero => v.push(
                 "if=/dev/zero / --zero_buffers: zeros, which compressing storage shrinks to \
                  nothing"
@@ -490,10 +537,48 @@ mod tests {
         let fio = fio_command(&job, "/dev/loop1", 256 << 20);
         assert!(fio.contains("--size=16M"), "{fio}");
         let dd = dd_command(&job, "/dev/loop1", 256 << 20).unwrap();
-        assert!(
-            dd.ends_with("count=256 iflag=fullblock conv=fdatasync,notrunc"),
-            "{dd}"
+        assert!(dd.contains("count=256 conv=fdatasync,notrunc; "), "{dd}");
+    }
+
+    #[test]
+    fn a_random_writes_dd_reads_data_made_in_ram_never_urandom_itself() {
+        let job = |jobs, size: u64| Job {
+            op: Op::Write,
+            bs: 1 << 20,
+            jobs,
+            size: Some(SizeSpec::Bytes(size)),
+            ..Job::default()
+        };
+        // One job: its region made first, read by dd, removed after.
+        let dd = dd_command(&job(1, 256 << 20), "/dev/loop1", 1 << 30).unwrap();
+        println!("{dd}");
+        assert_eq!(
+            dd,
+            "head -c 256M /dev/urandom > /dev/shm/blkscope.rnd && dd if=/dev/shm/blkscope.rnd \
+             of=/dev/loop1 bs=1M count=256 oflag=direct conv=notrunc; rm -f /dev/shm/blkscope.rnd"
         );
+        // Two jobs read the same region's worth, each its own part of the target.
+        let dd = dd_command(&job(2, 512 << 20), "/dev/loop1", 1 << 30).unwrap();
+        println!("{dd}");
+        assert!(dd.starts_with("head -c 256M /dev/urandom > /dev/shm/blkscope.rnd && "));
+        assert_eq!(dd.matches("if=/dev/shm/blkscope.rnd").count(), 2, "{dd}");
+        assert!(dd.ends_with("& wait; rm -f /dev/shm/blkscope.rnd"), "{dd}");
+        // Too much to make in RAM: zeros, said.
+        let dd = dd_command(&job(1, 4 << 30), "/dev/sdb", 8 << 30).unwrap();
+        println!("{dd}");
+        assert!(dd.starts_with("dd if=/dev/zero of=/dev/sdb"), "{dd}");
+        assert!(dd.contains("# zeros: 4G of random data"), "{dd}");
+        // No line reads /dev/urandom with dd.
+        for d in [Data::Random, Data::Zero] {
+            for size in [4 << 20, 256 << 20, 4 << 30] {
+                let j = Job {
+                    data: d,
+                    ..job(1, size)
+                };
+                let line = dd_command(&j, "/dev/sdb", 8 << 30).unwrap();
+                assert!(!line.contains("if=/dev/urandom"), "{line}");
+            }
+        }
     }
 
     #[test]

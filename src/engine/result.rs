@@ -202,14 +202,18 @@ impl Measured {
     /// The engine and why blkscope took it, when the job left the choice to it: "psync (one
     /// I/O in flight per job: a pread/pwrite loop costs least; --engine uring forces io_uring)".
     pub fn engine_chosen(&self) -> Option<String> {
-        let why = self.engine_why?;
-        let other = if self.engine == "psync" {
-            "--engine uring forces io_uring"
-        } else {
-            "--engine psync forces pread/pwrite"
-        };
-        Some(format!("{} ({why}; {other})", self.engine))
+        Some(engine_chosen(self.engine, self.engine_why?))
     }
+}
+
+/// `engine` and `why` blkscope chose it, with how to choose the other (a saved run's words too).
+pub fn engine_chosen(engine: &str, why: &str) -> String {
+    let other = if engine == "psync" {
+        "--engine uring forces io_uring"
+    } else {
+        "--engine psync forces pread/pwrite"
+    };
+    format!("{engine} ({why}; {other})")
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -122,6 +122,12 @@ pub struct SavedResult {
     /// The engine that ran (`uring`, `psync`, `null`).
     #[serde(default)]
     pub engine: Option<String>,
+    /// Why blkscope chose that engine (`--engine auto`).
+    #[serde(default)]
+    pub engine_why: Option<String>,
+    /// Bytes the run moved (for its dd line: a timed test's covers what it moved).
+    #[serde(default)]
+    pub bytes: Option<u64>,
     pub bytes_per_sec: f64,
     pub iops: f64,
     pub latency_ns: Latency,
@@ -383,6 +389,8 @@ impl From<&RunResult> for SavedResult {
     fn from(r: &RunResult) -> Self {
         SavedResult {
             engine: Some(r.engine.to_string()),
+            engine_why: r.engine_why.map(str::to_string),
+            bytes: Some(r.bytes),
             bytes_per_sec: r.bytes_per_sec,
             iops: r.iops,
             latency_ns: r.latency_ns.clone(),

@@ -246,6 +246,7 @@ impl App {
                         fio: explain::fio_command(&job, &path, total),
                         saved_id: done.saved_id.as_ref().map(|id| format!("{host}:{id}")),
                         reopened: Some(crate::runs::Figures::of_saved(&test, &res)),
+                        saved_notes: super::results::saved_notes(&res),
                         series: res.samples.clone(),
                         sweep,
                         found_here: found_here.clone(),

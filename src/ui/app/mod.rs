@@ -248,6 +248,9 @@ pub struct ResultRow {
     pub saved_id: Option<String>,
     /// A run reopened from disk: its figures.
     pub reopened: Option<crate::runs::Figures>,
+    /// What a reopened run said besides its figures, as the live result showed it: its
+    /// engine's line and its notes.
+    pub saved_notes: Vec<String>,
     /// The time series of a reopened run or of a run on a host (a run here keeps its own in
     /// `result`).
     pub series: Vec<Sample>,
@@ -272,6 +275,7 @@ impl ResultRow {
             fio: String::new(),
             saved_id: None,
             reopened: None,
+            saved_notes: Vec::new(),
             series: Vec::new(),
             sweep: None,
             found_here: None,

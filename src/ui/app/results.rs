@@ -90,10 +90,17 @@ impl App {
                 crate::report::found_here_in(&v, &self.suites).map(Into::into);
             let mut seen = Vec::new();
             for (t, f) in v.tests.iter().zip(crate::runs::figures(&v)) {
-                let c = explain::commands(&t.job, &target, total);
-                let dd =
-                    c.dd.unwrap_or_else(|why| format!("(no dd equivalent: {why})"));
-                let fio = c.fio;
+                // As the live result had them: a timed test's dd line covers what it moved.
+                let from = total.saturating_sub(t.job.offset);
+                let dd = explain::dd_line_for_run(&t.job, &target, from, t.result.bytes);
+                let engine = t.result.engine.as_deref().and_then(EngineKind::from_name);
+                let fio = explain::fio_command_as_run(
+                    &t.job,
+                    &target,
+                    from,
+                    engine.unwrap_or(t.job.engine),
+                    false,
+                );
                 let name = if v.kind == "suite" {
                     format!("{}/{}", v.name, f.name)
                 } else {
@@ -101,7 +108,7 @@ impl App {
                 };
                 self.results.push(ResultRow {
                     test: name,
-                    target: target.clone(),
+                    target: device_name(&target),
                     info: None,
                     result: None,
                     error: None,
@@ -109,6 +116,7 @@ impl App {
                     fio,
                     saved_id: Some(id.clone()),
                     reopened: Some(f),
+                    saved_notes: saved_notes(&t.result),
                     series: t.result.samples.clone(),
                     sweep: point_of(&sweeps, t.job.op, &mut seen),
                     found_here: found_here.clone(),
@@ -206,6 +214,7 @@ impl App {
                         error: None,
                         saved_id: saved_id.clone(),
                         reopened: None,
+                        saved_notes: Vec::new(),
                         series: Vec::new(),
                         sweep,
                         found_here: found_here.clone(),
@@ -258,6 +267,7 @@ impl App {
             fio,
             saved_id: None,
             reopened: None,
+            saved_notes: Vec::new(),
             series: Vec::new(),
             sweep: None,
             found_here: None,
@@ -283,4 +293,34 @@ pub(super) fn point_of(
         .iter()
         .find(|s| s.op == op.as_str() && n < s.points.len())
         .map(|s| (s.clone(), n))
+}
+
+/// What tells a saved run's target apart in a narrow column: a device's name (`loop11`, not
+/// `/dev/loop11`, which a column of 8 cut to `/dev/loo` for every run), a file's or directory's
+/// last component.
+pub(super) fn device_name(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_string())
+}
+
+/// A saved result's lines besides its figures, as its live result showed them: the engine
+/// blkscope chose and why, and its notes.
+pub(super) fn saved_notes(r: &crate::runs::SavedResult) -> Vec<String> {
+    let engine = match (&r.engine, &r.engine_why) {
+        (Some(e), Some(why)) => Some(format!(
+            "engine: {}",
+            crate::engine::result::engine_chosen(e, why)
+        )),
+        _ => None,
+    };
+    engine
+        .into_iter()
+        .chain(
+            r.warnings
+                .iter()
+                .map(|w| format!("[{}] {}", w.kind, w.message)),
+        )
+        .collect()
 }

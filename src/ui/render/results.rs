@@ -166,6 +166,7 @@ pub(super) fn result_notes(
     if let Some(c) = r.result.as_ref().and_then(|x| x.engine_chosen()) {
         lines.push(Line::from(format!("engine: {c}")));
     }
+    lines.extend(r.saved_notes.iter().map(|n| Line::from(n.clone())));
     if let Some(id) = &r.saved_id {
         lines.push(Line::from(format!("saved as {id}")));
     }
