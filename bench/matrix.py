@@ -25,10 +25,9 @@ Usage: matrix.py BLKSCOPE RUNTIME PAIRS DEVICE...       (called by bench/matrix.
 """
 import json
 import os
-import statistics
 import sys
 
-from vs_fio import alternate, batches, fio, t_io_uring, timed
+from vs_fio import alternate, batches, blkscope, fio, t_io_uring
 
 # (label, op, bs, iodepth, jobs, rwmixread)
 ROWS = [
@@ -65,19 +64,6 @@ HEADER = (f"{'#':>2} {'device':<7} {'job':<24} {'best of fio':<24} {'its IOPS':>
           f"{'pairs':<9}  {'engine':<6} goal")
 
 
-def blkscope(binary, dev, op, bs, qd, runtime, jobs, mix, engines):
-    """blkscope's defaults on the job: IOPS and CPU us per I/O (as vs_fio.blkscope), and the
-    engine its result names, added to `engines`."""
-    j, cpu = timed([binary, "run", dev, "--op", op, "--bs", bs, "--iodepth", str(qd), "--mode",
-                    "direct", "--runtime", f"{runtime}s", "--size", "1G", "--confirm",
-                    os.path.basename(dev), "--no-save", "--json"]
-                   + (["--jobs", str(jobs)] if jobs != 1 else [])
-                   + (["--rwmixread", str(mix)] if mix is not None else []))
-    r = j["results"][0]
-    engines.add(r["engine"] + (",io-wq" if r.get("to_workers") else ""))
-    return r["iops"], cpu * 1e6 / r["ios"]
-
-
 def candidates(dev, op, bs, qd, jobs, mix, runtime, tio, only):
     """Every setup that can run the row: (name, a function that runs it once)."""
     out = []
@@ -111,7 +97,8 @@ def main():
             engines = set()
             ti, bi, tc, bc, (lo, hi) = alternate(
                 pairs, run,
-                lambda: blkscope(binary, dev, op, bs, qd, runtime, jobs, mix, engines))
+                lambda: blkscope(binary, dev, op, bs, qd, runtime, engine="auto", jobs=jobs,
+                                 mix=mix, engines=engines))
             ok = ti > 0 and bi / ti >= 1.0 and bc / tc <= 1.0
             below += not ok
             print(f"{i:>2} {name:<7} {label:<24} {best:<24} {ti:9.0f} {bi:9.0f} "

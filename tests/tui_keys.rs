@@ -397,7 +397,17 @@ fn results_compare_and_reopen() {
     let mut b = app("md-raid1");
     b.add_reopened(vec![r]);
     let row = &b.results[0];
-    println!("{} | {} | {:?}", row.target, row.dd, row.saved_notes);
+    let notes: Vec<String> = row
+        .engine_chosen()
+        .map(|c| format!("engine: {c}"))
+        .into_iter()
+        .chain(
+            row.warnings()
+                .iter()
+                .map(|w| format!("[{}] {}", w.kind, w.message)),
+        )
+        .collect();
+    println!("{} | {} | {notes:?}", row.target, row.dd);
     assert_eq!(row.target, "scratch");
     assert!(
         row.dd.contains("count=4 ") && !row.dd.contains("no dd"),
@@ -406,7 +416,7 @@ fn results_compare_and_reopen() {
     );
     assert!(row.fio.contains("--ioengine=psync"), "{}", row.fio);
     assert_eq!(
-        row.saved_notes,
+        notes,
         [
             "engine: psync (one I/O in flight per job; --engine uring forces io_uring)",
             "[page_cache] buffered writes measure RAM"

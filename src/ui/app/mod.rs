@@ -248,9 +248,9 @@ pub struct ResultRow {
     pub saved_id: Option<String>,
     /// A run reopened from disk: its figures.
     pub reopened: Option<crate::runs::Figures>,
-    /// What a reopened run said besides its figures, as the live result showed it: its
-    /// engine's line and its notes.
-    pub saved_notes: Vec<String>,
+    /// What a saved run (reopened, or run on a host) said besides its figures, for the views
+    /// to show as a live result's: see [`ResultRow::engine_chosen`] and [`ResultRow::warnings`].
+    pub saved: Option<SavedSaid>,
     /// The time series of a reopened run or of a run on a host (a run here keeps its own in
     /// `result`).
     pub series: Vec<Sample>,
@@ -262,7 +262,46 @@ pub struct ResultRow {
     pub found_here: Option<std::sync::Arc<str>>,
 }
 
+/// What a saved result said besides its figures.
+#[derive(Debug, Clone)]
+pub struct SavedSaid {
+    /// The engine blkscope chose and why ([`crate::engine::result::engine_chosen`]).
+    pub engine_chosen: Option<String>,
+    pub warnings: Vec<crate::analysis::Warning>,
+}
+
+impl SavedSaid {
+    pub fn of(r: &crate::runs::SavedResult) -> Self {
+        Self {
+            engine_chosen: r
+                .engine
+                .as_deref()
+                .zip(r.engine_why.as_deref())
+                .map(|(e, why)| crate::engine::result::engine_chosen(e, why)),
+            warnings: r.warnings.clone(),
+        }
+    }
+}
+
 impl ResultRow {
+    /// The engine blkscope chose for the run and why, live or saved.
+    pub fn engine_chosen(&self) -> Option<String> {
+        match (&self.result, &self.saved) {
+            (Some(x), _) => x.engine_chosen(),
+            (None, Some(s)) => s.engine_chosen.clone(),
+            (None, None) => None,
+        }
+    }
+
+    /// The run's notes, live or saved.
+    pub fn warnings(&self) -> &[crate::analysis::Warning] {
+        match (&self.result, &self.saved) {
+            (Some(x), _) => &x.warnings,
+            (None, Some(s)) => &s.warnings,
+            (None, None) => &[],
+        }
+    }
+
     /// A test that did not finish: its name, target and why.
     pub fn failed(test: String, target: String, error: String) -> Self {
         ResultRow {
@@ -275,7 +314,7 @@ impl ResultRow {
             fio: String::new(),
             saved_id: None,
             reopened: None,
-            saved_notes: Vec::new(),
+            saved: None,
             series: Vec::new(),
             sweep: None,
             found_here: None,

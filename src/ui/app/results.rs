@@ -93,14 +93,7 @@ impl App {
                 // As the live result had them: a timed test's dd line covers what it moved.
                 let from = total.saturating_sub(t.job.offset);
                 let dd = explain::dd_line_for_run(&t.job, &target, from, t.result.bytes);
-                let engine = t.result.engine.as_deref().and_then(EngineKind::from_name);
-                let fio = explain::fio_command_as_run(
-                    &t.job,
-                    &target,
-                    from,
-                    engine.unwrap_or(t.job.engine),
-                    false,
-                );
+                let fio = saved_fio(&t.job, &t.result, &target, from);
                 let name = if v.kind == "suite" {
                     format!("{}/{}", v.name, f.name)
                 } else {
@@ -116,7 +109,7 @@ impl App {
                     fio,
                     saved_id: Some(id.clone()),
                     reopened: Some(f),
-                    saved_notes: saved_notes(&t.result),
+                    saved: Some(SavedSaid::of(&t.result)),
                     series: t.result.samples.clone(),
                     sweep: point_of(&sweeps, t.job.op, &mut seen),
                     found_here: found_here.clone(),
@@ -214,7 +207,7 @@ impl App {
                         error: None,
                         saved_id: saved_id.clone(),
                         reopened: None,
-                        saved_notes: Vec::new(),
+                        saved: None,
                         series: Vec::new(),
                         sweep,
                         found_here: found_here.clone(),
@@ -267,7 +260,7 @@ impl App {
             fio,
             saved_id: None,
             reopened: None,
-            saved_notes: Vec::new(),
+            saved: None,
             series: Vec::new(),
             sweep: None,
             found_here: None,
@@ -305,22 +298,9 @@ pub(super) fn device_name(path: &str) -> String {
         .unwrap_or_else(|| path.to_string())
 }
 
-/// A saved result's lines besides its figures, as its live result showed them: the engine
-/// blkscope chose and why, and its notes.
-pub(super) fn saved_notes(r: &crate::runs::SavedResult) -> Vec<String> {
-    let engine = match (&r.engine, &r.engine_why) {
-        (Some(e), Some(why)) => Some(format!(
-            "engine: {}",
-            crate::engine::result::engine_chosen(e, why)
-        )),
-        _ => None,
-    };
-    engine
-        .into_iter()
-        .chain(
-            r.warnings
-                .iter()
-                .map(|w| format!("[{}] {}", w.kind, w.message)),
-        )
-        .collect()
+/// A saved result's fio line, as its live result had it: the engine that ran (a saved run has
+/// no `to_workers`, so no `--force_async=1`).
+pub(super) fn saved_fio(job: &Job, r: &crate::runs::SavedResult, path: &str, total: u64) -> String {
+    let engine = r.engine.as_deref().and_then(EngineKind::from_name);
+    explain::fio_command_as_run(job, path, total, engine.unwrap_or(job.engine), false)
 }

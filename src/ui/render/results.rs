@@ -163,10 +163,9 @@ pub(super) fn result_notes(
             ]));
         }
     }
-    if let Some(c) = r.result.as_ref().and_then(|x| x.engine_chosen()) {
+    if let Some(c) = r.engine_chosen() {
         lines.push(Line::from(format!("engine: {c}")));
     }
-    lines.extend(r.saved_notes.iter().map(|n| Line::from(n.clone())));
     if let Some(id) = &r.saved_id {
         lines.push(Line::from(format!("saved as {id}")));
     }
@@ -188,25 +187,24 @@ pub(super) fn result_notes(
             look.alert(),
         )));
     }
-    let Some(x) = &r.result else {
-        return lines;
-    };
-    if let Some(v) = &x.verify {
-        lines.extend(verify_lines(x, v, look, width));
+    if let Some(x) = &r.result {
+        if let Some(v) = &x.verify {
+            lines.extend(verify_lines(x, v, look, width));
+        }
+        if let Some(e) = &x.error {
+            lines.push(Line::from(Span::styled(
+                format!("I/O error: {} {}", e.op, e.message),
+                look.alert(),
+            )));
+        }
     }
-    if let Some(e) = &x.error {
-        lines.push(Line::from(Span::styled(
-            format!("I/O error: {} {}", e.op, e.message),
-            look.alert(),
-        )));
-    }
-    for w in &x.warnings {
+    for w in r.warnings() {
         lines.push(Line::from(vec![
             Span::styled(format!("[{}] ", w.kind), look.alert()),
             Span::raw(w.message.clone()),
         ]));
     }
-    if let Some(n) = &x.engine_note {
+    if let Some(n) = r.result.as_ref().and_then(|x| x.engine_note.as_ref()) {
         lines.push(Line::from(format!("note: {n}")));
     }
     lines
