@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What the built-in lessons find on this machine: each lesson run headless (`learn NAME --json
 # --no-save`, ROUNDS times), one line per claim with whether it held and its numbers, then per
-# lesson the choice the figures supported. The README's "what the lessons found here" comes
+# lesson the choice the figures supported: what docs/lessons.md says the lessons found here comes
 # from this. Needs root (the lab's loop devices and zram).
 #
 #   sudo bash bench/lessons.sh                   # ROUNDS=1, every built-in lesson

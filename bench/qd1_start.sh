@@ -2,7 +2,7 @@
 # Benchmark: how much of an unpinned QD1 result on zram depends on what else runs beside it.
 # zram takes no non-blocking reads, so io_uring hands each one to an io-wq worker thread;
 # where the scheduler puts that worker against the job thread (same CPU or not) decides most of
-# the latency (README, "QD1 on zram, and `--cpus`"). This runs 4K random reads at QD1 on a
+# the latency (docs/benchmarks.md, "QD1 on zram, and `--cpus`"). This runs 4K random reads at QD1 on a
 # filled zram of its own with fio and with blkscope, each alone and each with a 300 ms busy loop
 # started beside it at the same moment (what a JSON parser started in the same shell pipeline
 # does), in turn, ROUNDS times RUNTIME seconds; prints every run and the medians, then each

@@ -119,6 +119,27 @@ impl Share {
         console
     }
 
+    /// The accelerator the guest ran under ("kvm" or "tcg"), from boot.sh's last word in qemu.log.
+    fn accel(&self) -> String {
+        let qemu = std::fs::read_to_string(self.path("qemu.log")).unwrap_or_default();
+        let last = qemu.lines().rev().find_map(|l| l.strip_prefix("accel "));
+        last.unwrap_or("unknown").trim().to_string()
+    }
+
+    /// Asserts that a latency measured on a null_blk that completes each request after 1 ms
+    /// says so: at least 1 ms, and at most 3 ms under KVM. Under TCG (boot.sh's fallback when
+    /// KVM does not boot) a loaded host stretches the guest's timers and copies: the run in CI
+    /// of 6d09a29 saw p50 9.3 ms there, so only the floor and a sanity ceiling hold.
+    fn assert_one_ms_device(&self, what: &str, p50_ms: f64) {
+        let accel = self.accel();
+        let ceiling = if accel == "kvm" { 3.0 } else { 50.0 };
+        println!("{what}: p50 {p50_ms:.3} ms on a 1 ms null_blk, accel {accel}");
+        assert!(
+            (1.0..ceiling).contains(&p50_ms),
+            "{what}: p50 {p50_ms} ms on a 1 ms device (accel {accel}: 1 to {ceiling} ms expected)"
+        );
+    }
+
     fn read(&self, name: &str) -> String {
         std::fs::read_to_string(self.path(name))
             .unwrap_or_else(|e| panic!("the guest wrote no {name}: {e}"))
@@ -540,7 +561,7 @@ fn raid_failing_media_and_null_blk_in_a_guest_kernel() {
         "null_blk 1 ms: p50 {p50:.3} ms, r_await {await_ms:.3} ms, {} IOPS",
         n["iops"]
     );
-    assert!((1.0..3.0).contains(&p50), "p50 {p50} ms for a 1 ms device");
+    s.assert_one_ms_device("null_blk", p50);
     assert!(
         (p50 - await_ms).abs() < 0.5 * await_ms,
         "engine {p50} vs kernel {await_ms}"
@@ -562,7 +583,7 @@ fn memory_backed_null_blk_and_the_dm_error_target(s: &Share) {
     assert_eq!(mb["verify"]["sectors_bad"], 0, "{mb}");
     assert!(mb["verify"]["sectors_checked"].as_u64() > Some(0), "{mb}");
     let p50 = mb["latency_ns"]["p50"].as_f64().unwrap() / 1e6;
-    assert!((1.0..3.0).contains(&p50), "p50 {p50} ms on a 1 ms device");
+    s.assert_one_ms_device("memory-backed null_blk", p50);
     let eio = s.read("eio.txt");
     println!("dm error target: {eio}");
     assert_ne!(s.number("eio.rc"), 0);

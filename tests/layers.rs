@@ -1,4 +1,4 @@
-//! The house stays as lib.rs and the README's Layout describe it: every module of the library
+//! The house stays as lib.rs and docs/architecture.md's house describe it: every module of the library
 //! imports only from the layers below its own (no import runs back up, so there is no circle),
 //! and no function outside the tests needs a scroll to read (120 lines at most). Read from the
 //! source as text, as a reviewer would.
@@ -73,7 +73,7 @@ fn every_import_runs_downwards() {
             assert!(
                 module == "lib" || module == "main",
                 "{}: module {module} is in no layer: add it to LAYERS (and to lib.rs and the \
-                 README's Layout)",
+                 house in docs/architecture.md)",
                 path.display()
             );
             continue;

@@ -2,6 +2,8 @@
 //! 120x40, compared with insta snapshots (tests/snapshots). Numbers that would change from run to
 //! run come from fixed synthetic samples and results, so nothing needs filtering.
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -249,6 +251,33 @@ fn run_view_mid_test() {
     let s = screen(&a, 80, 24, ASCII);
     println!("{s}");
     assert!(!s.contains("read-modify-write"), "{s}");
+}
+
+fn picture(a: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| draw(f, a, COLOR)).unwrap();
+    common::svg::picture(t.backend().buffer())
+}
+
+/// The pictures in README.md and docs/tui.md are what the program draws now: the device list
+/// of a disk with a partition under LVM, and a write test in its seventh second with a
+/// read-modify-write found. `BLKSCOPE_WRITE_DOCS=1 cargo test --test tui_views pictures`
+/// draws them again.
+#[test]
+fn the_documents_pictures_are_current() {
+    let mut a = app("lvm-on-partition");
+    let devices = picture(&a, 100, 28);
+    assert!(devices.contains("sda"), "{devices}");
+    common::current("docs/pictures/devices.svg", &devices);
+    a.on_key(key(KeyCode::Char('r')));
+    let job = a.test().job.clone();
+    for s in samples(14) {
+        a.on_sample(s, live_findings(&job, 800 << 20, 1600 << 20));
+    }
+    let run = picture(&a, 100, 28);
+    assert!(run.contains("read-modify-write"), "{run}");
+    common::current("docs/pictures/run.svg", &run);
+    println!("{} and {} bytes", devices.len(), run.len());
 }
 
 /// What the analysis makes of a write test on sda so far, when sda read `read` bytes while the

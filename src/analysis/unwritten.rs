@@ -1,7 +1,7 @@
 //! Reads of what was never written. A zram device answers a read of a page it never stored
 //! with zeros without touching its store, and a file system answers a read of a hole in a file
 //! (a sparse or fallocated file, or a loop device's backing file) with zeros without reading
-//! the disk below: such reads flatter every tool (README, "Findings"). Before a read test,
+//! the disk below: such reads flatter every tool (docs/tests.md, "Findings"). Before a read test,
 //! blkscope looks at how much of the region it will read holds nothing, where it can tell:
 //! zram (`mm_stat`), a loop device (its backing file's holes) and a named file (its holes).
 //! Other devices (a thin volume, an SSD after TRIM) can hand back zeros the same way, unseen:

@@ -52,7 +52,7 @@ pub const VERSION: &str = concat!(
 )]
 pub struct Cli {
     /// Read sysfs and procfs under this directory instead of / (for fixture trees and chroots).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", env = "BLKSCOPE_ROOT")]
     pub root: Option<PathBuf>,
 
     /// Where the TUI's scratch file goes (default: the current directory).

@@ -7,6 +7,8 @@
 //! or tool is a failure.
 #![allow(dead_code)]
 
+pub mod svg;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -806,4 +808,22 @@ pub fn finding_kinds(result: &serde_json::Value) -> Vec<String> {
         .iter()
         .map(|f| f["kind"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// Asserts that the document at `rel` (from the crate's root) is `text`, what the code makes
+/// of it now; with `BLKSCOPE_WRITE_DOCS=1` writes it instead (docs/findings.md, the pictures).
+pub fn current(rel: &str, text: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    if std::env::var_os("BLKSCOPE_WRITE_DOCS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        println!("wrote {}", path.display());
+        return;
+    }
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        on_disk == text,
+        "{rel} is not what the code writes: run BLKSCOPE_WRITE_DOCS=1 cargo test --test docs --test tui_views\n\
+         --- the code writes ---\n{text}"
+    );
 }

@@ -105,6 +105,10 @@ fn fixed_sections(roff: &mut Roff) {
             "1: do not trace the block layer during tests, as --no-trace.",
         ),
         (
+            "BLKSCOPE_ROOT",
+            "as --root: read sysfs and procfs under this directory (fixture trees, chroots).",
+        ),
+        (
             "XDG_DATA_HOME",
             "saved runs go to $XDG_DATA_HOME/blkscope/runs (default ~/.local/share/blkscope/runs).",
         ),
