@@ -68,6 +68,8 @@ pub struct Lab {
     /// The file system under `dir` when it keeps its files in RAM (tmpfs, ramfs): every test on
     /// the lab's devices then measures memory, direct I/O or not.
     pub in_ram: Option<String>,
+    /// The file system type under `dir` (ext4, xfs, tmpfs, ...), when it can be read.
+    pub fs: Option<String>,
     state_file: PathBuf,
 }
 
@@ -211,6 +213,7 @@ impl Lab {
             dir,
             devices: Vec::new(),
             in_ram,
+            fs: fs_of(&base),
             state_file: Path::new(STATE_DIR).join(format!("{pid}.json")),
         };
         lab.save()?;

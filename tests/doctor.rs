@@ -309,6 +309,87 @@ fn a_dd_writing_to_a_loop_device_is_found_by_pid() {
     );
 }
 
+/// A shell whose dd child wrote before the first sample and was reaped after it: the kernel
+/// adds the child's counters to the shell's /proc/PID/io then, but the shell did not move
+/// those bytes in the interval, and it is not named (it was, as doing the dd's I/O).
+#[test]
+fn a_reaped_childs_io_is_not_its_parents() {
+    if !require(true, &["losetup", "dd", "sh"]) {
+        return;
+    }
+    use blkscope::stats::procs::{ProcSnapshot, busy, parse_io};
+    let lo = Loop::new(64 * MIB, None, false);
+    let dir = tempfile::tempdir().unwrap();
+    let done = dir.path().join("done");
+    // The shell stops itself at once, so the dd it started is left a zombie, unreaped, until
+    // the shell is continued; then `wait` reaps it.
+    let script = format!(
+        "dd if=/dev/zero of={} bs=1M count=32 oflag=direct status=none & kill -STOP $$; \
+         wait; touch {}; sleep 30",
+        lo.dev(),
+        done.display()
+    );
+    let mut sh = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+    struct Kill<'a>(&'a mut std::process::Child);
+    impl Drop for Kill<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let pid = sh.id();
+    let _k = Kill(&mut sh);
+    let stat = |p: u32| std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+    let state = |st: &str| {
+        let rest = st
+            .rsplit_once(')')
+            .map(|r| r.1.to_string())
+            .unwrap_or_default();
+        let f: Vec<String> = rest.split_whitespace().map(String::from).collect();
+        (
+            f.first().cloned().unwrap_or_default(),
+            f.get(1).cloned().unwrap_or_default(),
+        )
+    };
+    // The dd: a child of the shell's, a zombie once it has written everything.
+    wait_until(20, "the shell's dd to end, unreaped", || {
+        state(&stat(pid)).0 == "T"
+            && std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+                let st = stat(e.file_name().to_str().unwrap_or("0").parse().unwrap_or(0));
+                let (s, ppid) = state(&st);
+                ppid == pid.to_string() && s == "Z"
+            })
+    });
+    let own = || {
+        std::fs::read_to_string(format!("/proc/{pid}/io"))
+            .ok()
+            .and_then(|t| parse_io(&t))
+            .map_or(0, |io| io.read_bytes + io.write_bytes)
+    };
+    let root = blkscope::SysRoot::live();
+    let (a, before) = (ProcSnapshot::read(&root), own());
+    // SAFETY: signalling the shell this test started.
+    unsafe { libc::kill(pid as i32, libc::SIGCONT) };
+    wait_until(20, "the shell to reap its dd", || done.exists());
+    let (b, after) = (ProcSnapshot::read(&root), own());
+    let found = busy(&root, &a, &b, &[std::process::id()]);
+    println!(
+        "the shell's /proc/{pid}/io grew by {} bytes (its reaped dd's); busy: {found:?}",
+        after - before
+    );
+    assert!(
+        after - before >= 32 << 20,
+        "the dd's 32M were not added to the shell"
+    );
+    // What the shell's family did do in the interval (`touch` reading its binary) may show;
+    // the dd's 32M, moved before it, may not.
+    let credited = found.iter().find(|p| p.pid == pid).map_or(0, |p| p.bytes);
+    assert!(
+        credited < 1 << 20,
+        "the shell (pid {pid}) was credited with {credited} bytes, its reaped child's: {found:?}"
+    );
+}
+
 /// Another process moving data while a test runs is named in the test's findings.
 #[test]
 fn a_test_names_other_processes_doing_io() {

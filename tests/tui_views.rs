@@ -348,13 +348,15 @@ fn the_run_view_splits_the_time_into_queue_and_device_live() {
         pid: 4503,
         device: "loop0".into(),
         bytes: 256 << 20,
+        read_bytes: 256 << 20,
+        write_bytes: 0,
     }];
     a.on_sample(s, Vec::new());
     let shot = screen(&a, 80, 24, ASCII);
     println!("{shot}");
     assert!(shot.contains("|########==|"), "{shot}");
     assert!(
-        shot.contains("other I/O (trace):") && shot.contains("dd 4503 loop0 256M"),
+        shot.contains("other I/O (trace):") && shot.contains("dd 4503 read 256M on loop0"),
         "{shot}"
     );
 }
@@ -730,7 +732,10 @@ fn the_run_view_names_other_processes_doing_io() {
     }];
     let s = screen(&a, 120, 40, COLOR);
     assert!(
-        s.contains("other I/O now (/proc):") && s.contains("updatedb 4242"),
+        // The line wraps in the notes' 30 columns: "... on" and then the device.
+        s.contains("other I/O now (/proc):")
+            && s.contains("updatedb 4242 read 28.6M/s on")
+            && s.contains("│sda "),
         "{s}"
     );
 }

@@ -46,6 +46,10 @@ pub const FIGURES: [(&str, &str); 22] = [
     ("cpu_per_io_us", "CPU time per I/O, microseconds"),
 ];
 
+/// The figures that are the test's settings, not measurements: they do not vary from run to
+/// run, and no margin is taken around them.
+pub const SETTINGS: [&str; 2] = ["qd", "bs"];
+
 /// The figures of one result; a figure the run has none of (no trace, no read-back) is absent.
 pub fn of(job: &Job, r: &RunResult) -> BTreeMap<String, f64> {
     let mut m = BTreeMap::new();
@@ -95,4 +99,18 @@ pub fn of(job: &Job, r: &RunResult) -> BTreeMap<String, f64> {
         put("verify_bad", v.sectors_bad as f64);
     }
     m
+}
+
+/// A figure as a claim's numbers show it: 3 significant figures, no exponent.
+pub fn fmt_figure(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 || a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 0.01 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.2e}")
+    }
 }

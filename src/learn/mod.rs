@@ -18,6 +18,7 @@ use crate::suite::{SuiteError, SuiteTest, line_of};
 pub mod expr;
 pub mod figures;
 pub mod progress;
+pub mod repeats;
 pub mod run;
 
 pub use expr::Expr;
@@ -142,6 +143,9 @@ pub struct Lesson {
     /// The sentence to take away.
     #[serde(default)]
     pub takeaway: Option<String>,
+    /// How many times each step's tests run (`learn --repeat` overrides; default 3).
+    #[serde(default)]
+    pub repeat: Option<usize>,
     /// `builtin`, or the file it was read from.
     #[serde(skip_deserializing, default)]
     pub origin: String,
@@ -203,6 +207,12 @@ fn check(l: &Lesson) -> Result<(), (Option<usize>, String)> {
     if l.steps.is_empty() {
         return Err((None, "a lesson needs at least one [[step]]".into()));
     }
+    if let Some(n) = l.repeat.filter(|n| !(1..=MAX_REPEAT).contains(n)) {
+        return Err((
+            None,
+            format!("repeat = {n}: a lesson repeats its tests 1 to {MAX_REPEAT} times"),
+        ));
+    }
     if !(2..=6).contains(&l.choices.len()) {
         return Err((
             None,
@@ -258,6 +268,13 @@ fn check(l: &Lesson) -> Result<(), (Option<usize>, String)> {
     }
     Ok(())
 }
+
+/// How many times each test of a lesson runs unless the lesson or `--repeat` says otherwise: the
+/// answer is taken from the medians, and a claim the runs disagree on is not clear.
+pub const DEFAULT_REPEAT: usize = 3;
+
+/// The most repeats a lesson or `--repeat` may ask for.
+pub const MAX_REPEAT: usize = 20;
 
 /// An expression that parses and names only figures of tests that ran by then; a claim must
 /// name at least one (a claim over constants would hold, or not, whatever was measured).

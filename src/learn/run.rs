@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
+use super::repeats::{self, Figures};
 use super::{DeviceKind, Expr, Lesson, Step, figures, letter};
 use crate::engine::job::{Data, Mode, Op, SizeSpec};
 use crate::engine::{Job, Sample, TargetSpec};
@@ -25,6 +26,8 @@ pub struct Options {
     pub dir: Option<PathBuf>,
     /// The choice the student predicted (index), if any.
     pub prediction: Option<usize>,
+    /// How many times each test runs (`--repeat`); None: the lesson's `repeat`, else 3.
+    pub repeat: Option<usize>,
 }
 
 impl Default for Options {
@@ -33,6 +36,7 @@ impl Default for Options {
             size: LAB_SIZE,
             dir: None,
             prediction: None,
+            repeat: None,
         }
     }
 }
@@ -58,11 +62,16 @@ pub struct Pick {
     pub text: String,
 }
 
-/// One test of a step: its figures and the command lines that match it.
+/// One test of a step: its figures and the command lines that match it. Of a test run several
+/// times: each figure's median, with the lowest and highest in `spread`.
 #[derive(Debug, Clone, Serialize)]
 pub struct TestRun {
     pub test: String,
     pub figures: BTreeMap<String, f64>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub spread: BTreeMap<String, [f64; 2]>,
+    /// How many runs the figures are the medians of.
+    pub runs: usize,
     pub dd: String,
     pub fio: String,
     /// The kinds of the warnings the run raised (`blkscope explain KIND`).
@@ -76,8 +85,12 @@ pub struct TestRun {
 pub struct ClaimRun {
     pub text: String,
     pub check: String,
-    /// None when it could not be checked (a figure the run lacks: say, no trace).
+    /// None when it could not be checked (a figure the run lacks: say, no trace), or when the
+    /// runs disagree (`held_in` then says how many it held in).
     pub held: Option<bool>,
+    /// Of a lesson run several times: [runs it held in, runs it was checked in].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_in: Option<[usize; 2]>,
     /// Each figure the check names, as measured.
     pub numbers: BTreeMap<String, f64>,
     /// What it means that it held or not; why it could not be checked.
@@ -101,11 +114,19 @@ pub struct LessonRun {
     pub title: String,
     pub question: String,
     pub created: String,
-    /// The file system of the lab's files when it keeps them in RAM: every figure is memory's.
-    pub in_ram: Option<String>,
+    /// The file system that holds the lab's files (ext4, tmpfs, ...), when known.
+    pub lab_fs: Option<String>,
+    /// Whether that file system keeps its files in RAM: then every figure is memory's.
+    pub in_ram: bool,
+    /// How many times each test ran; figures and verdicts are the medians'.
+    pub repeats: usize,
     pub prediction: Option<Pick>,
-    /// The choice the figures support (None: none of the choices' conditions held).
+    /// The choice the figures support (None: none of the choices' conditions held, or the runs
+    /// disagree: `unclear` says how).
     pub answer: Option<Pick>,
+    /// Why there is no answer though a choice fits the medians: the runs answer differently.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unclear: Option<String>,
     pub predicted_right: Option<bool>,
     pub steps: Vec<StepRun>,
     pub cancelled: bool,
@@ -121,9 +142,6 @@ impl LessonRun {
         (checked.iter().filter(|h| **h).count(), checked.len())
     }
 }
-
-/// Every figure measured so far, as `test.figure`.
-type Figures = BTreeMap<String, f64>;
 
 /// Runs `lesson` on new lab devices; the lab is removed before this returns.
 pub fn run(
@@ -152,12 +170,18 @@ pub fn run(
         title: lesson.title.clone(),
         question: lesson.question.clone(),
         created: crate::runs::rfc3339_now(),
-        in_ram: lab.in_ram.clone(),
+        lab_fs: lab.fs.clone(),
+        in_ram: lab.in_ram.is_some(),
+        repeats: opts
+            .repeat
+            .or(lesson.repeat)
+            .unwrap_or(super::DEFAULT_REPEAT),
         prediction: opts
             .prediction
             .filter(|i| *i < lesson.choices.len())
             .map(pick),
         answer: None,
+        unclear: None,
         predicted_right: None,
         steps: Vec::new(),
         cancelled: false,
@@ -167,13 +191,14 @@ pub fn run(
         fill(root, lesson, &lab, opts.size, &cancel, obs);
     }
     let mut figs = Figures::new();
+    let mut per_run = vec![Figures::new(); out.repeats];
     for (i, step) in lesson.steps.iter().enumerate() {
         if cancel.load(Ordering::Relaxed) {
             break;
         }
         let dev = device(&lab, step.device);
         obs.step_starting(i, step, &dev.path);
-        let r = run_step(root, step, dev, &mut figs, &cancel, obs);
+        let r = run_step(root, step, dev, (&mut figs, &mut per_run), &cancel, obs);
         if cancel.load(Ordering::Relaxed) {
             break;
         }
@@ -182,8 +207,10 @@ pub fn run(
     }
     out.cancelled = cancel.load(Ordering::Relaxed);
     if !out.cancelled {
-        let get = |n: &str| figs.get(n).copied();
-        out.answer = lesson.answer(&get).map(pick);
+        match repeats::answer(lesson, &figs, &per_run) {
+            Ok(a) => out.answer = a.map(pick),
+            Err(why) => out.unclear = Some(why),
+        }
         out.predicted_right = out
             .prediction
             .as_ref()
@@ -254,12 +281,14 @@ fn fill(
     }
 }
 
-/// One step: its scheduler set (and put back after), its tests run, its claims checked.
+/// One step: its scheduler set (and put back after), its tests run `repeats` times in turn
+/// (a, b, a, b, ...: what drifts meanwhile touches each alike), its claims checked on the
+/// medians and on each run. `figs` gathers the medians, `per_run` each run's figures.
 fn run_step(
     root: &SysRoot,
     step: &Step,
     dev: &LabDevice,
-    figs: &mut Figures,
+    (figs, per_run): (&mut Figures, &mut [Figures]),
     cancel: &Arc<AtomicBool>,
     obs: &mut dyn Observer,
 ) -> StepRun {
@@ -276,25 +305,40 @@ fn run_step(
         claims: Vec::new(),
     };
     let scheduler_failed = matches!(&tweak, Some(Err(_)));
-    for t in &step.tests {
-        if cancel.load(Ordering::Relaxed) {
-            return out;
+    let mut runs: Vec<Vec<TestRun>> = vec![Vec::new(); step.tests.len()];
+    let n = per_run.len();
+    for (k, run_figs) in per_run.iter_mut().enumerate() {
+        for (t, done) in step.tests.iter().zip(runs.iter_mut()) {
+            if cancel.load(Ordering::Relaxed) {
+                return out;
+            }
+            let job = t.job(dev.sector as u64);
+            let label = run_label(&t.name, k, n);
+            obs.test_starting(&label, &job, &dev.path);
+            let r = run_test(root, &t.name, &job, dev, cancel, obs);
+            for (f, v) in &r.figures {
+                run_figs.insert(format!("{}.{f}", t.name), *v);
+            }
+            obs.test_done(&TestRun {
+                test: label,
+                ..r.clone()
+            });
+            done.push(r);
         }
-        let job = t.job(dev.sector as u64);
-        obs.test_starting(&t.name, &job, &dev.path);
-        let r = run_test(root, &t.name, &job, dev, cancel, obs);
+    }
+    drop(tweak);
+    for (t, done) in step.tests.iter().zip(&runs) {
+        let r = repeats::combine(done);
         for (k, v) in &r.figures {
             figs.insert(format!("{}.{k}", t.name), *v);
         }
-        obs.test_done(&r);
         out.results.push(r);
     }
-    drop(tweak);
     out.claims = step
         .claims
         .iter()
         .map(|c| {
-            let mut r = check_claim(c, figs);
+            let mut r = repeats::check(c, figs, per_run);
             if scheduler_failed {
                 r.meaning = format!(
                     "{} (the scheduler could not be set to {}: the step ran with the device's)",
@@ -306,6 +350,15 @@ fn run_step(
         })
         .collect();
     out
+}
+
+/// A test's name as it runs: `qd1`, or `qd1 2/3` (its second run of three).
+fn run_label(name: &str, k: usize, n: usize) -> String {
+    if n == 1 {
+        name.to_string()
+    } else {
+        format!("{name} {}/{n}", k + 1)
+    }
 }
 
 fn run_test(
@@ -321,6 +374,8 @@ fn run_test(
     let mut out = TestRun {
         test: name.to_string(),
         figures: BTreeMap::new(),
+        spread: BTreeMap::new(),
+        runs: 1,
         dd: String::new(),
         fio: crate::analysis::explain::fio_command(job, &dev.path, total),
         warnings: Vec::new(),
@@ -365,6 +420,7 @@ pub fn check_claim(c: &super::Claim, figs: &BTreeMap<String, f64>) -> ClaimRun {
         text: c.text.clone(),
         check: expr.text,
         held,
+        held_in: None,
         numbers,
         meaning,
     }

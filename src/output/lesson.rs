@@ -2,7 +2,7 @@
 //! with its numbers, what it means, the choice the figures support, the dd and fio lines).
 //! The command line prints these lines; the TUI's answer pane shows the same.
 
-use crate::learn::run::{ClaimRun, LessonRun};
+use crate::learn::run::{ClaimRun, LessonRun, TestRun};
 use crate::learn::{Lesson, letter, progress::Done};
 
 /// One line of `learn --list`.
@@ -34,26 +34,15 @@ pub fn question(l: &Lesson) -> Vec<String> {
     v
 }
 
-/// A figure as a claim's numbers show it: 3 significant figures, no exponent.
-pub fn fmt_figure(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 || a >= 1000.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 0.01 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.2e}")
-    }
-}
+pub use crate::learn::figures::fmt_figure;
 
-/// `[held]`, `[did not hold]` or `[not checked]`.
+/// `[held]`, `[did not hold]`, `[not clear]` (the runs disagree) or `[not checked]`.
 pub fn verdict(c: &ClaimRun) -> &'static str {
-    match c.held {
-        Some(true) => "held",
-        Some(false) => "did not hold",
-        None => "not checked",
+    match (c.held, c.held_in) {
+        (Some(true), _) => "held",
+        (Some(false), _) => "did not hold",
+        (None, Some(_)) => "not clear",
+        (None, None) => "not checked",
     }
 }
 
@@ -64,20 +53,52 @@ pub fn claim(c: &ClaimRun) -> Vec<String> {
         .iter()
         .map(|(k, v)| format!("{k} = {}", fmt_figure(*v)))
         .collect();
+    let runs = match c.held_in {
+        Some([held, n]) if c.held.is_some() => format!("; in {held} of {n} runs"),
+        _ => String::new(),
+    };
     vec![
         format!("[{}] {}", verdict(c), c.text),
-        format!("    {}   ({})", c.check, nums.join(", ")),
+        format!("    {}   ({}{runs})", c.check, nums.join(", ")),
         format!("    {}", c.meaning),
     ]
+}
+
+/// A test's line: median MB/s (with the range over its runs), IOPS, latency, warnings.
+fn test_line(t: &TestRun) -> String {
+    let f = |k: &str| t.figures.get(k).copied().unwrap_or(0.0);
+    let range = match t.spread.get("mbps") {
+        Some([lo, hi]) => format!(" ({}-{})", fmt_figure(*lo), fmt_figure(*hi)),
+        None => String::new(),
+    };
+    let warned = match t.warnings.is_empty() {
+        true => String::new(),
+        false => format!("   [{}]", t.warnings.join(", ")),
+    };
+    format!(
+        "  {:<14} {:>9} MB/s{range} {:>10} IOPS   mean {} us, p99 {} us{warned}",
+        t.test,
+        fmt_figure(f("mbps")),
+        fmt_figure(f("iops")),
+        fmt_figure(f("lat_mean_us")),
+        fmt_figure(f("lat_p99_us")),
+    )
 }
 
 /// The whole answer of a lesson run, step by step.
 pub fn answer(r: &LessonRun) -> Vec<String> {
     let mut v = vec![format!("{}: {}", r.lesson, r.title)];
     v.extend(verdict_lines(r));
-    if let Some(fs) = &r.in_ram {
+    if r.in_ram {
+        let fs = r.lab_fs.as_deref().unwrap_or("RAM");
         v.push(format!(
             "note: the lab's files are in RAM ({fs}): the figures are memory's, not a disk's"
+        ));
+    }
+    if r.repeats > 1 {
+        v.push(format!(
+            "Each test ran {} times, in turn; the figures are the medians, MB/s with its range.",
+            r.repeats
         ));
     }
     for s in &r.steps {
@@ -89,22 +110,9 @@ pub fn answer(r: &LessonRun) -> Vec<String> {
             .unwrap_or_default();
         v.push(format!("{} (on {}, {}{sched})", s.name, s.path, s.device));
         for t in &s.results {
-            let f = |k: &str| t.figures.get(k).copied().unwrap_or(0.0);
             match &t.error {
                 Some(e) => v.push(format!("  {}: failed: {e}", t.test)),
-                None => v.push(format!(
-                    "  {:<14} {:>9} MB/s {:>10} IOPS   mean {} us, p99 {} us{}",
-                    t.test,
-                    fmt_figure(f("mbps")),
-                    fmt_figure(f("iops")),
-                    fmt_figure(f("lat_mean_us")),
-                    fmt_figure(f("lat_p99_us")),
-                    if t.warnings.is_empty() {
-                        String::new()
-                    } else {
-                        format!("   [{}]", t.warnings.join(", "))
-                    }
-                )),
+                None => v.push(test_line(t)),
             }
         }
         for c in &s.claims {
@@ -131,14 +139,16 @@ pub fn verdict_lines(r: &LessonRun) -> Vec<String> {
         v.push("Stopped before the end: no answer.".into());
         return v;
     }
-    let ans = match &r.answer {
-        Some(a) => format!("Measured here: {}) {}", a.choice, a.text),
-        None => "Measured here: none of the choices fits these figures exactly".into(),
+    let ans = match (&r.answer, &r.unclear) {
+        (Some(a), _) => format!("Measured here: {}) {}", a.choice, a.text),
+        (None, Some(why)) => format!("Measured here: not clear on this machine: {why}"),
+        (None, None) => "Measured here: none of the choices fits these figures exactly".into(),
     };
     v.push(ans);
     if let Some(p) = &r.prediction {
-        let right = match r.predicted_right {
-            Some(true) => "right",
+        let right = match (r.predicted_right, &r.unclear) {
+            (Some(true), _) => "right",
+            (_, Some(_)) => "these runs do not decide it",
             _ => "not what this machine did",
         };
         v.push(format!("You predicted: {}) {} ({right})", p.choice, p.text));
@@ -146,4 +156,60 @@ pub fn verdict_lines(r: &LessonRun) -> Vec<String> {
     let (held, checked) = r.held();
     v.push(format!("{held} of {checked} claims held on this machine."));
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learn::run::Pick;
+
+    fn claim(held: Option<bool>, held_in: [usize; 2]) -> ClaimRun {
+        ClaimRun {
+            text: "x is faster".into(),
+            check: "x.mbps >= 1.3 * y.mbps".into(),
+            held,
+            held_in: Some(held_in),
+            numbers: [("x.mbps".to_string(), 400.0)].into(),
+            meaning: "m".into(),
+        }
+    }
+
+    #[test]
+    fn runs_that_disagree_are_said_and_decide_nothing() {
+        let r = LessonRun {
+            lesson: "t".into(),
+            title: "T".into(),
+            question: String::new(),
+            created: String::new(),
+            lab_fs: Some("ext4".into()),
+            in_ram: false,
+            repeats: 3,
+            prediction: Some(Pick {
+                choice: 'a',
+                text: "x".into(),
+            }),
+            answer: None,
+            unclear: Some("the 3 runs answer differently (a) in 2, b) in 1 of them)".into()),
+            predicted_right: None,
+            steps: Vec::new(),
+            cancelled: false,
+            takeaway: None,
+        };
+        let v = verdict_lines(&r).join("\n");
+        println!("{v}");
+        assert!(
+            v.contains("Measured here: not clear on this machine: the 3 runs answer differently")
+                && v.contains("You predicted: a) x (these runs do not decide it)"),
+            "{v}"
+        );
+        let held = claim(Some(true), [3, 3]);
+        let c = super::claim(&held).join("\n");
+        assert!(
+            c.starts_with("[held]") && c.contains("; in 3 of 3 runs)"),
+            "{c}"
+        );
+        let c = super::claim(&claim(None, [1, 3])).join("\n");
+        println!("{c}");
+        assert!(c.starts_with("[not clear]") && !c.contains("runs)"), "{c}");
+    }
 }

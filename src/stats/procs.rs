@@ -1,7 +1,10 @@
 //! Who else is doing I/O: `/proc/PID/io` (read_bytes, write_bytes: what reached the block
 //! layer) of every process, sampled twice, and each process tied, where it can be, to the
 //! devices it has open: a descriptor on a device node, or on a file whose file system sits on
-//! a device.
+//! a device. The kernel adds a child's counters to its parent's when the parent reaps it, so
+//! what a child that was already there at the first sample had done by then is taken off its
+//! parent's figure: a shell that reaps a dd which ran before the interval did not do that I/O
+//! in it, while one whose short dds come and go inside the interval is credited with theirs.
 
 use std::collections::{BTreeSet, HashMap};
 use std::os::unix::fs::MetadataExt;
@@ -18,11 +21,12 @@ pub struct ProcIo {
     pub write_bytes: u64,
 }
 
-/// Every process's counters at one moment.
+/// Every process's counters at one moment, and its parent's pid then.
 #[derive(Debug, Clone)]
 pub struct ProcSnapshot {
     pub at: Instant,
     pub by_pid: HashMap<u32, ProcIo>,
+    pub parent: HashMap<u32, u32>,
 }
 
 /// Reads `read_bytes` and `write_bytes` from `/proc/PID/io` text.
@@ -41,27 +45,87 @@ pub fn parse_io(text: &str) -> Option<ProcIo> {
     (r && w).then_some(io)
 }
 
+/// The parent's pid in `/proc/PID/stat` text (the field after the state).
+fn ppid_of(stat: &str) -> Option<u32> {
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 impl ProcSnapshot {
     /// Every process whose counters can be read (all of them as root; one's own otherwise).
     pub fn read(root: &SysRoot) -> Self {
         let mut by_pid = HashMap::new();
-        if let Ok(rd) = std::fs::read_dir(root.proc("")) {
-            for e in rd.flatten() {
-                let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-                    continue;
-                };
-                if let Some(io) = std::fs::read_to_string(e.path().join("io"))
-                    .ok()
-                    .and_then(|t| parse_io(&t))
-                {
-                    by_pid.insert(pid, io);
+        let mut parent = HashMap::new();
+        for e in std::fs::read_dir(root.proc(""))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            let read = |f: &str| std::fs::read_to_string(e.path().join(f)).ok();
+            if let Some(io) = read("io").and_then(|t| parse_io(&t)) {
+                by_pid.insert(pid, io);
+                if let Some(pp) = read("stat").and_then(|t| ppid_of(&t)) {
+                    parent.insert(pid, pp);
                 }
             }
         }
         Self {
             at: Instant::now(),
             by_pid,
+            parent,
         }
+    }
+
+    /// What each process moved since `a`: its counters' growth, less what the processes of
+    /// `a` that are gone now (reaped: their counters went to the nearest ancestor still here)
+    /// had moved before `a`.
+    fn moved_since(&self, a: &ProcSnapshot) -> HashMap<u32, ProcIo> {
+        let mut out: HashMap<u32, ProcIo> = self
+            .by_pid
+            .iter()
+            .map(|(pid, now)| {
+                let before = a.by_pid.get(pid).copied().unwrap_or_default();
+                let m = ProcIo {
+                    read_bytes: now.read_bytes.saturating_sub(before.read_bytes),
+                    write_bytes: now.write_bytes.saturating_sub(before.write_bytes),
+                };
+                (*pid, m)
+            })
+            .collect();
+        for (gone, io) in a
+            .by_pid
+            .iter()
+            .filter(|(p, _)| !self.by_pid.contains_key(p))
+        {
+            let Some(heir) = self.heir(a, *gone) else {
+                continue;
+            };
+            if let Some(m) = out.get_mut(&heir) {
+                m.read_bytes = m.read_bytes.saturating_sub(io.read_bytes);
+                m.write_bytes = m.write_bytes.saturating_sub(io.write_bytes);
+            }
+        }
+        out
+    }
+
+    /// The nearest ancestor (by `a`'s parents) of a process gone since `a` that is still here:
+    /// the one its counters were added to when it was reaped.
+    fn heir(&self, a: &ProcSnapshot, gone: u32) -> Option<u32> {
+        let mut p = *a.parent.get(&gone)?;
+        for _ in 0..64 {
+            if self.by_pid.contains_key(&p) {
+                return Some(p);
+            }
+            p = *a.parent.get(&p)?;
+        }
+        None
     }
 }
 
@@ -104,13 +168,11 @@ pub fn busy(
 ) -> Vec<BusyProcess> {
     let dt = b.at.duration_since(a.at).as_secs_f64().max(1e-3);
     let mut out: Vec<BusyProcess> = b
-        .by_pid
+        .moved_since(a)
         .iter()
         .filter(|(pid, _)| !exclude.contains(pid))
-        .filter_map(|(pid, now)| {
-            let before = a.by_pid.get(pid).copied().unwrap_or_default();
-            let r = now.read_bytes.saturating_sub(before.read_bytes);
-            let w = now.write_bytes.saturating_sub(before.write_bytes);
+        .filter_map(|(pid, m)| {
+            let (r, w) = (m.read_bytes, m.write_bytes);
             // Only the few that moved data are worth a read of their stat file.
             (r + w > 0 && !is_kernel_thread(root, *pid)).then(|| BusyProcess {
                 pid: *pid,
@@ -184,5 +246,38 @@ mod tests {
             })
         );
         assert_eq!(parse_io("rchar: 1\n"), None);
+    }
+
+    /// A shell (100) that reaps the dd (101) it started before the first sample: the kernel
+    /// adds the dd's 32M to the shell's /proc/PID/io, but they were moved before the interval.
+    /// Then a dd that came and went inside an interval: the shell is credited with its 16M.
+    #[test]
+    fn a_reaped_childs_earlier_io_is_not_its_parents() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = SysRoot::at(dir.path());
+        let io = |r: u64| format!("read_bytes: {r}\nwrite_bytes: 0\ncancelled_write_bytes: 0\n");
+        let put = |rel: &str, text: &str| {
+            let p = dir.path().join("proc").join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        put("100/comm", "sh\n");
+        put("100/stat", "100 (sh) S 1 100 100 0 -1 4194560 0 0 0 0\n");
+        put("100/io", &io(4096));
+        put("101/stat", "101 (dd) Z 100 100 100 0 -1 4194560 0 0 0 0\n");
+        put("101/io", &io(32 << 20));
+        let a = ProcSnapshot::read(&root);
+        std::fs::remove_dir_all(dir.path().join("proc/101")).unwrap();
+        put("100/io", &io(4096 + (32 << 20)));
+        let b = ProcSnapshot::read(&root);
+        let found = busy(&root, &a, &b, &[]);
+        println!("{found:?}");
+        assert!(found.is_empty(), "{found:?}");
+        put("100/io", &io(4096 + (48 << 20)));
+        let c = ProcSnapshot::read(&root);
+        let found = busy(&root, &b, &c, &[]);
+        println!("{found:?}");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].comm.as_str(), found[0].bytes), ("sh", 16 << 20));
     }
 }

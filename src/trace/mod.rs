@@ -149,6 +149,10 @@ pub struct LiveOther {
     pub pid: u32,
     pub device: String,
     pub bytes: u64,
+    #[serde(default)]
+    pub read_bytes: u64,
+    #[serde(default)]
+    pub write_bytes: u64,
 }
 
 /// What a finished trace saw.
@@ -388,6 +392,8 @@ fn live_view(tally: &Tally, names: &[((u32, u32), String)]) -> LiveView {
                 .find(|(d, _)| d == dev)
                 .map_or_else(|| format!("{}:{}", dev.0, dev.1), |(_, n)| n.clone()),
             bytes: m.read_bytes + m.write_bytes,
+            read_bytes: m.read_bytes,
+            write_bytes: m.write_bytes,
         })
         .filter(|o| o.bytes > 0)
         .collect();

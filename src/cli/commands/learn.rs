@@ -32,6 +32,7 @@ pub fn run(
             mouse,
             size: a.size,
             dir: a.dir.clone(),
+            repeat: a.repeat.map(usize::from),
             save: !a.no_save,
         })
         .map(|_| 0);
@@ -58,9 +59,11 @@ fn headless(
         size: a.size,
         dir: a.dir.clone(),
         prediction: None,
+        repeat: a.repeat.map(usize::from),
     };
     let r = run::run(root, lesson, &opts, cancel, &mut Status)?;
-    if let Some(fs) = &r.in_ram {
+    if r.in_ram {
+        let fs = r.lab_fs.as_deref().unwrap_or("RAM");
         say!("blkscope: the lab's files are in RAM ({fs}): every figure is memory's; give --dir");
     }
     if !a.no_save

@@ -289,7 +289,7 @@ fn running(f: &mut Frame, app: &LearnApp, look: Look, area: Rect) {
     for t in &app.tests_done {
         let g = |k: &str| t.figures.get(k).copied().unwrap_or(0.0);
         lines.push(Line::from(format!(
-            "{:<14} {:>9} MB/s {:>9} IOPS  mean {} us",
+            "{:<17} {:>8} MB/s {:>8} IOPS  mean {} us",
             t.test,
             lesson::fmt_figure(g("mbps")),
             lesson::fmt_figure(g("iops")),

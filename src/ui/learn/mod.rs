@@ -39,6 +39,8 @@ pub struct Options {
     pub mouse: bool,
     pub size: u64,
     pub dir: Option<PathBuf>,
+    /// `--repeat`: how many times each test runs.
+    pub repeat: Option<usize>,
     pub save: bool,
 }
 
@@ -276,6 +278,7 @@ fn spawn_lesson(
     cancel: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     let (root, size, dir, save) = (opts.root.clone(), opts.size, opts.dir.clone(), opts.save);
+    let repeat = opts.repeat;
     let working = super::shell::Work::started(&cancel);
     std::thread::Builder::new()
         .name("blkscope-lesson".into())
@@ -284,6 +287,7 @@ fn spawn_lesson(
                 size,
                 dir,
                 prediction,
+                repeat,
             };
             let r = lesson_run::run(&root, &lesson, &o, cancel, &mut ToUi(tx.clone()));
             if let Ok(r) = &r
@@ -490,7 +494,9 @@ mod tests {
             title: "Zeros".into(),
             question: String::new(),
             created: "2026-11-25T00:00:00Z".into(),
-            in_ram: None,
+            lab_fs: Some("ext4".into()),
+            in_ram: false,
+            repeats: 3,
             prediction: Some(lesson_run::Pick {
                 choice: 'a',
                 text: "the same".into(),
@@ -499,6 +505,7 @@ mod tests {
                 choice: 'b',
                 text: "zeros are much faster".into(),
             }),
+            unclear: None,
             predicted_right: Some(false),
             steps: Vec::new(),
             cancelled: false,

@@ -137,12 +137,13 @@ fn run_side_note(f: &mut Frame, app: &App, look: Look, note: Rect) {
     if let Some(s) = traced {
         text.push(Line::from(Span::styled("other I/O (trace):", look.alert())));
         for o in &s.others_traced {
+            let what = match (o.read_bytes, o.write_bytes) {
+                (0, 0) => format!("moved {}", crate::output::fmt_size(o.bytes)),
+                (r, w) => moved(r as f64, w as f64, ""),
+            };
             text.push(Line::from(format!(
-                " {:.10} {} {} {}",
-                o.comm,
-                o.pid,
-                o.device,
-                crate::output::fmt_size(o.bytes)
+                " {:.10} {} {what} on {}",
+                o.comm, o.pid, o.device
             )));
         }
     } else if !app.busy.is_empty() {
@@ -152,11 +153,15 @@ fn run_side_note(f: &mut Frame, app: &App, look: Look, note: Rect) {
             look.alert(),
         )));
         for p in &app.busy {
+            let on = match p.devices.is_empty() {
+                true => "?".to_string(),
+                false => p.devices.join(","),
+            };
             text.push(Line::from(format!(
-                " {:.10} {} {}/s",
+                " {:.10} {} {} on {on}",
                 p.comm,
                 p.pid,
-                crate::output::fmt_size((p.read_bytes_per_sec + p.write_bytes_per_sec) as u64)
+                moved(p.read_bytes_per_sec, p.write_bytes_per_sec, "/s")
             )));
         }
     }
@@ -165,5 +170,15 @@ fn run_side_note(f: &mut Frame, app: &App, look: Look, note: Rect) {
     }
     if !text.is_empty() {
         f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), note);
+    }
+}
+
+/// `read 30M/s`, `wrote 1M`, `read 2M wrote 1M`: which way another process's bytes went.
+fn moved(read: f64, write: f64, per: &str) -> String {
+    let size = |b: f64| format!("{}{per}", crate::output::fmt_size(b as u64));
+    match (read > 0.0, write > 0.0) {
+        (true, true) => format!("read {} wrote {}", size(read), size(write)),
+        (false, true) => format!("wrote {}", size(write)),
+        _ => format!("read {}", size(read)),
     }
 }
