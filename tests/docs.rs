@@ -6,6 +6,8 @@ mod common;
 
 use std::path::Path;
 
+use clap::Parser;
+
 #[test]
 fn the_findings_reference_lists_every_kind() {
     let text = blkscope::output::reference::findings_markdown();
@@ -72,4 +74,119 @@ fn the_commands_in_the_documents_print_what_they_show() {
     }
     println!("{} documents", docs.len() + 2);
     cases.run();
+}
+
+/// Every `blkscope ...` the documents show, in code blocks and in running text, is one the
+/// command line accepts: its subcommand, flags and values exist. Synopsis notation is read as
+/// a user would: `[--opt X]` is tried, `a|b` is `a`, `...` is one more argument, and the
+/// placeholders of typed values take a value (`N` 1, `BS` 4k, `OP` read, `QD` 1, `RUN` last).
+/// A mention of a command without its arguments (`blkscope run`) may lack what it requires.
+#[test]
+fn every_blkscope_command_the_documents_show_parses() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md"), root.join("CONTRIBUTING.md")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap().flatten() {
+        if e.path().extension().is_some_and(|x| x == "md") {
+            files.push(e.path());
+        }
+    }
+    let mut seen = 0;
+    let mut wrong = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for cmd in shown_commands(&text) {
+            seen += 1;
+            let args = as_args(&cmd);
+            if let Err(e) = blkscope::cli::Cli::try_parse_from(&args) {
+                use clap::error::ErrorKind::*;
+                if !matches!(
+                    e.kind(),
+                    DisplayHelp | DisplayVersion | MissingRequiredArgument
+                ) {
+                    let why = e.to_string();
+                    let first = why.lines().next().unwrap_or("");
+                    wrong.push(format!("{}: `{cmd}` ({args:?}): {first}", f.display()));
+                }
+            }
+        }
+    }
+    println!("{seen} commands in {} documents", files.len());
+    assert!(seen > 50, "only {seen} commands found");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The `blkscope ...` commands in a document: from code blocks (after `$ `, `sudo `, `ssh HOST
+/// `, a path to the binary) and from inline code, up to a pipe, a redirection or a comment.
+fn shown_commands(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_block = false;
+    let mut prose = String::new();
+    for line in text.lines() {
+        if line.starts_with("```") {
+            in_block = !in_block;
+            continue;
+        }
+        if in_block {
+            if let Some(c) = command_in(line) {
+                out.push(c);
+            }
+        } else {
+            prose.push_str(line);
+            prose.push(' ');
+        }
+    }
+    for (i, span) in prose.split('`').enumerate() {
+        if i % 2 == 1
+            && let Some(c) = command_in(span)
+        {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The blkscope command a line or code span runs, if it runs one.
+fn command_in(s: &str) -> Option<String> {
+    let s = s.split(" #").next()?.trim();
+    let s = s.strip_prefix("$ ").unwrap_or(s);
+    let at = s
+        .split_whitespace()
+        .position(|w| w == "blkscope" || w.ends_with("/blkscope"))?;
+    let words: Vec<&str> = s.split_whitespace().collect();
+    // Only where blkscope is the command: at the start, after sudo, or after `ssh [-t] HOST`.
+    let before = &words[..at];
+    let ok = before.is_empty()
+        || before == ["sudo"]
+        || before.first() == Some(&"ssh") && !before.contains(&"|");
+    if !ok || words.get(at + 1) == Some(&"...") {
+        return None;
+    }
+    let rest: Vec<&str> = words[at + 1..]
+        .iter()
+        .take_while(|w| !matches!(**w, "|" | ">" | "&&" | ";" | "2>&1"))
+        .copied()
+        .collect();
+    Some(format!("blkscope {}", rest.join(" ")).trim().to_string())
+}
+
+/// A shown command as the arguments a user would type: quotes taken off, options in brackets
+/// kept, the first of alternatives, placeholders of typed values given one.
+fn as_args(cmd: &str) -> Vec<String> {
+    cmd.split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']'))
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let w = w.trim_matches('\'').trim_matches('"');
+            let w = w.replace(",...", "");
+            let w = w.split('|').next().unwrap_or("").to_string();
+            match w.as_str() {
+                "N" | "J" | "QD" => "1".to_string(),
+                "BS" => "4k".to_string(),
+                "OP" => "read".to_string(),
+                "RUN" => "last".to_string(),
+                "..." => "TARGET".to_string(),
+                _ => w,
+            }
+        })
+        .collect()
 }
