@@ -8,7 +8,9 @@
 #
 # KVM when /dev/kvm works (a guest that cannot start under it, as under nested virtualisation
 # that refuses an MSR, is retried with TCG), TCG otherwise; GUEST_ACCEL=tcg|kvm forces one.
-# GUEST_TIMEOUT (s, default 300), GUEST_MEM (MiB, 1536), GUEST_CPUS (2).
+# GUEST_TIMEOUT (s, default 300), GUEST_MEM (MiB, 1536), GUEST_CPUS (2). A KVM guest that
+# cannot start hangs without a word until GUEST_TIMEOUT: one whose script has not begun after
+# KVM_START seconds (default 60) is given up for TCG then.
 # Needs: qemu-system-x86, linux-image-amd64 (the kernel and its modules), busybox-static.
 set -euo pipefail
 share=$(readlink -f "$1"); shift
@@ -56,9 +58,25 @@ accel=${GUEST_ACCEL:-}
 if [ -z "$accel" ]; then
   if [ -w /dev/kvm ]; then accel=kvm; else accel=tcg; fi
 fi
+# KVM, given up when run.sh (which creates console.log) has not begun after KVM_START seconds.
+boot_kvm() {
+  (boot kvm host "$@") 2>/dev/null &
+  local pid=$! waited=0
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ ! -e "$share/console.log" ] && [ "$waited" -ge "${KVM_START:-60}" ]; then
+      # qemu exits 0 on SIGTERM: the give-up is this function's to say.
+      pkill -TERM -P "$pid" 2>/dev/null || true
+      wait "$pid" || true
+      echo "no start in ${KVM_START:-60} s" >>"$share/qemu.log"
+      return 1
+    fi
+    sleep 1; waited=$((waited + 1))
+  done
+  wait "$pid"
+}
 rm -f "$share/console.log"
 if [ "$accel" = kvm ]; then
-  if (boot kvm host "$@") 2>/dev/null || [ -s "$share/console.log" ]; then
+  if boot_kvm "$@" || [ -s "$share/console.log" ]; then
     echo "accel kvm" >>"$share/qemu.log"; exit 0
   fi
   echo "kvm failed ($(tail -1 "$share/qemu.log")); TCG" >&2
