@@ -3,6 +3,16 @@
 
 use std::time::Duration;
 
+/// Which way another process's bytes went: `read 2M`, `wrote 1M`, `read 2M and wrote 1M`,
+/// each size followed by `per` (`/s` for rates).
+pub fn read_wrote(read: u64, write: u64, per: &str) -> String {
+    match (read, write) {
+        (r, 0) => format!("read {}{per}", fmt_size(r)),
+        (0, w) => format!("wrote {}{per}", fmt_size(w)),
+        (r, w) => format!("read {}{per} and wrote {}{per}", fmt_size(r), fmt_size(w)),
+    }
+}
+
 /// Formats bytes with binary units the way lsblk does (`512`, `4K`, `100M`, `1.5G`).
 pub fn fmt_size(bytes: u64) -> String {
     const UNITS: [&str; 7] = ["B", "K", "M", "G", "T", "P", "E"];

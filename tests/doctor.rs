@@ -246,6 +246,16 @@ fn loop_devices_over_the_page_cache_and_not() {
     }
 }
 
+/// A child a test started, killed and reaped when the test ends, also when it fails.
+struct Kill<'a>(&'a mut std::process::Child);
+
+impl Drop for Kill<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn a_dd_writing_to_a_loop_device_is_found_by_pid() {
     if !require(true, &["losetup", "dd"]) {
@@ -265,13 +275,6 @@ fn a_dd_writing_to_a_loop_device_is_found_by_pid() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    struct Kill<'a>(&'a mut std::process::Child);
-    impl Drop for Kill<'_> {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let pid = dd.id();
     let _k = Kill(&mut dd);
     wait_until(10, "dd to write", || {
@@ -330,13 +333,6 @@ fn a_reaped_childs_io_is_not_its_parents() {
         done.display()
     );
     let mut sh = Command::new("sh").args(["-c", &script]).spawn().unwrap();
-    struct Kill<'a>(&'a mut std::process::Child);
-    impl Drop for Kill<'_> {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let pid = sh.id();
     let _k = Kill(&mut sh);
     let stat = |p: u32| std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();

@@ -468,7 +468,8 @@ pub struct LearnArgs {
     #[arg(long, value_name = "DIR")]
     pub dir: Option<std::path::PathBuf>,
     /// Run each test N times (1 to 20; default: the lesson's `repeat`, else 3). The answer is
-    /// taken from the medians; a claim the runs disagree on is "not clear on this machine".
+    /// taken from the medians; a claim the runs' spread could overturn is "not clear on this
+    /// machine".
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=20))]
     pub repeat: Option<u16>,
     /// Do not save the lesson run to the progress kept in $XDG_DATA_HOME/blkscope/lessons.

@@ -13,8 +13,6 @@
 pub mod smart;
 pub mod watch;
 
-use std::collections::HashMap;
-
 use serde::Serialize;
 
 use crate::device::{DeviceTree, DiscoverOptions};
@@ -121,12 +119,7 @@ fn busy_now(
     std::thread::sleep(opts.sample);
     let b = crate::stats::procs::ProcSnapshot::read(root);
     let mut busy = crate::stats::procs::busy(root, &a, &b, &[std::process::id()]);
-    let devnos: HashMap<String, String> = tree
-        .devices
-        .iter()
-        .map(|d| (d.maj_min.clone(), d.name.clone()))
-        .collect();
-    crate::stats::procs::tie_to_devices(root, &mut busy, &devnos);
+    crate::stats::procs::tie_to_devices(root, &mut busy, tree);
     Busy::Proc(busy)
 }
 

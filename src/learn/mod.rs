@@ -270,7 +270,7 @@ fn check(l: &Lesson) -> Result<(), (Option<usize>, String)> {
 }
 
 /// How many times each test of a lesson runs unless the lesson or `--repeat` says otherwise: the
-/// answer is taken from the medians, and a claim the runs disagree on is not clear.
+/// answer is taken from the medians, and a claim the runs' spread could overturn is not clear.
 pub const DEFAULT_REPEAT: usize = 3;
 
 /// The most repeats a lesson or `--repeat` may ask for.

@@ -1,6 +1,7 @@
 //! A lesson's tests run several times: each test's figures become their medians with the
-//! range they spanned, and a claim or an answer holds only where every run agrees with the
-//! medians; where the runs disagree, the lesson says it is not clear on this machine.
+//! range they spanned, and a claim or an answer is decided by the medians only where the spread
+//! of the runs cannot overturn it; where it could, the lesson says it is not clear on this
+//! machine.
 
 use std::collections::BTreeMap;
 
@@ -45,12 +46,6 @@ fn median(sorted: &[f64]) -> f64 {
     } else {
         (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
     }
-}
-
-/// Whether a claim holds on one set of figures (None: a figure it names is missing).
-fn holds(c: &Claim, get: &dyn Fn(&str) -> Option<f64>) -> Option<bool> {
-    let expr = Expr::parse(c.check.get_ref()).ok()?;
-    expr.holds(get).ok()
 }
 
 /// How far from its median a figure is taken to reach at least, however close its runs came:
@@ -124,15 +119,22 @@ pub fn check(c: &Claim, medians: &Figures, per_run: &[Figures]) -> ClaimRun {
     if per_run.len() < 2 || r.held.is_none() {
         return r;
     }
+    // Parsed once for every run and corner (None from `holds`: a figure it names is missing).
+    let Ok(expr) = Expr::parse(c.check.get_ref()) else {
+        return r;
+    };
+    let holds = |get: &dyn Fn(&str) -> Option<f64>| expr.holds(get).ok();
     let verdicts: Vec<bool> = per_run
         .iter()
-        .filter_map(|f| holds(c, &|n: &str| f.get(n).copied()))
+        .filter_map(|f| holds(&|n: &str| f.get(n).copied()))
         .collect();
     let held = verdicts.iter().filter(|v| **v).count();
     r.held_in = Some([held, verdicts.len()]);
     let ranges = ranges(per_run, medians);
-    let vars = variables(std::iter::once(c.check.get_ref().as_str()));
-    if corners(&vars, medians, &ranges).any(|get| holds(c, &get) != r.held) {
+    let mut vars = expr.variables();
+    vars.sort();
+    vars.dedup();
+    if corners(&vars, medians, &ranges).any(|get| holds(&get) != r.held) {
         r.held = None;
         r.meaning = format!(
             "not clear on this machine: within the spread of its runs ({}) it can go either \

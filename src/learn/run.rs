@@ -86,7 +86,7 @@ pub struct ClaimRun {
     pub text: String,
     pub check: String,
     /// None when it could not be checked (a figure the run lacks: say, no trace), or when the
-    /// runs disagree (`held_in` then says how many it held in).
+    /// spread of the runs could overturn it (`held_in` then says how many it held in).
     pub held: Option<bool>,
     /// Of a lesson run several times: [runs it held in, runs it was checked in].
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -121,10 +121,11 @@ pub struct LessonRun {
     /// How many times each test ran; figures and verdicts are the medians'.
     pub repeats: usize,
     pub prediction: Option<Pick>,
-    /// The choice the figures support (None: none of the choices' conditions held, or the runs
-    /// disagree: `unclear` says how).
+    /// The choice the figures support (None: none of the choices' conditions held, or the
+    /// spread of the runs could change it: `unclear` says how).
     pub answer: Option<Pick>,
-    /// Why there is no answer though a choice fits the medians: the runs answer differently.
+    /// Why there is no answer though a choice fits the medians: the spread of the runs could
+    /// make another choice fit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unclear: Option<String>,
     pub predicted_right: Option<bool>,

@@ -36,7 +36,8 @@ pub fn question(l: &Lesson) -> Vec<String> {
 
 pub use crate::learn::figures::fmt_figure;
 
-/// `[held]`, `[did not hold]`, `[not clear]` (the runs disagree) or `[not checked]`.
+/// `[held]`, `[did not hold]`, `[not clear]` (the runs' spread could overturn it) or
+/// `[not checked]`.
 pub fn verdict(c: &ClaimRun) -> &'static str {
     match (c.held, c.held_in) {
         (Some(true), _) => "held",
@@ -189,7 +190,9 @@ mod tests {
                 text: "x".into(),
             }),
             answer: None,
-            unclear: Some("the 3 runs answer differently (a) in 2, b) in 1 of them)".into()),
+            unclear: Some(
+                "the medians say a), but within the spread of the runs (...) b) fits too".into(),
+            ),
             predicted_right: None,
             steps: Vec::new(),
             cancelled: false,
@@ -198,7 +201,7 @@ mod tests {
         let v = verdict_lines(&r).join("\n");
         println!("{v}");
         assert!(
-            v.contains("Measured here: not clear on this machine: the 3 runs answer differently")
+            v.contains("Measured here: not clear on this machine: the medians say a), but within")
                 && v.contains("You predicted: a) x (these runs do not decide it)"),
             "{v}"
         );

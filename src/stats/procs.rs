@@ -45,12 +45,13 @@ pub fn parse_io(text: &str) -> Option<ProcIo> {
     (r && w).then_some(io)
 }
 
-/// The parent's pid in `/proc/PID/stat` text (the field after the state).
-fn ppid_of(stat: &str) -> Option<u32> {
+/// Field `n` after the command name in `/proc/PID/stat` text: 0 the state, 1 the parent's
+/// pid, ... 6 the flags (the name, in parentheses, may hold spaces).
+fn stat_field<T: std::str::FromStr>(stat: &str, n: usize) -> Option<T> {
     stat.rsplit_once(')')?
         .1
         .split_whitespace()
-        .nth(1)?
+        .nth(n)?
         .parse()
         .ok()
 }
@@ -71,7 +72,7 @@ impl ProcSnapshot {
             let read = |f: &str| std::fs::read_to_string(e.path().join(f)).ok();
             if let Some(io) = read("io").and_then(|t| parse_io(&t)) {
                 by_pid.insert(pid, io);
-                if let Some(pp) = read("stat").and_then(|t| ppid_of(&t)) {
+                if let Some(pp) = read("stat").and_then(|t| stat_field(&t, 1)) {
                     parent.insert(pid, pp);
                 }
             }
@@ -150,11 +151,7 @@ pub fn is_kernel_thread(root: &SysRoot, pid: u32) -> bool {
     const PF_KTHREAD: u64 = 0x0020_0000;
     std::fs::read_to_string(root.proc(format!("{pid}/stat")))
         .ok()
-        .and_then(|s| {
-            let rest = s.rsplit_once(')')?.1;
-            // After the comm: state, ppid, pgrp, session, tty_nr, tpgid, flags.
-            rest.split_whitespace().nth(6)?.parse::<u64>().ok()
-        })
+        .and_then(|s| stat_field::<u64>(&s, 6))
         .is_some_and(|f| f & PF_KTHREAD != 0)
 }
 
@@ -220,13 +217,15 @@ pub fn open_devices(root: &SysRoot, pid: u32) -> BTreeSet<String> {
     if nodes.is_empty() { out } else { nodes }
 }
 
-/// Ties each busy process to the devices (by kernel name) it has open, using `devnos`
-/// (`major:minor` to kernel name).
-pub fn tie_to_devices(root: &SysRoot, procs: &mut [BusyProcess], devnos: &HashMap<String, String>) {
+/// Ties each busy process to the devices of `tree` (by kernel name) it has open.
+pub fn tie_to_devices(root: &SysRoot, procs: &mut [BusyProcess], tree: &crate::device::DeviceTree) {
+    let devnos: HashMap<&str, &str> = (tree.devices.iter())
+        .map(|d| (d.maj_min.as_str(), d.name.as_str()))
+        .collect();
     for p in procs.iter_mut() {
         p.devices = open_devices(root, p.pid)
             .into_iter()
-            .filter_map(|d| devnos.get(&d).cloned())
+            .filter_map(|d| devnos.get(d.as_str()).map(|n| n.to_string()))
             .collect();
     }
 }

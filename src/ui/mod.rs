@@ -581,11 +581,7 @@ impl Loop<'_> {
             if let Some(prev) = &self.procs {
                 let mut b = crate::stats::procs::busy(root, prev, &now, &[std::process::id()]);
                 b.truncate(3);
-                let devnos: std::collections::HashMap<String, String> = (self.app.tree.devices)
-                    .iter()
-                    .map(|d| (d.maj_min.clone(), d.name.clone()))
-                    .collect();
-                crate::stats::procs::tie_to_devices(root, &mut b, &devnos);
+                crate::stats::procs::tie_to_devices(root, &mut b, &self.app.tree);
                 self.app.busy = b;
             }
             self.procs = Some(now);

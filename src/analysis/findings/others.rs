@@ -109,11 +109,7 @@ pub fn traced_finding(
             .filter(|s| s.who == crate::trace::Who::Other)
             .take(3)
             .map(|s| {
-                let did = match (s.read_bytes, s.write_bytes) {
-                    (r, 0) => format!("read {}", fmt_size(r)),
-                    (0, w) => format!("wrote {}", fmt_size(w)),
-                    (r, w) => format!("read {} and wrote {}", fmt_size(r), fmt_size(w)),
-                };
+                let did = crate::units::read_wrote(s.read_bytes, s.write_bytes, "");
                 format!("{} (pid {}) {did} on {}", s.comm, s.pid, s.device)
             })
             .collect();

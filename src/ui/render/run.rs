@@ -139,7 +139,7 @@ fn run_side_note(f: &mut Frame, app: &App, look: Look, note: Rect) {
         for o in &s.others_traced {
             let what = match (o.read_bytes, o.write_bytes) {
                 (0, 0) => format!("moved {}", crate::output::fmt_size(o.bytes)),
-                (r, w) => moved(r as f64, w as f64, ""),
+                (r, w) => crate::units::read_wrote(r, w, ""),
             };
             text.push(Line::from(format!(
                 " {:.10} {} {what} on {}",
@@ -161,7 +161,11 @@ fn run_side_note(f: &mut Frame, app: &App, look: Look, note: Rect) {
                 " {:.10} {} {} on {on}",
                 p.comm,
                 p.pid,
-                moved(p.read_bytes_per_sec, p.write_bytes_per_sec, "/s")
+                crate::units::read_wrote(
+                    p.read_bytes_per_sec as u64,
+                    p.write_bytes_per_sec as u64,
+                    "/s"
+                )
             )));
         }
     }
@@ -170,15 +174,5 @@ fn run_side_note(f: &mut Frame, app: &App, look: Look, note: Rect) {
     }
     if !text.is_empty() {
         f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), note);
-    }
-}
-
-/// `read 30M/s`, `wrote 1M`, `read 2M wrote 1M`: which way another process's bytes went.
-fn moved(read: f64, write: f64, per: &str) -> String {
-    let size = |b: f64| format!("{}{per}", crate::output::fmt_size(b as u64));
-    match (read > 0.0, write > 0.0) {
-        (true, true) => format!("read {} wrote {}", size(read), size(write)),
-        (false, true) => format!("wrote {}", size(write)),
-        _ => format!("read {}", size(read)),
     }
 }
