@@ -9,7 +9,9 @@
 //!
 //! The task of a `block_bio_queue` is the one that submitted the I/O; that of an issue or a
 //! completion is whoever ran then (a kworker, an interrupt), so only the queue event names who
-//! did the I/O.
+//! did the I/O. The name at the head of a line comes from the kernel's cache of recent names,
+//! which a busy machine overwrites (`<...>`); the queue and issue events carry the name in their
+//! own record (the last, bracketed word), and that one is taken.
 
 /// Which of the three events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,8 +89,12 @@ pub fn parse(line: &str) -> Option<Event<'_>> {
     let plus = words.iter().position(|w| *w == "+")?;
     let sector = words.get(plus.checked_sub(1)?)?.parse().ok()?;
     let sectors = words.get(plus + 1)?.parse().ok()?;
+    let own_comm = (kind != Kind::Complete)
+        .then(|| args.rsplit_once(" [")?.1.strip_suffix(']'))
+        .flatten()
+        .filter(|c| !c.is_empty());
     Some(Event {
-        comm: comm.trim(),
+        comm: own_comm.unwrap_or(comm.trim()),
         pid: pid.parse().ok()?,
         tgid,
         ts_ns: parse_ts(ts)?,
@@ -143,6 +149,12 @@ mod tests {
         let e = parse(f).unwrap();
         assert_eq!((e.comm, e.pid, e.tgid), ("jbd2/vda-8", 120, None));
         assert!(e.flush() && !e.reads() && !e.writes());
+        // A name the kernel's cache had lost: the event's own record names the process.
+        let lost = "           <...>-24858   (  24858) [001] .....  3627.000001: block_bio_queue: 7,3 FWS 0 + 0 [dd]";
+        let e = parse(lost).unwrap();
+        assert_eq!((e.comm, e.pid, e.tgid), ("dd", 24858, Some(24858)));
+        let spaced = "  <...>-700 (  699) [000] .....  1.5: block_bio_queue: 7,3 R 8 + 8 [Web Content]";
+        assert_eq!(parse(spaced).unwrap().comm, "Web Content");
         assert_eq!(parse("# tracer: nop"), None);
         assert_eq!(parse("CPU:1 [LOST 42 EVENTS]"), None);
     }
