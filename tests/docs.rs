@@ -190,3 +190,92 @@ fn as_args(cmd: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// The five-minute tour in README.md runs as a user would type it: every `blkscope` command of
+/// its code blocks and running text (the console blocks are trycmd's, above), in an empty
+/// directory where `.` is a scratch file, saving its runs in a directory of its own, with the disk it names (`/dev/sdb`, `sdb`) a loop
+/// device of this test's. The TUIs (`blkscope` alone, `learn`, `lab`) are left to their own
+/// tests, and a command named without what it needs (`blkscope verify`) is a mention.
+#[test]
+fn the_readme_tour_runs_as_shown() {
+    if !common::require(true, &["losetup"]) {
+        return;
+    }
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let tour = text
+        .split_once("## A five-minute tour")
+        .and_then(|(_, t)| t.split_once("## Where to read on"))
+        .map(|(t, _)| t)
+        .expect("README.md has its tour");
+    let lo = common::Loop::new(512 << 20, None, false);
+    let (cwd, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut ran = Vec::new();
+    for cmd in shown_commands(&without_console_blocks(tour)) {
+        let args: Vec<String> = as_args(&cmd)
+            .into_iter()
+            .skip(1)
+            .map(|a| match a.as_str() {
+                "/dev/sdb" => lo.dev().to_string(),
+                "sdb" => lo.name.clone(),
+                _ => a,
+            })
+            .collect();
+        if args.is_empty() || ["learn", "lab"].contains(&args[0].as_str()) {
+            println!("`{cmd}`: a TUI, left to tests/tui.rs and tests/learn.rs");
+            continue;
+        }
+        let mut parsed = vec!["blkscope".to_string()];
+        parsed.extend(args.iter().cloned());
+        if let Err(e) = blkscope::cli::Cli::try_parse_from(&parsed)
+            && e.kind() == clap::error::ErrorKind::MissingRequiredArgument
+        {
+            println!("`{cmd}`: named in the text, not a command to run");
+            continue;
+        }
+        let out = common::bin()
+            .args(&args)
+            .env("XDG_DATA_HOME", home.path())
+            .current_dir(cwd.path())
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        println!(
+            "`{cmd}` as {args:?}: {} ({} lines)",
+            out.status,
+            stdout.lines().count()
+        );
+        // The doctor's 5 is its answer about this machine (a problem found), not a failure.
+        let answered = args[0] == "doctor" && out.status.code() == Some(5);
+        assert!(
+            out.status.success() || answered,
+            "`{cmd}` as {args:?}: {}\n{stdout}\n{stderr}",
+            out.status
+        );
+        ran.push(cmd);
+    }
+    assert!(
+        ran.iter().any(|c| c.contains("/dev/sdb")) && ran.len() >= 4,
+        "the tour's commands: {ran:?}"
+    );
+}
+
+/// A document without its `console` blocks.
+fn without_console_blocks(text: &str) -> String {
+    let mut out = String::new();
+    let mut console = false;
+    for line in text.lines() {
+        if line.starts_with("```console") {
+            console = true;
+        } else if console && line.starts_with("```") {
+            console = false;
+        } else if !console {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}

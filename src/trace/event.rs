@@ -153,7 +153,8 @@ mod tests {
         let lost = "           <...>-24858   (  24858) [001] .....  3627.000001: block_bio_queue: 7,3 FWS 0 + 0 [dd]";
         let e = parse(lost).unwrap();
         assert_eq!((e.comm, e.pid, e.tgid), ("dd", 24858, Some(24858)));
-        let spaced = "  <...>-700 (  699) [000] .....  1.5: block_bio_queue: 7,3 R 8 + 8 [Web Content]";
+        let spaced =
+            "  <...>-700 (  699) [000] .....  1.5: block_bio_queue: 7,3 R 8 + 8 [Web Content]";
         assert_eq!(parse(spaced).unwrap().comm, "Web Content");
         assert_eq!(parse("# tracer: nop"), None);
         assert_eq!(parse("CPU:1 [LOST 42 EVENTS]"), None);
