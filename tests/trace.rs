@@ -499,3 +499,213 @@ fn live_samples_carry_the_queue_and_device_split_while_the_trace_runs() {
     assert_eq!(split.len(), samples.len() - first, "once there, it stays");
     assert!(split.iter().all(|(q, d)| *q > 0 && *d > 0));
 }
+
+/// The samples of a `run --ndjson` and its final document.
+fn ndjson(text: &str) -> (Vec<serde_json::Value>, serde_json::Value) {
+    let docs: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let samples = docs
+        .iter()
+        .filter(|v| v["type"] == "sample")
+        .cloned()
+        .collect();
+    (samples, docs.last().cloned().unwrap_or_default())
+}
+
+/// The kinds of a live sample's findings.
+fn live_kinds(s: &serde_json::Value) -> Vec<String> {
+    s["findings"]
+        .as_array()
+        .map(|f| {
+            f.iter()
+                .filter_map(|x| x["kind"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A fast write test (4K random writes at depth 16: its events come faster than a trace may
+/// cost, so it is traced in windows) and another blkscope that starts reading the same device
+/// in its middle, after the first window: the reader is named live and at the end, with its
+/// direction and with bytes within a factor of two of its own count; the test is not blamed
+/// (no read-modify-write, live or at the end); and this test's own process, which reaps the
+/// reader (so that /proc/PID/io adds the reader's bytes to it), is not named as busy elsewhere.
+#[test]
+fn a_reader_that_starts_in_the_middle_of_a_fast_test_is_named_live_and_at_the_end() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let _one = one_at_a_time();
+    let lo = Loop::new(256 * MIB, None, false);
+    let _ = Command::new("losetup")
+        .args(["--direct-io=on", lo.dev()])
+        .env("PATH", path_with_sbin())
+        .status();
+    let test = bin()
+        .env("BLKSCOPE_TRACE_MAX_RATE", "5000")
+        .args(["run", lo.dev(), "--op", "randwrite", "--bs", "4k"])
+        .args([
+            "--iodepth",
+            "16",
+            "--runtime",
+            "3500ms",
+            "--confirm",
+            &lo.name,
+        ])
+        .args(["--no-save", "--ndjson"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1300));
+    let reader = bin()
+        .env("BLKSCOPE_NO_TRACE", "1")
+        .args([
+            "run",
+            lo.dev(),
+            "--op",
+            "read",
+            "--bs",
+            "1M",
+            "--runtime",
+            "1500ms",
+        ])
+        .args(["--no-save", "--json"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = reader.id();
+    let theirs = json_of(&reader.wait_with_output().unwrap(), &["the reader"]);
+    let own_count = first_result(&theirs.0)["read_bytes"].as_u64().unwrap();
+    let out = test.wait_with_output().unwrap();
+    let (samples, doc) = ndjson(&ok_stdout(&out, "the test"));
+    let r = first_result(&doc);
+    let t = &r["trace"];
+    println!(
+        "reader pid {pid} read {own_count} by its own count; trace {}",
+        t["why"]
+    );
+    if t["mode"] == "off" {
+        assert!(!required(), "CI: the block layer must be traced here: {t}");
+        return;
+    }
+    assert_eq!(t["mode"], "sampled", "kept in windows: {t}");
+    // Live: named, with its direction, once a window after it started was read; never the
+    // test's read-modify-write.
+    let named_live = samples.iter().find(|s| {
+        s["others_traced"].as_array().is_some_and(|o| {
+            o.iter()
+                .any(|o| o["pid"] == pid && o["read_bytes"].as_u64() > Some(0))
+        })
+    });
+    println!("named live: {named_live:?}");
+    assert!(named_live.is_some(), "no sample named pid {pid}");
+    let blamed: Vec<_> = samples
+        .iter()
+        .filter(|s| live_kinds(s).contains(&"read_modify_write".into()))
+        .map(|s| (s["elapsed_s"].clone(), s["findings"].clone()))
+        .collect();
+    assert!(blamed.is_empty(), "live read-modify-write: {blamed:?}");
+    let live_busy = samples
+        .iter()
+        .rev()
+        .find_map(|s| {
+            s["findings"]
+                .as_array()?
+                .iter()
+                .find(|f| f["kind"] == "busy_processes")
+                .cloned()
+        })
+        .unwrap_or_else(|| panic!("no live busy_processes"));
+    println!("live: {}", live_busy["message"]);
+    assert!(
+        live_busy["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("(pid {pid}) read")),
+        "{live_busy}"
+    );
+    // At the end: its bytes within a factor of two of its own count, scaled from the windows.
+    let sub = t["submitters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["pid"] == pid)
+        .unwrap_or_else(|| panic!("pid {pid} not in {t}"));
+    let traced = sub["read_bytes"].as_u64().unwrap();
+    println!("traced {traced} against its own {own_count}: {sub}");
+    assert_eq!(sub["who"], "other");
+    assert!(
+        traced * 2 >= own_count && traced <= own_count * 2,
+        "{traced} is not within 2x of {own_count}"
+    );
+    assert!(
+        !findings(&doc).contains(&"read_modify_write".into()),
+        "{}",
+        r["findings"]
+    );
+    let busy = finding_of(r, "busy_processes").unwrap_or_else(|| panic!("{}", r["findings"]));
+    let m = busy["message"].as_str().unwrap();
+    println!("{m}");
+    assert!(
+        m.contains(&format!("(pid {pid}) read")) && m.contains("windows"),
+        "{m}"
+    );
+    assert!(m.contains("no read-modify-write"), "{m}");
+    assert!(
+        !m.contains(&format!("(pid {})", std::process::id())),
+        "the reader's parent is not busy elsewhere: {m}"
+    );
+}
+
+/// Without a trace (`--no-trace`), a write test beside a reader: its reads cannot be told from
+/// the test's, and the read-modify-write finding says so live as at the end.
+#[test]
+fn untraced_reads_beside_a_write_test_are_said_to_be_of_unknown_owner_live_and_at_the_end() {
+    if !require(true, &["losetup", "dd"]) {
+        return;
+    }
+    let _one = one_at_a_time();
+    let lo = Loop::new(256 * MIB, None, false);
+    let _reader = Neighbour::reading(&lo);
+    let out = bin()
+        .args(["--no-trace", "run", lo.dev(), "--op", "write", "--bs", "1M"])
+        .args([
+            "--runtime",
+            "1500ms",
+            "--confirm",
+            &lo.name,
+            "--no-save",
+            "--ndjson",
+        ])
+        .output()
+        .unwrap();
+    let (samples, doc) = ndjson(&ok_stdout(&out, "the test"));
+    let live: Vec<String> = samples
+        .iter()
+        .filter_map(|s| {
+            let f = s["findings"].as_array()?;
+            let rmw = f.iter().find(|f| f["kind"] == "read_modify_write")?;
+            rmw["message"].as_str().map(String::from)
+        })
+        .collect();
+    println!(
+        "{} samples, {} with read-modify-write; last: {:?}",
+        samples.len(),
+        live.len(),
+        live.last()
+    );
+    assert!(!live.is_empty(), "the reader's reads show in diskstats");
+    assert!(
+        live.iter()
+            .all(|m| m.contains("whose reads these were cannot be told")),
+        "{live:?}"
+    );
+    let r = first_result(&doc);
+    let f = finding_of(r, "read_modify_write").unwrap_or_else(|| panic!("{}", r["findings"]));
+    let m = f["message"].as_str().unwrap();
+    println!("{m}");
+    assert!(m.contains("cannot be told"), "{m}");
+}

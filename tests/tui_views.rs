@@ -302,7 +302,7 @@ fn live_findings(job: &Job, read: u64, written: u64) -> Vec<blkscope::analysis::
         in_ram: false,
         below_count: 1,
         fs_block: None,
-        other_read_bytes: 0.0,
+        other_read_bytes: Some(0.0),
         traced: None,
     };
     let moved = Moved {

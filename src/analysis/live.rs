@@ -9,6 +9,7 @@ use crate::stats::Snapshot;
 use crate::sysroot::SysRoot;
 
 use super::findings::{self, Finding, Moved};
+use super::traced::TraceSummary;
 
 /// A test's counters at its start, and what it has moved since.
 pub struct SoFar {
@@ -39,18 +40,22 @@ impl SoFar {
         }
     }
 
-    /// Adds a live sample's bytes, and says what the test's figures mean so far (none until
-    /// half a second has passed: too little to judge).
+    /// Adds a live sample's bytes, and says what the test's figures mean so far, by the trace
+    /// so far (`trace`: its summary, or why there is none) as the result's come from the whole
+    /// trace: the diskstats findings, and the other processes the trace saw. None until half a second has passed (too little to judge), nor while a trace
+    /// that runs has not been read yet (`trace` None): without it, a neighbour's reads would be
+    /// taken for the test's.
     pub fn findings(
         &mut self,
         root: &SysRoot,
         job: &Job,
         target: &OpenTarget,
         s: &Sample,
+        trace: Option<TraceSummary>,
     ) -> Vec<Finding> {
         self.moved.read_bytes += s.read_bytes;
         self.moved.write_bytes += s.write_bytes;
-        let Some(a) = &self.start else {
+        let (Some(a), Some(trace)) = (&self.start, trace) else {
             return Vec::new();
         };
         let Ok(b) = Snapshot::read(root) else {
@@ -61,7 +66,15 @@ impl SoFar {
             return Vec::new();
         }
         let devices = super::deltas(target, a, &b);
-        let act = super::activity(target, devices, seconds, self.stats_off.clone());
-        findings::analyze(job, self.moved, &act, crate::sys::page_size())
+        let mut act = super::activity(target, devices, seconds, self.stats_off.clone());
+        let ours = self.moved.read_bytes + self.moved.write_bytes;
+        let others = trace
+            .traced()
+            .then(|| super::findings::others::traced_finding(&trace, job, ours, None))
+            .flatten();
+        act.traced = Some(trace);
+        let mut found = findings::analyze(job, self.moved, &act, crate::sys::page_size());
+        found.extend(others);
+        found
     }
 }

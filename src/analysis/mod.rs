@@ -99,12 +99,12 @@ pub fn analyze_run(
     trace: TraceSummary,
 ) -> Analysis {
     let m = &run.measured;
+    let ours = m.read_bytes + m.write_bytes;
     let mut out = Analysis {
         warnings: job_warnings(job, run.engine_used),
         trace: Some(trace),
         ..Analysis::default()
     };
-    let ours = m.read_bytes + m.write_bytes;
     let (p0, p1) = &run.counters.procs;
     // Who else did I/O: exactly, per device, from the trace (and elsewhere, from
     // /proc/PID/io); without a trace, /proc/PID/io alone.
@@ -162,7 +162,7 @@ fn diskstats_findings(
         out.diskstats.push(x);
     }
     let mut activity = activity(target, devices, seconds, stats_off);
-    activity.other_read_bytes = other_read;
+    activity.other_read_bytes = Some(other_read);
     activity.traced = out.trace.clone();
     let found = findings::analyze(job, moved, &activity, crate::sys::page_size());
     for f in &found {
@@ -207,7 +207,7 @@ pub(crate) fn activity(
             .is_some_and(crate::device::in_ram),
         below_count: target.below_count,
         fs_block: target.fs_block.clone(),
-        other_read_bytes: 0.0,
+        other_read_bytes: None,
         traced: None,
     }
 }

@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::analysis::traced::process_name;
 use crate::sysroot::SysRoot;
 use crate::trace::tally::kernel_thread;
 
@@ -31,7 +30,7 @@ pub struct TopRow {
 /// One interval of the watch: its rows, and how the trace went.
 #[derive(Debug, Clone, Serialize)]
 pub struct Interval {
-    /// Seconds the events cover (the sample's when events came too fast to trace them all).
+    /// Seconds the events cover (the windows' when events came too fast to trace them all).
     pub seconds: f64,
     pub sampled: bool,
     pub lost: u64,
@@ -52,8 +51,8 @@ pub fn watch_once(
     }
     let elapsed = t0.elapsed().as_secs_f64().max(1e-3);
     let traced = tracer.stop();
-    let seconds = if traced.sampled {
-        crate::trace::SAMPLE_FOR.as_secs_f64().min(elapsed)
+    let seconds = if traced.coverage.windowed {
+        traced.coverage.traced.as_secs_f64().clamp(1e-3, elapsed)
     } else {
         elapsed
     };
@@ -72,11 +71,12 @@ pub fn watch_once(
         .map(|((dev, who), m)| TopRow {
             device: name(*dev),
             pid: who.0,
-            // The trace's `<...>`: a process the kernel had no name cached for, gone now.
-            comm: process_name(who.0).unwrap_or_else(|| match m.comm.as_str() {
+            // The trace's `<...>`: a process the kernel had no name cached for, gone by the
+            // time its first I/O was read.
+            comm: match m.comm.as_str() {
                 "<...>" => "(exited)".to_string(),
                 c => c.to_string(),
-            }),
+            },
             kernel: kernel_thread(who.0, &m.comm),
             read_bytes_per_sec: m.read_bytes as f64 / seconds,
             write_bytes_per_sec: m.write_bytes as f64 / seconds,
@@ -93,7 +93,7 @@ pub fn watch_once(
     });
     Ok(Interval {
         seconds,
-        sampled: traced.sampled,
+        sampled: traced.coverage.windowed,
         lost: traced.lost,
         rows,
     })

@@ -53,22 +53,30 @@ pub(super) fn run_once(
         Some(Ok(t)) => Some(t.live()),
         _ => None,
     };
+    let off = match &tracer {
+        None => Some("--no-trace".to_string()),
+        Some(Err(why)) => Some(why.clone()),
+        Some(Ok(_)) => None,
+    };
     let mut so_far = live_findings.then(|| SoFar::begin(root, &target));
     let mut on_sample = on_sample;
-    let with_findings = |s: &Sample| {
+    // Each live sample with the trace so far, and what the analysis makes of the test so far
+    // by the same trace.
+    let each = |s: &Sample| {
+        let view = live.as_ref().and_then(|l| l.lock().ok().map(|v| v.clone()));
+        let trace = match (&view, &off) {
+            (Some(v), _) => TraceSummary::so_far(v),
+            (None, Some(why)) => Some(TraceSummary::off(why.clone())),
+            (None, None) => None,
+        };
+        let s = with_trace(s, view.as_ref(), trace.as_ref());
         let found = match so_far.as_mut() {
-            Some(sf) => sf.findings(root, job, &target, s),
+            Some(sf) => sf.findings(root, job, &target, &s, trace),
             None => Vec::new(),
         };
-        on_sample(s, &found)
+        on_sample(&s, &found)
     };
-    let run = engine::run(
-        root,
-        &target,
-        job,
-        cancel.clone(),
-        with_live(live, with_findings),
-    );
+    let run = engine::run(root, &target, job, cancel.clone(), each);
     let trace = match tracer {
         None => TraceSummary::off("--no-trace"),
         Some(Err(why)) => TraceSummary::off(why),
@@ -96,21 +104,18 @@ pub(super) fn run_once(
     })
 }
 
-/// Hands each live sample on with the trace's Q2D and D2C so far, where there is a trace.
-fn with_live(live: Option<trace::Live>, mut on_sample: impl FnMut(&Sample)) -> impl FnMut(&Sample) {
-    move |s: &Sample| {
-        let view = live.as_ref().and_then(|l| l.lock().ok().map(|v| v.clone()));
-        match view {
-            Some(v) if v.split.is_some() || !v.others.is_empty() => {
-                let mut s = s.clone();
-                s.q2d_p50_ns = v.split.map(|x| x.0);
-                s.d2c_p50_ns = v.split.map(|x| x.1);
-                s.others_traced = v.others;
-                on_sample(&s)
-            }
-            _ => on_sample(s),
-        }
+/// A live sample with the trace's Q2D and D2C so far and the other processes it saw (as its
+/// summary says them: scaled to the run where it is kept in windows), where there is a trace.
+fn with_trace(s: &Sample, view: Option<&trace::LiveView>, t: Option<&TraceSummary>) -> Sample {
+    let mut s = s.clone();
+    if let Some(v) = view {
+        s.q2d_p50_ns = v.split.map(|x| x.0);
+        s.d2c_p50_ns = v.split.map(|x| x.1);
     }
+    if let Some(t) = t {
+        s.others_traced = t.live_others();
+    }
+    s
 }
 
 /// `--verify`: reads back what the run wrote (a random-data write has a stamp to check).

@@ -10,21 +10,23 @@
 //! left by a blkscope killed outright is removed at the next start ([`remove_stale`]).
 //!
 //! A tracepoint costs CPU on every I/O, and reading its text more: a trace that sees more than
-//! [`MAX_EVENTS_PER_SEC`] stops after its first [`SAMPLE_FOR`] and keeps that sample
-//! (`mode: sampled`); below it, the whole test is traced.
+//! [`MAX_EVENTS_PER_SEC`] is kept in windows spread over the run (`reader`, `mode: sampled`);
+//! below it, the whole test is traced.
 
 pub mod event;
+mod reader;
 pub mod tally;
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read};
+use std::fs::{self, OpenOptions};
+use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+pub use reader::{Coverage, WINDOW_EVERY};
 pub use tally::{Moved, Submitter, Tally, Who, kernel_thread};
 
 use crate::sysroot::SysRoot;
@@ -45,7 +47,7 @@ pub fn max_events_per_sec() -> f64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(MAX_EVENTS_PER_SEC)
 }
-/// How long a trace runs before its rate is judged, and what a sample keeps.
+/// How long a window of a trace kept in windows is open at the most.
 pub const SAMPLE_FOR: Duration = Duration::from_millis(250);
 
 /// Tracing is on unless `--no-trace` (or `BLKSCOPE_NO_TRACE=1`) turned it off.
@@ -135,14 +137,30 @@ const EVENTS: [&str; 3] = ["block_bio_queue", "block_rq_issue", "block_rq_comple
 /// What the trace has seen so far, shared with whoever shows it live.
 pub type Live = Arc<std::sync::Mutex<LiveView>>;
 
-/// The trace so far: the test's median Q2D and D2C (ns), and the other processes' bytes.
+/// The trace so far: the test's median Q2D and D2C (ns), and who moved what on each device
+/// (for the analysis of the test so far). Empty until the trace has been read once
+/// (`coverage.windows` 0).
 #[derive(Debug, Clone, Default)]
 pub struct LiveView {
     pub split: Option<(u64, u64)>,
-    pub others: Vec<LiveOther>,
+    /// Each device (by name) and submitter, with what it moved.
+    pub moved: Vec<(String, Submitter, Moved)>,
+    /// The test's process.
+    pub own: u32,
+    pub coverage: Coverage,
+    pub events: u64,
+    pub lost: u64,
 }
 
-/// Another process's I/O on the traced devices since the trace began.
+impl LiveView {
+    /// Whether the trace has been read at all yet.
+    pub fn read(&self) -> bool {
+        self.coverage.windows > 0
+    }
+}
+
+/// Another process's I/O on the traced devices since the trace began, as a live sample
+/// carries it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LiveOther {
     pub comm: String,
@@ -160,8 +178,9 @@ pub struct Traced {
     pub tally: Tally,
     /// The devices traced, by (major, minor), with their names.
     pub devices: Vec<((u32, u32), String)>,
-    /// Stopped after a sample because events came faster than [`MAX_EVENTS_PER_SEC`].
-    pub sampled: bool,
+    /// Kept in windows because events came faster than [`MAX_EVENTS_PER_SEC`] (`sampled`),
+    /// or throughout.
+    pub coverage: Coverage,
     /// Events the kernel could not keep (the reader fell behind).
     pub lost: u64,
 }
@@ -172,7 +191,7 @@ pub struct Tracer {
     stop: Arc<AtomicBool>,
     /// The test's median Q2D and D2C so far (ns), as the reader last drained the events.
     live: Live,
-    reader: Option<JoinHandle<(Tally, bool, u64)>>,
+    reader: Option<JoinHandle<reader::Kept>>,
     devices: Vec<((u32, u32), String)>,
 }
 
@@ -220,12 +239,12 @@ impl Tracer {
             .custom_flags(libc::O_NONBLOCK)
             .open(tracer.dir.join("trace_pipe"))
             .map_err(|e| format!("opening trace_pipe: {e}"))?;
-        let (stop, on) = (tracer.stop.clone(), tracer.dir.join("tracing_on"));
+        let (stop, dir) = (tracer.stop.clone(), tracer.dir.clone());
         let live = tracer.live.clone();
         let names = tracer.devices.clone();
         let reader = std::thread::Builder::new()
             .name("blkscope-trace".into())
-            .spawn(move || read_pipe(pipe, &stop, &on, &live, &names))
+            .spawn(move || reader::read_pipe(pipe, &dir, &stop, &live, &names))
             .map_err(|e| format!("starting the trace reader: {e}"))?;
         tracer.reader = Some(reader);
         Ok(tracer)
@@ -261,16 +280,20 @@ impl Tracer {
     pub fn stop(mut self) -> Traced {
         let _ = fs::write(self.dir.join("tracing_on"), "0");
         self.stop.store(true, Ordering::Relaxed);
-        let (tally, sampled, lost) = self
+        let kept = self
             .reader
             .take()
             .and_then(|h| h.join().ok())
-            .unwrap_or_else(|| (Tally::new(std::process::id()), false, 0));
+            .unwrap_or_else(|| reader::Kept {
+                tally: Tally::new(std::process::id()),
+                coverage: Coverage::default(),
+                lost: 0,
+            });
         Traced {
-            tally,
+            tally: kept.tally,
             devices: std::mem::take(&mut self.devices),
-            sampled,
-            lost,
+            coverage: kept.coverage,
+            lost: kept.lost,
         }
     }
 }
@@ -290,182 +313,4 @@ fn devno(root: &SysRoot, name: &str) -> Option<(u32, u32)> {
     let s = fs::read_to_string(root.sys(format!("class/block/{name}/dev"))).ok()?;
     let (a, b) = s.trim().split_once(':')?;
     Some((a.parse().ok()?, b.parse().ok()?))
-}
-
-/// Reads `pipe` until told to stop, then what is left: the tally, whether it kept a sample
-/// only, and the events the kernel reported lost. It wakes rarely (once after the sample's
-/// time, then once a second, draining what the kernel buffered meanwhile): a thread that wakes
-/// every few milliseconds beside a test moves the test's threads between CPUs, and one that
-/// parses a fast trace while the test runs takes a CPU from it.
-fn read_pipe(
-    mut pipe: File,
-    stop: &AtomicBool,
-    tracing_on: &Path,
-    live: &Live,
-    names: &[((u32, u32), String)],
-) -> (Tally, bool, u64) {
-    let mut tally = Tally::new(std::process::id());
-    let mut buf = vec![0u8; 1 << 16];
-    let mut carry = String::new();
-    let (started, mut sampled, mut lost) = (Instant::now(), false, 0u64);
-    let max_rate = max_events_per_sec();
-    let dir = tracing_on
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    let mut next = started + SAMPLE_FOR;
-    loop {
-        while !stop.load(Ordering::Relaxed) && Instant::now() < next {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        // Past the sample's time, judged by the kernel's own count (parsing a fast trace here
-        // would take a CPU from the test): a trace that comes too fast stops, and what the
-        // buffer holds is the sample, read once the test is done. The events are turned off,
-        // not only the recording: an enabled tracepoint costs even unrecorded.
-        if !sampled {
-            let rate = buffered_events(&dir) as f64 / started.elapsed().as_secs_f64();
-            if rate > max_rate {
-                let _ = fs::write(tracing_on, "0");
-                let _ = fs::write(dir.join("events/block/enable"), "0");
-                sampled = true;
-                next = Instant::now() + Duration::from_secs(3600);
-                continue;
-            }
-        }
-        // At most a wake's worth: a reader slower than the events (a debug build at 50000 a
-        // second) still hands out the split so far; what it leaves waits in the kernel's buffer.
-        let drained = drain(
-            &mut pipe,
-            &mut buf,
-            &mut carry,
-            &mut tally,
-            &mut lost,
-            DRAIN_PER_WAKE,
-        );
-        let Ok(more) = drained else {
-            break;
-        };
-        let view = live_view(&tally, names);
-        if let Ok(mut l) = live.lock() {
-            *l = view;
-        }
-        // More waiting: back soon, before the kernel's buffer fills.
-        next = Instant::now()
-            + if more {
-                Duration::from_millis(20)
-            } else {
-                Duration::from_secs(1)
-            };
-    }
-    let _ = drain(
-        &mut pipe,
-        &mut buf,
-        &mut carry,
-        &mut tally,
-        &mut lost,
-        usize::MAX,
-    );
-    (tally, sampled, lost)
-}
-
-/// The trace so far: the test's median split, and the other processes (not kernel threads,
-/// which work for whoever) by bytes, most first.
-fn live_view(tally: &Tally, names: &[((u32, u32), String)]) -> LiveView {
-    let split = (!tally.q2d.is_empty() && !tally.d2c.is_empty()).then(|| {
-        (
-            tally.q2d.value_at_quantile(0.5),
-            tally.d2c.value_at_quantile(0.5),
-        )
-    });
-    let mut others: Vec<LiveOther> = tally
-        .by
-        .iter()
-        .filter(|((_, who), m)| !tally.is_own(*who) && !tally::kernel_thread(who.0, &m.comm))
-        .map(|((dev, who), m)| LiveOther {
-            comm: m.comm.clone(),
-            pid: who.0,
-            device: names
-                .iter()
-                .find(|(d, _)| d == dev)
-                .map_or_else(|| format!("{}:{}", dev.0, dev.1), |(_, n)| n.clone()),
-            bytes: m.read_bytes + m.write_bytes,
-            read_bytes: m.read_bytes,
-            write_bytes: m.write_bytes,
-        })
-        .filter(|o| o.bytes > 0)
-        .collect();
-    others.sort_by_key(|o| std::cmp::Reverse(o.bytes));
-    others.truncate(3);
-    LiveView { split, others }
-}
-
-/// Events the instance's buffers hold now, and those it had to drop, over its CPUs.
-fn buffered_events(dir: &Path) -> u64 {
-    let Ok(cpus) = fs::read_dir(dir.join("per_cpu")) else {
-        return 0;
-    };
-    cpus.flatten()
-        .filter_map(|c| fs::read_to_string(c.path().join("stats")).ok())
-        .flat_map(|s| {
-            s.lines()
-                .filter_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    matches!(k.trim(), "entries" | "overrun" | "dropped events")
-                        .then(|| v.trim().parse::<u64>().ok())
-                        .flatten()
-                })
-                .collect::<Vec<_>>()
-        })
-        .sum()
-}
-
-/// The most a reader takes from the pipe at one wake while the trace runs (text, about 100000
-/// events).
-const DRAIN_PER_WAKE: usize = 8 << 20;
-
-/// Reads what the pipe holds now (at most `limit` bytes) into the tally; true when it stopped
-/// at the limit with more to read.
-fn drain(
-    pipe: &mut File,
-    buf: &mut [u8],
-    carry: &mut String,
-    tally: &mut Tally,
-    lost: &mut u64,
-    limit: usize,
-) -> io::Result<bool> {
-    let mut taken = 0usize;
-    loop {
-        if taken >= limit {
-            return Ok(true);
-        }
-        match pipe.read(buf) {
-            Ok(0) => return Ok(false),
-            Ok(n) => {
-                taken += n;
-                carry.push_str(&String::from_utf8_lossy(&buf[..n]));
-                let end = carry.rfind('\n').map_or(0, |i| i + 1);
-                for line in carry[..end].lines() {
-                    match event::parse(line) {
-                        Some(e) => tally.add(&e),
-                        None => *lost += lost_in(line),
-                    }
-                }
-                carry.drain(..end);
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// The count of a `CPU:N [LOST M EVENTS]` line.
-fn lost_in(line: &str) -> u64 {
-    line.split_once("[LOST ")
-        .and_then(|(_, r)| r.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
 }

@@ -17,8 +17,13 @@ pub struct Submitter(pub u32);
 /// What one submitter did on one device.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Moved {
-    /// The name of a thread that did it (the first seen).
+    /// Its process's name as /proc said it when its first I/O was read (else the name the
+    /// event recorded, its thread's).
     pub comm: String,
+    /// Its parent, the parent's parent, ... as /proc said when its first I/O was read (empty
+    /// when it was gone by then): /proc/PID/io counts a reaped child's bytes in its parent's,
+    /// and this says whose they were.
+    pub ancestors: Vec<u32>,
     pub read_bytes: u64,
     pub write_bytes: u64,
     pub ios: u64,
@@ -47,6 +52,8 @@ struct Open {
 pub struct Tally {
     /// This process: its I/O is the test's.
     own: u32,
+    /// A process's name and ancestors, while it runs ([`lineage`]; tests give their own).
+    lookup: fn(u32) -> Option<(String, Vec<u32>)>,
     pub by: HashMap<((u32, u32), Submitter), Moved>,
     /// Bios in flight by (device, first sector).
     open: BTreeMap<((u32, u32), u64), Open>,
@@ -66,6 +73,7 @@ impl Tally {
     pub fn new(own: u32) -> Self {
         Self {
             own,
+            lookup: lineage,
             by: HashMap::new(),
             open: BTreeMap::new(),
             q2d: histogram(),
@@ -77,9 +85,10 @@ impl Tally {
     }
 
     fn moved(&mut self, dev: (u32, u32), who: Submitter, comm: &str) -> &mut Moved {
+        let lookup = self.lookup;
         let m = self.by.entry((dev, who)).or_default();
         if m.comm.is_empty() {
-            m.comm = comm.to_string();
+            (m.comm, m.ancestors) = lookup(who.0).unwrap_or_else(|| (comm.to_string(), Vec::new()));
         }
         m
     }
@@ -171,6 +180,17 @@ impl Tally {
         }
     }
 
+    /// Forgets the bios in flight: the events are about to be turned on again after a gap, and
+    /// a request's issue or completion then would be matched with a bio queued before it.
+    pub fn forget_open(&mut self) {
+        self.open.clear();
+    }
+
+    /// The test's process.
+    pub fn own(&self) -> u32 {
+        self.own
+    }
+
     /// Whether `who` is the test.
     pub fn is_own(&self, who: Submitter) -> bool {
         who.0 == self.own
@@ -188,6 +208,22 @@ pub enum Who {
     Kernel,
     /// Another process.
     Other,
+}
+
+/// A running process's name and its ancestors, parent first, from /proc (None when it is
+/// gone).
+fn lineage(pid: u32) -> Option<(String, Vec<u32>)> {
+    use procfs_core::FromRead;
+    let stat = |p: u32| procfs_core::process::Stat::from_file(format!("/proc/{p}/stat")).ok();
+    let first = stat(pid)?;
+    let mut ancestors = Vec::new();
+    let mut parent = first.ppid;
+    // pid 1 (and 0, the kernel's) end the line; a bound, should /proc change under the walk.
+    while parent > 1 && ancestors.len() < 64 {
+        ancestors.push(parent as u32);
+        parent = stat(parent as u32).map_or(0, |s| s.ppid);
+    }
+    Some((first.comm, ancestors))
 }
 
 /// A kernel thread, by what /proc says of it, or by its name where it is gone.
@@ -244,6 +280,8 @@ mod tests {
             "  blkscope-job-0-501 (    500) [000] .....  10.002011: block_rq_issue: 7,0 W 524288 () 9216 + 1024 be,0,4 [blkscope-job-0]",
         ];
         let mut t = Tally::new(own);
+        // The pids here are made up: whatever runs under them on this machine is not asked.
+        t.lookup = |_| None;
         for l in lines {
             t.add(&parse(l).unwrap());
         }

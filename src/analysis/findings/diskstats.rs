@@ -32,8 +32,8 @@ pub struct Activity {
     /// smaller than a page (a block device's page cache reads whole pages).
     pub fs_block: Option<FsBlock>,
     /// Bytes other processes read while the test ran, when they moved enough to be named
-    /// (`busy_processes`); else 0.
-    pub other_read_bytes: f64,
+    /// (`busy_processes`); else 0. None while the test runs (/proc/PID/io is read at its end).
+    pub other_read_bytes: Option<f64>,
     /// What the block layer's tracepoints said of the test (or why it was not traced): with it,
     /// reads are the test's or the kernel's on each device, and other processes' are theirs.
     pub traced: Option<TraceSummary>,
@@ -181,8 +181,8 @@ fn read_modify_write(c: &Context) -> Option<Finding> {
 }
 
 /// The bytes read on `dev` during the test that may be the test's: with a trace of the whole
-/// test, the test's and the kernel's for it; with a sample, diskstats' count in the share the
-/// sample gives them; without, all diskstats saw.
+/// test, the test's and the kernel's for it; with windows, diskstats' count in the share the
+/// windows give them; without, all diskstats saw.
 fn reads_of(act: &Activity, dev: &str, d: &Counters) -> f64 {
     let disk = d.sectors_read as f64 * 512.0;
     // The kernel's reads on the target are the test's (a page read before a write); below
@@ -198,12 +198,15 @@ fn reads_of(act: &Activity, dev: &str, d: &Counters) -> f64 {
     };
     match act.traced.as_ref().filter(|t| t.traced()) {
         Some(t) if t.mode == "on" => t.reads_not_others(dev, share(t)) as f64,
+        // In windows: diskstats' count in the share the windows give the test; windows that
+        // saw no reads at all give it none (the reads came between them, and whose they were
+        // is as the windows say: not the test's).
         Some(t) => {
             let (ours, all) = (t.reads_not_others(dev, share(t)), t.reads_all(dev));
             if all > 0 {
                 disk * ours as f64 / all as f64
             } else {
-                disk
+                0.0
             }
         }
         None => disk,
@@ -234,11 +237,13 @@ fn others_traced(t: &TraceSummary, dev: &str, e: &mut Evidence) -> String {
 
 /// Without a trace: other processes that read at least half as much meanwhile may have made
 /// these reads (a build reading vda at 374M/s made an 8M write test on a file there "read
-/// 22.7M"); and why it could not be told.
+/// 22.7M"); and why it could not be told (while the test runs, whether others read is not
+/// known yet: it is said then too).
 fn others_guessed(act: &Activity, read: f64, e: &mut Evidence) -> String {
-    let other = act.other_read_bytes;
     let mut words = String::new();
-    if other >= 0.5 * read {
+    if let Some(other) = act.other_read_bytes
+        && other >= 0.5 * read
+    {
         e.insert("other_read_bytes", other);
         words = format!(
             " Other processes read {} while the test ran (busy_processes), so some or all of \
@@ -247,7 +252,7 @@ fn others_guessed(act: &Activity, read: f64, e: &mut Evidence) -> String {
         );
     }
     if let Some(why) = act.traced.as_ref().and_then(|t| t.why.as_deref())
-        && other > 0.0
+        && act.other_read_bytes.is_none_or(|o| o > 0.0)
     {
         words += &format!(
             " (The block layer was not traced: {why}; whose reads these were cannot be told.)"
@@ -567,6 +572,7 @@ pub(super) mod tests {
             write_bytes: 0,
             ios: 1,
             flushes: 0,
+            ancestors: Vec::new(),
         };
         let with = |other: u64| {
             let mut a = act(Counters::default(), 2.0);
@@ -574,6 +580,9 @@ pub(super) mod tests {
                 mode: "on",
                 why: None,
                 seconds: 2.0,
+                of_seconds: 2.0,
+                windows: 1,
+                scaled_by: None,
                 events: 10,
                 lost: 0,
                 submitters: vec![
@@ -610,7 +619,7 @@ pub(super) mod tests {
             in_ram: false,
             below_count: 1,
             fs_block: None,
-            other_read_bytes: 0.0,
+            other_read_bytes: Some(0.0),
             traced: None,
         }
     }
@@ -669,7 +678,7 @@ pub(super) mod tests {
         );
         // Other processes that read half as much or more may have made the reads.
         let mut a = act(d, 2.0);
-        a.other_read_bytes = 60e6;
+        a.other_read_bytes = Some(60e6);
         let f = analyze(&job(Op::Write, 512, Mode::Fdatasync), moved, &a, 4096);
         let rmw = f.iter().find(|f| f.kind == "read_modify_write").unwrap();
         assert!(
@@ -680,7 +689,7 @@ pub(super) mod tests {
             rmw.message
         );
         assert_eq!(rmw.numbers["other_read_bytes"], 60e6);
-        a.other_read_bytes = 10e6;
+        a.other_read_bytes = Some(10e6);
         let f = analyze(&job(Op::Write, 512, Mode::Fdatasync), moved, &a, 4096);
         let rmw = f.iter().find(|f| f.kind == "read_modify_write").unwrap();
         assert!(!rmw.message.contains("may be theirs"), "{}", rmw.message);

@@ -88,11 +88,20 @@ pub fn traced_finding(
     let bytes: u64 = on_ours.iter().map(|o| o.2 + o.3).sum();
     let read: u64 = on_ours.iter().map(|o| o.2).sum();
     let traced_pids: Vec<u32> = on_ours.iter().map(|o| o.1).collect();
+    // /proc/PID/io adds a reaped child's bytes to its parent's: a parent whose bytes are at
+    // least half its traced descendants' is not busy elsewhere, its children were busy here.
+    let descendants = |pid: u32| -> u64 {
+        t.submitters
+            .iter()
+            .filter(|s| s.who == crate::trace::Who::Other && s.ancestors.contains(&pid))
+            .map(|s| s.read_bytes + s.write_bytes)
+            .sum()
+    };
     let away: Vec<&BusyProcess> = elsewhere
         .map(|o| {
             o.busy
                 .iter()
-                .filter(|p| !traced_pids.contains(&p.pid))
+                .filter(|p| !traced_pids.contains(&p.pid) && descendants(p.pid) * 2 < p.bytes)
                 .collect()
         })
         .unwrap_or_default();
@@ -114,9 +123,16 @@ pub fn traced_finding(
             })
             .collect();
         let no_rmw = matches!(job.op, Op::Write | Op::Randwrite) && read > 0 && t.test_reads() == 0;
+        let how = match t.mode {
+            "sampled" => format!(
+                "; the block layer's trace, {:.2} s of {:.1} s in {} windows, scaled to the run",
+                t.seconds, t.of_seconds, t.windows
+            ),
+            _ => "; the block layer's trace".to_string(),
+        };
         parts.push(format!(
             "other processes moved {} on the devices under the test while it ran ({:.0}% of the \
-             test's bytes; the block layer's trace): {}{}",
+             test's bytes{how}): {}{}",
             fmt_size(bytes),
             bytes as f64 * 100.0 / ours.max(1) as f64,
             names.join("; "),
@@ -134,13 +150,19 @@ pub fn traced_finding(
             names.join("; ")
         ));
     }
-    let e = Evidence::from([
+    let mut e = Evidence::from([
         ("other_bytes", (bytes + away_bytes) as f64),
         ("other_bytes_on_devices", bytes as f64),
         ("other_read_bytes", read as f64),
         ("processes", (on_ours.len() + away.len()) as f64),
         ("share", (bytes + away_bytes) as f64 / ours.max(1) as f64),
+        ("share_on_devices", bytes as f64 / ours.max(1) as f64),
         ("traced", 1.0),
     ]);
+    if t.mode == "sampled" {
+        e.insert("traced_seconds", t.seconds);
+        e.insert("run_seconds", t.of_seconds);
+        e.insert("windows", t.windows as f64);
+    }
     Some(Finding::new(Kind::BusyProcesses, e, |_| parts.join(". ")).on(""))
 }

@@ -43,7 +43,12 @@ impl<W: Write> Observer for Progress<'_, W> {
         });
     }
 
-    fn sample(&mut self, s: &Sample, _: &[crate::analysis::findings::Finding]) {
+    /// The NDJSON samples carry the analysis so far, as the TUI shows it.
+    fn wants_findings(&self) -> bool {
+        self.ndjson
+    }
+
+    fn sample(&mut self, s: &Sample, found: &[crate::analysis::findings::Finding]) {
         if let Some(b) = &self.bar {
             b.set_position((s.progress.unwrap_or(0.0) * 1000.0) as u64);
             b.set_message(format!(
@@ -56,6 +61,7 @@ impl<W: Write> Observer for Progress<'_, W> {
             let mut v = serde_json::to_value(s).unwrap_or_default();
             v["type"] = "sample".into();
             v["run"] = self.run.into();
+            v["findings"] = serde_json::to_value(found).unwrap_or_default();
             if let Err(e) = writeln!(self.out, "{v}").and_then(|_| self.out.flush()) {
                 self.write_err = Some(e);
             }

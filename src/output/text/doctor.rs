@@ -33,7 +33,7 @@ pub fn top(iv: &crate::doctor::watch::Interval) -> String {
     let mut out = String::new();
     let how = if iv.sampled {
         format!(
-            " (events came too fast: the first {:.2} s traced)",
+            " (events came too fast: {:.2} s of it traced, in windows)",
             iv.seconds
         )
     } else {

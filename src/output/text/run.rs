@@ -23,7 +23,10 @@ pub(super) fn trace_line(t: &crate::analysis::traced::TraceSummary) -> String {
     };
     match t.mode {
         "off" => format!("traced: no ({})", t.why.as_deref().unwrap_or("off")),
-        "sampled" => format!("traced: the first {:.2} s{split}", t.seconds),
+        "sampled" => format!(
+            "traced: {:.2} s of {:.1} s, in {} windows{split}",
+            t.seconds, t.of_seconds, t.windows
+        ),
         _ => format!("traced: yes{split}"),
     }
 }

@@ -1,0 +1,309 @@
+//! The thread that reads a trace while the test runs: throughout when events come slowly
+//! enough, in windows spread over the run when they come faster than a trace may cost.
+//!
+//! A window is open until it holds more events than [`super::MAX_EVENTS_PER_SEC`] allows for
+//! [`WINDOW_EVERY`] and they came faster than that rate, or until it is [`SAMPLE_FOR`] old; then
+//! the events are turned off (not only the recording: an enabled tracepoint costs even
+//! unrecorded), the window's events are read, and the next window opens [`WINDOW_EVERY`] after
+//! this one did. Every window counts the test and the others alike, so their shares hold for
+//! the whole run, and a neighbour that starts in the middle is in the windows after it started.
+
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::event;
+use super::tally::Tally;
+use super::{EVENTS, Live, LiveView, SAMPLE_FOR, max_events_per_sec};
+
+/// How often a window opens once the trace is kept in windows.
+pub const WINDOW_EVERY: Duration = Duration::from_secs(1);
+
+/// How often an open window's events are counted (the kernel's per-CPU counts, not the text).
+const CHECK_EVERY: Duration = Duration::from_millis(10);
+
+/// How a trace was kept: throughout, or in windows.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Coverage {
+    /// The windows the events were on in (1 when they were on throughout).
+    pub windows: u32,
+    /// The time the events were on, over all windows.
+    pub traced: Duration,
+    /// The time from the trace's start to its end.
+    pub total: Duration,
+    /// Kept in windows, because events came faster than [`super::MAX_EVENTS_PER_SEC`].
+    pub windowed: bool,
+}
+
+impl Coverage {
+    /// The part of the run the events were on in (1 when traced throughout).
+    pub fn fraction(&self) -> f64 {
+        if self.total.is_zero() {
+            1.0
+        } else {
+            (self.traced.as_secs_f64() / self.total.as_secs_f64()).min(1.0)
+        }
+    }
+}
+
+/// What the reader hands back: the tally, how it was kept, the events the kernel lost.
+pub struct Kept {
+    pub tally: Tally,
+    pub coverage: Coverage,
+    pub lost: u64,
+}
+
+/// The reader's state between its wakes.
+struct Reader<'a> {
+    pipe: File,
+    dir: PathBuf,
+    live: &'a Live,
+    names: &'a [((u32, u32), String)],
+    tally: Tally,
+    buf: Vec<u8>,
+    carry: String,
+    lost: u64,
+    started: Instant,
+    /// When the open window opened (None between windows).
+    open_since: Option<Instant>,
+    /// When the trace was last read to its end.
+    drained_at: Instant,
+    coverage: Coverage,
+    max_rate: f64,
+}
+
+/// Reads `pipe` of the instance at `dir` until told to stop, then what is left.
+pub fn read_pipe(
+    pipe: File,
+    dir: &Path,
+    stop: &AtomicBool,
+    live: &Live,
+    names: &[((u32, u32), String)],
+) -> Kept {
+    let now = Instant::now();
+    let mut r = Reader {
+        pipe,
+        dir: dir.to_path_buf(),
+        live,
+        names,
+        tally: Tally::new(std::process::id()),
+        buf: vec![0u8; 1 << 16],
+        carry: String::new(),
+        lost: 0,
+        started: now,
+        open_since: Some(now),
+        drained_at: now,
+        coverage: Coverage {
+            windows: 1,
+            ..Coverage::default()
+        },
+        max_rate: max_events_per_sec(),
+    };
+    let mut next = now + CHECK_EVERY;
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(CHECK_EVERY.min(next.saturating_duration_since(Instant::now())));
+        if Instant::now() < next {
+            continue;
+        }
+        next = match r.wake() {
+            Ok(after) => Instant::now() + after,
+            Err(_) => break,
+        };
+    }
+    r.finish()
+}
+
+impl Reader<'_> {
+    /// One wake: close, open or read, and how long until the next.
+    fn wake(&mut self) -> io::Result<Duration> {
+        let now = Instant::now();
+        let Some(since) = self.open_since else {
+            // Between windows: the next opens WINDOW_EVERY after the last one did.
+            self.open_window();
+            return Ok(CHECK_EVERY);
+        };
+        if self.too_fast(now) || self.coverage.windowed && now.duration_since(since) >= SAMPLE_FOR {
+            self.close_window(since);
+            self.drain(usize::MAX)?;
+            self.publish();
+            return Ok((since + WINDOW_EVERY).saturating_duration_since(Instant::now()));
+        }
+        if self.coverage.windowed || now.duration_since(self.started) < SAMPLE_FOR {
+            return Ok(CHECK_EVERY);
+        }
+        // Throughout, the trace is read after SAMPLE_FOR and then once a second: a thread that
+        // parses while the test runs takes a CPU from it. At most a wake's worth: a reader
+        // slower than the events (a debug build at 50000 a second) still hands out the split
+        // so far; what it leaves waits in the kernel's buffer.
+        let more = self.drain(DRAIN_PER_WAKE)?;
+        self.publish();
+        Ok(if more {
+            Duration::from_millis(20)
+        } else {
+            Duration::from_secs(1)
+        })
+    }
+
+    /// Whether the events held since the last read are more than a window may keep (a second's
+    /// worth at the most a trace may cost, so that windows one a second cost that on average),
+    /// and came faster than that (judged by the kernel's own count: parsing them to know would
+    /// take a CPU from the test).
+    fn too_fast(&self, now: Instant) -> bool {
+        let held = buffered_events(&self.dir) as f64;
+        let seconds = now.duration_since(self.drained_at).as_secs_f64();
+        held > self.max_rate * WINDOW_EVERY.as_secs_f64() && held / seconds > self.max_rate
+    }
+
+    /// Turns the events off: the window is over, and the trace is kept in windows from now on.
+    fn close_window(&mut self, since: Instant) {
+        self.coverage.traced += since.elapsed();
+        let _ = fs::write(self.dir.join("events/block/enable"), "0");
+        self.coverage.windowed = true;
+        self.open_since = None;
+    }
+
+    /// Turns the events on for a new window; bios left open by the last one are forgotten
+    /// (their later events would be matched across the gap).
+    fn open_window(&mut self) {
+        self.tally.forget_open();
+        let ok = EVENTS
+            .iter()
+            .all(|e| fs::write(self.dir.join(format!("events/block/{e}/enable")), "1").is_ok());
+        if ok {
+            self.open_since = Some(Instant::now());
+            self.coverage.windows += 1;
+        }
+    }
+
+    /// Reads what the pipe holds now (at most `limit` bytes) into the tally; true when it
+    /// stopped at the limit with more to read.
+    fn drain(&mut self, limit: usize) -> io::Result<bool> {
+        let mut taken = 0usize;
+        loop {
+            if taken >= limit {
+                return Ok(true);
+            }
+            match self.pipe.read(&mut self.buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    taken += n;
+                    self.carry
+                        .push_str(&String::from_utf8_lossy(&self.buf[..n]));
+                    let end = self.carry.rfind('\n').map_or(0, |i| i + 1);
+                    for line in self.carry[..end].lines() {
+                        match event::parse(line) {
+                            Some(e) => self.tally.add(&e),
+                            None => self.lost += lost_in(line),
+                        }
+                    }
+                    self.carry.drain(..end);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.drained_at = Instant::now();
+        Ok(false)
+    }
+
+    fn publish(&self) {
+        let mut view = live_view(&self.tally, self.names);
+        view.coverage = self.coverage_now();
+        view.lost = self.lost;
+        if let Ok(mut l) = self.live.lock() {
+            *l = view;
+        }
+    }
+
+    /// How the trace has been kept so far.
+    fn coverage_now(&self) -> Coverage {
+        let mut c = self.coverage;
+        c.total = self.started.elapsed();
+        c.traced = match (c.windowed, self.open_since) {
+            (false, _) => c.total,
+            (true, Some(since)) => c.traced + since.elapsed(),
+            (true, None) => c.traced,
+        };
+        c
+    }
+
+    /// The trace is over: the open window closes, what is left is read.
+    fn finish(mut self) -> Kept {
+        let _ = fs::write(self.dir.join("tracing_on"), "0");
+        if let Some(since) = self.open_since.take() {
+            self.coverage.traced += since.elapsed();
+        }
+        self.coverage.total = self.started.elapsed();
+        if !self.coverage.windowed {
+            self.coverage.traced = self.coverage.total;
+        }
+        let _ = self.drain(usize::MAX);
+        Kept {
+            tally: self.tally,
+            coverage: self.coverage,
+            lost: self.lost,
+        }
+    }
+}
+
+/// The trace so far: the test's median split, and everyone's bytes for the analysis so far.
+fn live_view(tally: &Tally, names: &[((u32, u32), String)]) -> LiveView {
+    let name = |dev: &(u32, u32)| {
+        names
+            .iter()
+            .find(|(d, _)| d == dev)
+            .map_or_else(|| format!("{}:{}", dev.0, dev.1), |(_, n)| n.clone())
+    };
+    let split = (!tally.q2d.is_empty() && !tally.d2c.is_empty()).then(|| {
+        (
+            tally.q2d.value_at_quantile(0.5),
+            tally.d2c.value_at_quantile(0.5),
+        )
+    });
+    LiveView {
+        split,
+        moved: tally
+            .by
+            .iter()
+            .map(|((dev, who), m)| (name(dev), *who, m.clone()))
+            .collect(),
+        own: tally.own(),
+        events: tally.events,
+        ..LiveView::default()
+    }
+}
+
+/// Events the instance's buffers hold now (not yet read), over its CPUs.
+fn buffered_events(dir: &Path) -> u64 {
+    let Ok(cpus) = fs::read_dir(dir.join("per_cpu")) else {
+        return 0;
+    };
+    cpus.flatten()
+        .filter_map(|c| fs::read_to_string(c.path().join("stats")).ok())
+        .flat_map(|s| {
+            s.lines()
+                .filter_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    (k.trim() == "entries")
+                        .then(|| v.trim().parse::<u64>().ok())
+                        .flatten()
+                })
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}
+
+/// The most a reader takes from the pipe at one wake while the trace runs (text, about 100000
+/// events).
+const DRAIN_PER_WAKE: usize = 8 << 20;
+
+/// The count of a `CPU:N [LOST M EVENTS]` line.
+fn lost_in(line: &str) -> u64 {
+    line.split_once("[LOST ")
+        .and_then(|(_, r)| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
