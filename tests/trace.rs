@@ -709,3 +709,95 @@ fn untraced_reads_beside_a_write_test_are_said_to_be_of_unknown_owner_live_and_a
     println!("{m}");
     assert!(m.contains("cannot be told"), "{m}");
 }
+
+/// The same fast test, and in its middle a shell loop of short dds for 2.5 s (16M each, a few
+/// hundredths of a second: most of them live and die between two windows): each dd the windows
+/// saw is named with about its own 16M, the others' total is within a factor of two of the
+/// loop's own count, and the shell, whose /proc/PID/io gets each reaped dd's bytes, is not
+/// named as busy elsewhere.
+#[test]
+fn a_loop_of_short_readers_in_the_middle_of_a_fast_test_is_counted_whole() {
+    if !require(true, &["losetup", "dd"]) {
+        return;
+    }
+    let _one = one_at_a_time();
+    let lo = Loop::new(256 * MIB, None, false);
+    let _ = Command::new("losetup")
+        .args(["--direct-io=on", lo.dev()])
+        .env("PATH", path_with_sbin())
+        .status();
+    let dev = lo.dev().to_string();
+    let shell = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(1300));
+        let script = format!(
+            "ms() {{ echo $(($(date +%s%N) / 1000000)); }}; end=$(($(ms) + 2500)); n=0; \
+             while [ $(ms) -lt $end ]; do dd if={dev} of=/dev/null bs=1M count=16 \
+             iflag=direct status=none; n=$((n + 1)); done; echo $n"
+        );
+        let child = Command::new("sh")
+            .args(["-c", &script])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let t0 = std::time::Instant::now();
+        let out = child.wait_with_output().unwrap();
+        let runs: u64 = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(0);
+        (pid, runs, t0.elapsed())
+    });
+    let test = bin()
+        .env("BLKSCOPE_TRACE_MAX_RATE", "5000")
+        .args(["run", lo.dev(), "--op", "randwrite", "--bs", "4k"])
+        .args(["--iodepth", "16", "--runtime", "5s", "--confirm", &lo.name])
+        .args(["--no-save", "--json"])
+        .output();
+    let out = test.unwrap();
+    let (shell_pid, runs, took) = shell.join().unwrap();
+    let own = runs * 16 * MIB;
+    println!("the loop (sh {shell_pid}): {runs} dds of 16M in {took:?}");
+    assert!(runs > 0);
+    let (doc, code) = json_of(&out, &["the test"]);
+    assert_eq!(code, 0, "{doc}");
+    if !traced(&doc) {
+        return;
+    }
+    let r = first_result(&doc);
+    let t = &r["trace"];
+    assert_eq!(t["mode"], "sampled", "{t}");
+    let dds: Vec<&serde_json::Value> = t["submitters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["comm"] == "dd")
+        .collect();
+    println!("{} of the dds seen: {dds:?}", dds.len());
+    assert!(!dds.is_empty(), "no dd seen: {t}");
+    for d in &dds {
+        let b = d["read_bytes"].as_u64().unwrap();
+        assert!(
+            b <= 2 * 16 * MIB,
+            "a dd is named with at most twice its 16M: {d}"
+        );
+    }
+    let busy = finding_of(r, "busy_processes").unwrap_or_else(|| panic!("{}", r["findings"]));
+    let n = &busy["numbers"];
+    let total = n["other_bytes_on_devices"].as_f64().unwrap() as u64;
+    println!(
+        "{}\nother bytes {total} against the loop's {own}",
+        busy["message"]
+    );
+    assert!(
+        total * 2 >= own && total <= own * 2,
+        "{total} is not within 2x of {own}"
+    );
+    let m = busy["message"].as_str().unwrap();
+    assert!(
+        !m.contains(&format!("(pid {shell_pid})"))
+            && !m.contains(&format!("(pid {})", std::process::id())),
+        "the loop's shell and this test are not busy elsewhere: {m}"
+    );
+    assert!(!findings(&doc).contains(&"read_modify_write".into()));
+}

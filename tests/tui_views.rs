@@ -300,6 +300,7 @@ fn live_findings(job: &Job, read: u64, written: u64) -> Vec<blkscope::analysis::
         logical_block_size: 512,
         write_cache: None,
         in_ram: false,
+        loop_device: false,
         below_count: 1,
         fs_block: None,
         other_read_bytes: Some(0.0),

@@ -75,6 +75,7 @@ impl SoFar {
         act.traced = Some(trace);
         let mut found = findings::analyze(job, self.moved, &act, crate::sys::page_size());
         found.extend(others);
+        found.sort_by_key(|f| f.kind.effect());
         found
     }
 }

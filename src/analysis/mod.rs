@@ -76,6 +76,13 @@ impl Analysis {
         self.warnings.push(Warning::new(f.kind, f.message.clone()));
         self.findings.push(f);
     }
+
+    /// Puts the findings and warnings in the order of what they do to the figure: what makes
+    /// it meaningless first (reads of holes before %util), the order found within each.
+    fn order(&mut self) {
+        self.findings.sort_by_key(|f| f.kind.effect());
+        self.warnings.sort_by_key(|w| w.kind.effect());
+    }
 }
 
 /// How much of what a read test will read holds nothing, looked at before its first I/O (for
@@ -125,6 +132,7 @@ pub fn analyze_run(
     for f in how_it_ran(root, job, path, target, run, unwritten, &out) {
         out.add(f);
     }
+    out.order();
     out
 }
 
@@ -199,7 +207,17 @@ pub(crate) fn activity(
         seconds,
         stats_off,
         logical_block_size: target.info.logical_block_size.unwrap_or(512),
-        write_cache: target.info.write_cache.clone(),
+        // A file's: the device that holds it.
+        write_cache: target
+            .info
+            .write_cache
+            .clone()
+            .or_else(|| target.holding.as_ref().and_then(|d| d.write_cache.clone())),
+        loop_device: target
+            .info
+            .device
+            .as_deref()
+            .is_some_and(crate::device::is_loop),
         in_ram: target
             .info
             .device
@@ -312,6 +330,39 @@ pub fn job_warnings(job: &Job, engine: EngineKind) -> Vec<Warning> {
 mod tests {
     use super::*;
     use crate::engine::Op;
+
+    /// What makes the figure meaningless is said first: reads of holes before %util, in the
+    /// findings and in the warnings, and the order found kept within each.
+    #[test]
+    fn notes_come_in_the_order_of_what_they_do_to_the_figure() {
+        let mut a = Analysis::default();
+        for k in [
+            Kind::UtilSaturation,
+            Kind::BusyProcesses,
+            Kind::NeverWritten,
+            Kind::WriteCache,
+            Kind::ReadModifyWrite,
+        ] {
+            a.add(Finding::new(k, findings::Evidence::new(), |_| {
+                k.name().to_string()
+            }));
+        }
+        a.order();
+        let kinds: Vec<&str> = a.findings.iter().map(|f| f.kind.name()).collect();
+        println!("{kinds:?}");
+        assert_eq!(
+            kinds,
+            [
+                "never_written",
+                "busy_processes",
+                "read_modify_write",
+                "util_saturation",
+                "write_cache"
+            ]
+        );
+        let warned: Vec<&str> = a.warnings.iter().map(|w| w.kind.name()).collect();
+        assert_eq!(warned, kinds);
+    }
 
     /// Each job warning's fix is spelt as the command line takes it ("use data random" was not
     /// an option anyone could type): every `--flag value` in them parses.

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::engine::result::Latency;
-use crate::trace::{Coverage, LiveOther, LiveView, Moved, Submitter, Traced, Who, kernel_thread};
+use crate::trace::{Coverage, LiveOther, LiveView, Row, Traced, Who, kernel_thread};
 
 /// The trace of one run, as results and reports carry it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -24,8 +24,8 @@ pub struct TraceSummary {
     pub of_seconds: f64,
     /// The windows the events were on in (1 when traced throughout).
     pub windows: u32,
-    /// What the windows' bytes, I/Os and flushes were multiplied by to speak for the whole run
-    /// ([`TraceSummary::calibrate`]).
+    /// The run's time over the windows': what the figures of a process there all along were
+    /// multiplied by to speak for the whole run (one there for part of it: by its own time).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scaled_by: Option<f64>,
     pub events: u64,
@@ -43,7 +43,7 @@ pub struct TraceSummary {
 }
 
 /// What one process did on one device while the test ran.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct SubmitterIo {
     pub device: String,
     pub who: Who,
@@ -56,6 +56,18 @@ pub struct SubmitterIo {
     /// Its parent, the parent's parent, ... (as the trace's reader saw them).
     #[serde(skip)]
     pub ancestors: Vec<u32>,
+    /// How many like it each one seen stands for in a total (1 when traced throughout, or
+    /// there for a whole window's period): one that lived a tenth of a second between windows
+    /// a second apart was likely missed, and so were others like it ([`scale`]).
+    #[serde(skip)]
+    pub weight: f64,
+}
+
+impl SubmitterIo {
+    /// `n` of its figures, as a total counts it.
+    pub fn counted(&self, n: u64) -> u64 {
+        (n as f64 * self.weight).round() as u64
+    }
 }
 
 impl TraceSummary {
@@ -78,18 +90,8 @@ impl TraceSummary {
 
     /// The summary of a finished trace.
     pub fn of(t: &Traced) -> Self {
-        let name = |dev: (u32, u32)| {
-            t.devices
-                .iter()
-                .find(|(d, _)| *d == dev)
-                .map_or_else(|| format!("{}:{}", dev.0, dev.1), |(_, n)| n.clone())
-        };
-        let rows = t
-            .tally
-            .by
-            .iter()
-            .map(|((dev, who), m)| (name(*dev), *who, m));
-        let mut s = Self::of_rows(rows, t.tally.own(), &t.coverage, t.tally.events, t.lost);
+        let rows = t.tally.rows(&t.devices);
+        let mut s = Self::of_rows(&rows, t.tally.own(), &t.coverage, t.tally.events, t.lost);
         // Requests are matched with their events by device and sector: with events lost, some
         // would be matched with another request's.
         if t.lost == 0 && !t.tally.q2d.is_empty() {
@@ -102,37 +104,39 @@ impl TraceSummary {
     /// The summary of the trace so far, as its reader last handed it out (None before it has
     /// read anything).
     pub fn so_far(v: &LiveView) -> Option<Self> {
-        let rows = v.moved.iter().map(|(d, who, m)| (d.clone(), *who, m));
         v.read()
-            .then(|| Self::of_rows(rows, v.own, &v.coverage, v.events, v.lost))
+            .then(|| Self::of_rows(&v.rows, v.own, &v.coverage, v.events, v.lost))
     }
 
-    /// Who moved what (device, submitter, what), the test being process `own`, kept as
-    /// `coverage` says; without the split.
-    fn of_rows<'a>(
-        rows: impl Iterator<Item = (String, Submitter, &'a Moved)>,
-        own: u32,
-        c: &Coverage,
-        events: u64,
-        lost: u64,
-    ) -> Self {
+    /// Who moved what, the test being process `own`, kept as `coverage` says; without the
+    /// split. In windows, each row is scaled to its time in the run ([`scale`]).
+    fn of_rows(rows: &[Row], own: u32, c: &Coverage, events: u64, lost: u64) -> Self {
         let mut submitters: Vec<SubmitterIo> = rows
-            .map(|(device, who, m)| SubmitterIo {
-                device,
-                who: if who.0 == own {
-                    Who::Test
-                } else if kernel_thread(who.0, &m.comm) {
-                    Who::Kernel
-                } else {
-                    Who::Other
-                },
-                pid: who.0,
-                comm: m.comm.clone(),
-                read_bytes: m.read_bytes,
-                write_bytes: m.write_bytes,
-                ios: m.ios,
-                flushes: m.flushes,
-                ancestors: m.ancestors.clone(),
+            .iter()
+            .map(|r| {
+                let m = &r.moved;
+                let mut s = SubmitterIo {
+                    device: r.device.clone(),
+                    who: if r.who.0 == own {
+                        Who::Test
+                    } else if kernel_thread(r.who.0, &m.comm) {
+                        Who::Kernel
+                    } else {
+                        Who::Other
+                    },
+                    pid: r.who.0,
+                    comm: m.comm.clone(),
+                    read_bytes: m.read_bytes,
+                    write_bytes: m.write_bytes,
+                    ios: m.ios,
+                    flushes: m.flushes,
+                    ancestors: m.ancestors.clone(),
+                    weight: 1.0,
+                };
+                if c.windowed {
+                    scale(&mut s, r, c);
+                }
+                s
             })
             .collect();
         submitters.sort_by(|a, b| {
@@ -141,14 +145,14 @@ impl TraceSummary {
                 .then(a.pid.cmp(&b.pid))
         });
         let (seconds, of_seconds) = (c.traced.as_secs_f64(), c.total.as_secs_f64());
-        let mut s = Self {
+        Self {
             mode: if c.windowed { "sampled" } else { "on" },
             why: c.windowed.then(|| {
                 format!(
                     "more than {:.0} block events a second: traced in {} windows of up to {:.2} \
                      s, one every {:.0} s ({seconds:.2} s of {of_seconds:.1} s), so that tracing \
                      would not cost the test its speed; what each process moved is scaled to \
-                     the run",
+                     its own time in the run",
                     crate::trace::max_events_per_sec(),
                     c.windows,
                     crate::trace::SAMPLE_FOR.as_secs_f64(),
@@ -158,35 +162,13 @@ impl TraceSummary {
             seconds,
             of_seconds,
             windows: c.windows,
-            scaled_by: None,
+            scaled_by: (c.windowed && seconds > 0.0).then(|| of_seconds / seconds),
             events,
             lost,
             submitters,
             q2d_ns: None,
             d2c_ns: None,
-        };
-        s.scale_to_run();
-        s
-    }
-
-    /// A trace kept in windows, made to speak for the whole run: every submitter's bytes, I/Os
-    /// and flushes are multiplied by the run's time over the windows', so that shares stay as
-    /// the windows saw them. (The test's own bytes would give another factor: they also undo
-    /// what the trace slowed the test in the windows, 18% for 4K random writes on a loop
-    /// device, but over-count a neighbour the trace slows less; docs/architecture.md.)
-    fn scale_to_run(&mut self) {
-        if self.mode != "sampled" || self.seconds <= 0.0 {
-            return;
         }
-        let factor = self.of_seconds / self.seconds;
-        let times = |n: &mut u64| *n = (*n as f64 * factor).round() as u64;
-        for s in &mut self.submitters {
-            times(&mut s.read_bytes);
-            times(&mut s.write_bytes);
-            times(&mut s.ios);
-            times(&mut s.flushes);
-        }
-        self.scaled_by = Some(factor);
     }
 
     /// Other processes' I/O on each traced device, most first, at most three: the lines a live
@@ -244,7 +226,10 @@ impl TraceSummary {
             .filter(|o| o.2 > 0)
             .collect();
         v.sort_by_key(|o| std::cmp::Reverse(o.2));
-        let all = v.iter().map(|o| o.2).sum();
+        let all = self
+            .others_on(device)
+            .map(|o| o.counted(o.read_bytes + o.write_bytes))
+            .sum();
         v.truncate(3);
         (all, v)
     }
@@ -256,7 +241,7 @@ impl TraceSummary {
         let mut ours = 0.0;
         let mut all = 0;
         for s in self.on(device) {
-            all += s.flushes;
+            all += s.counted(s.flushes);
             ours += match s.who {
                 Who::Test => s.flushes as f64,
                 Who::Kernel => s.flushes as f64 * kernel_share,
@@ -272,7 +257,7 @@ impl TraceSummary {
         let (mut test, mut all) = (0u64, 0u64);
         for s in self.on(device) {
             let b = s.read_bytes + s.write_bytes;
-            all += b;
+            all += s.counted(b);
             if s.who == Who::Test {
                 test += b;
             }
@@ -295,7 +280,7 @@ impl TraceSummary {
 
     /// Every byte read on `device`, whoever read it.
     pub fn reads_all(&self, device: &str) -> u64 {
-        self.on(device).map(|s| s.read_bytes).sum()
+        self.on(device).map(|s| s.counted(s.read_bytes)).sum()
     }
 
     /// Other processes' I/O on `device` (reads and writes), most first.
@@ -317,7 +302,110 @@ impl TraceSummary {
         v
     }
 
+    /// Other processes' bytes on every traced device, as a total counts them: (read, written).
+    pub fn others_total(&self) -> (u64, u64) {
+        self.submitters
+            .iter()
+            .filter(|s| s.who == Who::Other)
+            .fold((0, 0), |(r, w), s| {
+                (r + s.counted(s.read_bytes), w + s.counted(s.write_bytes))
+            })
+    }
+
     fn on<'a>(&'a self, device: &'a str) -> impl Iterator<Item = &'a SubmitterIo> {
         self.submitters.iter().filter(move |s| s.device == device)
+    }
+}
+
+/// A submitter's figures in windows, made to speak for its time in the run: multiplied by that
+/// time over the windows' part of it (from when it began, or the trace did, to when it ended,
+/// or the trace did). Shares among those there all along stay as the windows saw them; one that
+/// was there for a second of ten is not taken for ten seconds' worth. (The test's own measured
+/// bytes would give another factor: docs/architecture.md says why not.) One there for less
+/// than the windows' period had a chance of (its time and a window's) over the period to be
+/// seen at all: in a total it stands for the inverse of that many like it (a shell loop of
+/// 0.1 s dds, a fifth of them seen).
+fn scale(s: &mut SubmitterIo, r: &Row, c: &Coverage) {
+    let from = r.began_ns.unwrap_or(c.start_ns).max(c.start_ns);
+    let to = r.ended_ns.unwrap_or(c.end_ns).min(c.end_ns);
+    let Some(factor) = c.factor(from, to) else {
+        return;
+    };
+    // There all along (it began and ended outside the trace): it was seen for sure. Otherwise
+    // its chance, against the windows' period (or the trace's length, when shorter: a trace of
+    // one window).
+    if r.began_ns.is_some_and(|b| b > c.start_ns) || r.ended_ns.is_some_and(|e| e < c.end_ns) {
+        let window = c.traced.as_secs_f64() / c.windows.max(1) as f64;
+        let period = crate::trace::WINDOW_EVERY
+            .as_secs_f64()
+            .min(c.total.as_secs_f64());
+        let lived = to.saturating_sub(from) as f64 / 1e9;
+        s.weight = (period / (lived + window)).max(1.0);
+    }
+    let times = |n: &mut u64| *n = (*n as f64 * factor).round() as u64;
+    times(&mut s.read_bytes);
+    times(&mut s.write_bytes);
+    times(&mut s.ios);
+    times(&mut s.flushes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{Moved, Submitter};
+    use std::time::Duration;
+
+    /// Ten windows of 0.1 s, one a second, over 10 s: a process there all along is scaled by
+    /// ten; one there for 0.2 s of it, seen in one window for 0.1 s, by two, and in a total it
+    /// stands for the 3.3 like it that windows a second apart would have seen one of.
+    #[test]
+    fn windows_scale_each_process_by_its_own_time_and_totals_by_its_chance_to_be_seen() {
+        let s = 1_000_000_000u64;
+        let c = Coverage {
+            windows: 10,
+            traced: Duration::from_secs(1),
+            total: Duration::from_secs(10),
+            windowed: true,
+            start_ns: 0,
+            end_ns: 10 * s,
+            windows_ns: (0..10).map(|i| (i * s, i * s + s / 10)).collect(),
+        };
+        let row = |pid: u32, bytes: u64, life: Option<(u64, u64)>| Row {
+            device: "loop0".into(),
+            who: Submitter(pid),
+            moved: Moved {
+                comm: "p".into(),
+                read_bytes: bytes,
+                ..Moved::default()
+            },
+            began_ns: life.map(|l| l.0),
+            ended_ns: life.map(|l| l.1),
+        };
+        let rows = [
+            row(500, 100 << 20, None),
+            row(900, 10 << 20, None),
+            row(901, 10 << 20, Some((3 * s - s / 10, 3 * s + s / 10))),
+        ];
+        let t = TraceSummary::of_rows(&rows, 500, &c, 0, 0);
+        let by = |pid: u32| t.submitters.iter().find(|x| x.pid == pid).unwrap();
+        println!("{:?}", t.submitters);
+        assert_eq!(by(500).read_bytes, 1000 << 20);
+        assert_eq!((by(900).read_bytes, by(900).weight), (100 << 20, 1.0));
+        assert_eq!(
+            by(901).read_bytes,
+            20 << 20,
+            "its 0.2 s, not the run's 10 s"
+        );
+        assert!(
+            (by(901).weight - 1.0 / 0.3).abs() < 1e-9,
+            "{}",
+            by(901).weight
+        );
+        let (read, _) = t.others_total();
+        let expect = (100u64 << 20) + ((20u64 << 20) as f64 / 0.3).round() as u64;
+        assert_eq!(read, expect);
+        assert_eq!(t.scaled_by, Some(10.0));
+        assert_eq!(c.factor(0, 10 * s), Some(10.0));
+        assert_eq!(c.factor(s / 2, s - 1), None, "no window between them");
     }
 }

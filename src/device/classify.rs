@@ -18,6 +18,12 @@ pub fn counts_io_regardless_of_iostats(name: &str) -> bool {
     classify(name, false, false, None) == Kind::Zram
 }
 
+/// Whether device `name` is a loop device: its cache is its backing file's page cache, and a
+/// flush of it syncs that file.
+pub fn is_loop(name: &str) -> bool {
+    classify(name, false, false, None) == Kind::Loop
+}
+
 /// Whether device `name` (a disk or one of its partitions) keeps its data in RAM: zram, or a
 /// RAM disk (brd). A write there is never durable, whatever its `write_cache` says.
 pub fn in_ram(name: &str) -> bool {

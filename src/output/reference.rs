@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::analysis::findings::{Kind, Source};
+use crate::analysis::findings::{Effect, Kind, Source};
 
 /// The findings reference, as Markdown.
 pub fn findings_markdown() -> String {
@@ -18,7 +18,11 @@ pub fn findings_markdown() -> String {
          `findings`, and `{\"kind\", \"message\"}` in `warnings`; the doctor's is \
          `{\"kind\", \"severity\", \"message\", \"numbers\"}`.\n\n\
          This page is written from the code (`src/analysis/findings/kind.rs`); \
-         `BLKSCOPE_WRITE_DOCS=1 cargo test --test docs` writes it again.\n",
+         `BLKSCOPE_WRITE_DOCS=1 cargo test --test docs` writes it again.\n\n\
+         A result says its notes in the order of what they do to the figure: first what makes \
+         it not the device's at all (**not the device's**: reads of holes, memory, the page \
+         cache), then what moved it (**moves it**: read-modify-write, flushes, another \
+         process's I/O), then what the device is and how it is set up (**context**).\n",
     );
     let sources = [
         Source::Job,
@@ -32,11 +36,16 @@ pub fn findings_markdown() -> String {
     for source in sources {
         let _ = write!(
             out,
-            "\n## From {}\n\n| kind | what it means |\n| --- | --- |\n",
+            "\n## From {}\n\n| kind | to the figure | what it means |\n| --- | --- | --- |\n",
             source.name()
         );
         for k in Kind::ALL.iter().filter(|k| k.source() == source) {
-            let _ = writeln!(out, "| `{}` | {} |", k.name(), k.about());
+            let effect = match k.effect() {
+                Effect::Meaningless => "not the device's",
+                Effect::Changes => "moves it",
+                Effect::Context => "context",
+            };
+            let _ = writeln!(out, "| `{}` | {effect} | {} |", k.name(), k.about());
         }
     }
     out

@@ -64,9 +64,17 @@ impl Event<'_> {
     }
 }
 
-/// Parses one line; None for headers, `LOST` notes and events of other kinds.
-pub fn parse(line: &str) -> Option<Event<'_>> {
-    // "TASK-PID (TGID) [CPU] FLAGS TIMESTAMP: EVENT: ARGS"
+/// A line's parts: "TASK-PID (TGID) [CPU] FLAGS TIMESTAMP: EVENT: ARGS".
+struct Line<'a> {
+    comm: &'a str,
+    pid: &'a str,
+    tgid: Option<u32>,
+    ts: &'a str,
+    name: &'a str,
+    args: &'a str,
+}
+
+fn split(line: &str) -> Option<Line<'_>> {
     let (head, rest) = line.split_once(") [")?;
     let (task, tgid) = head.rsplit_once('(')?;
     let (comm, pid) = task.trim().rsplit_once('-')?;
@@ -75,6 +83,69 @@ pub fn parse(line: &str) -> Option<Event<'_>> {
     let (_flags, rest) = rest.split_once(' ')?;
     let (ts, rest) = rest.trim_start().split_once(": ")?;
     let (name, args) = rest.split_once(": ")?;
+    Some(Line {
+        comm,
+        pid,
+        tgid,
+        ts,
+        name,
+        args,
+    })
+}
+
+/// A process began (`sched_process_fork`: its pid) or ended (`sched_process_exit` of its main
+/// thread), and when (ns of the instance's clock): how long a process the trace saw was there,
+/// so that what windows saw of it is scaled by its own time and not the run's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Life {
+    /// `parent`: the process that forked it.
+    Began {
+        pid: u32,
+        parent: u32,
+        ts_ns: u64,
+    },
+    Ended {
+        pid: u32,
+        ts_ns: u64,
+    },
+}
+
+/// Parses a line of the two lifetime events; None for any other.
+pub fn parse_life(line: &str) -> Option<Life> {
+    let l = split(line)?;
+    let ts_ns = parse_ts(l.ts)?;
+    let field = |key: &str| -> Option<u32> {
+        l.args
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))?
+            .parse()
+            .ok()
+    };
+    match l.name {
+        "sched_process_fork" => Some(Life::Began {
+            pid: field("child_pid")?,
+            parent: l.tgid.or_else(|| field("pid"))?,
+            ts_ns,
+        }),
+        // A thread's exit is not its process's: only the thread whose pid is the process's.
+        "sched_process_exit" => {
+            let pid = field("pid")?;
+            (l.tgid.is_none_or(|t| t == pid)).then_some(Life::Ended { pid, ts_ns })
+        }
+        _ => None,
+    }
+}
+
+/// Parses one line; None for headers, `LOST` notes and events of other kinds.
+pub fn parse(line: &str) -> Option<Event<'_>> {
+    let Line {
+        comm,
+        pid,
+        tgid,
+        ts,
+        name,
+        args,
+    } = split(line)?;
     let kind = match name {
         "block_bio_queue" => Kind::Queue,
         "block_rq_issue" => Kind::Issue,
@@ -157,6 +228,28 @@ mod tests {
             "  <...>-700 (  699) [000] .....  1.5: block_bio_queue: 7,3 R 8 + 8 [Web Content]";
         assert_eq!(parse(spaced).unwrap().comm, "Web Content");
         assert_eq!(parse("# tracer: nop"), None);
+        // When processes began and ended; a thread's end is not its process's.
+        let fork = "  bash-700 (  700) [001] .....  2.000001: sched_process_fork: comm=bash pid=700 child_comm=bash child_pid=701";
+        assert_eq!(
+            parse_life(fork),
+            Some(Life::Began {
+                pid: 701,
+                parent: 700,
+                ts_ns: 2_000_001_000
+            })
+        );
+        let exit = "  dd-701 (  701) [000] .....  3.5: sched_process_exit: comm=dd pid=701 prio=120 group_dead=true";
+        assert_eq!(
+            parse_life(exit),
+            Some(Life::Ended {
+                pid: 701,
+                ts_ns: 3_500_000_000
+            })
+        );
+        let thread = "  worker-702 (  701) [000] .....  3.4: sched_process_exit: comm=worker pid=702 prio=120";
+        assert_eq!(parse_life(thread), None);
+        assert_eq!(parse_life(q), None);
+        assert_eq!(parse(fork), None);
         assert_eq!(parse("CPU:1 [LOST 42 EVENTS]"), None);
     }
 }

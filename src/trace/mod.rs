@@ -27,7 +27,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use reader::{Coverage, WINDOW_EVERY};
-pub use tally::{Moved, Submitter, Tally, Who, kernel_thread};
+pub use tally::{Moved, Row, Submitter, Tally, Who, kernel_thread};
 
 use crate::sysroot::SysRoot;
 
@@ -127,12 +127,15 @@ fn remove_stale_in(base: &Path) -> usize {
 /// Turns an instance's events off and removes it (the kernel frees its buffers).
 fn remove_instance(dir: &Path) -> io::Result<()> {
     let _ = fs::write(dir.join("tracing_on"), "0");
-    let _ = fs::write(dir.join("events/block/enable"), "0");
+    let _ = fs::write(dir.join("events/enable"), "0");
     fs::remove_dir(dir)
 }
 
 /// The events blkscope reads.
 const EVENTS: [&str; 3] = ["block_bio_queue", "block_rq_issue", "block_rq_complete"];
+
+/// When processes begin and end (few beside block I/O, and kept on between windows).
+const LIFE_EVENTS: [&str; 2] = ["sched_process_fork", "sched_process_exit"];
 
 /// What the trace has seen so far, shared with whoever shows it live.
 pub type Live = Arc<std::sync::Mutex<LiveView>>;
@@ -143,8 +146,8 @@ pub type Live = Arc<std::sync::Mutex<LiveView>>;
 #[derive(Debug, Clone, Default)]
 pub struct LiveView {
     pub split: Option<(u64, u64)>,
-    /// Each device (by name) and submitter, with what it moved.
-    pub moved: Vec<(String, Submitter, Moved)>,
+    /// Each device and submitter, with what it moved.
+    pub rows: Vec<Row>,
     /// The test's process.
     pub own: u32,
     pub coverage: Coverage,
@@ -266,6 +269,11 @@ impl Tracer {
         for e in EVENTS {
             w(&format!("events/block/{e}/filter"), &filter)?;
             w(&format!("events/block/{e}/enable"), "1")?;
+        }
+        // Without them a process is taken to have been there all along (a kernel built
+        // without the sched events still traces).
+        for e in LIFE_EVENTS {
+            let _ = w(&format!("events/sched/{e}/enable"), "1");
         }
         w("tracing_on", "1")
     }

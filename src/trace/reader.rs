@@ -25,7 +25,7 @@ pub const WINDOW_EVERY: Duration = Duration::from_secs(1);
 const CHECK_EVERY: Duration = Duration::from_millis(10);
 
 /// How a trace was kept: throughout, or in windows.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Coverage {
     /// The windows the events were on in (1 when they were on throughout).
     pub windows: u32,
@@ -35,9 +35,26 @@ pub struct Coverage {
     pub total: Duration,
     /// Kept in windows, because events came faster than [`super::MAX_EVENTS_PER_SEC`].
     pub windowed: bool,
+    /// The trace's start and end, and each window's (ns of the trace's clock, monotonic): a
+    /// process that was there for part of the run is scaled by the windows of its own time.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub windows_ns: Vec<(u64, u64)>,
 }
 
 impl Coverage {
+    /// What the windows saw of the time from `from` to `to` multiplies into the whole of it:
+    /// that time over the windows' part of it (None where no window fell in it).
+    pub fn factor(&self, from: u64, to: u64) -> Option<f64> {
+        let (from, to) = (from.max(self.start_ns), to.min(self.end_ns));
+        let seen: u64 = self
+            .windows_ns
+            .iter()
+            .map(|&(a, b)| b.min(to).saturating_sub(a.max(from)))
+            .sum();
+        (to > from && seen > 0).then(|| (to - from) as f64 / seen as f64)
+    }
+
     /// The part of the run the events were on in (1 when traced throughout).
     pub fn fraction(&self) -> f64 {
         if self.total.is_zero() {
@@ -97,6 +114,8 @@ pub fn read_pipe(
         drained_at: now,
         coverage: Coverage {
             windows: 1,
+            start_ns: crate::sys::monotonic_ns(),
+            windows_ns: vec![(crate::sys::monotonic_ns(), 0)],
             ..Coverage::default()
         },
         max_rate: max_events_per_sec(),
@@ -159,6 +178,7 @@ impl Reader<'_> {
     /// Turns the events off: the window is over, and the trace is kept in windows from now on.
     fn close_window(&mut self, since: Instant) {
         self.coverage.traced += since.elapsed();
+        self.end_window();
         let _ = fs::write(self.dir.join("events/block/enable"), "0");
         self.coverage.windowed = true;
         self.open_since = None;
@@ -174,6 +194,9 @@ impl Reader<'_> {
         if ok {
             self.open_since = Some(Instant::now());
             self.coverage.windows += 1;
+            self.coverage
+                .windows_ns
+                .push((crate::sys::monotonic_ns(), 0));
         }
     }
 
@@ -193,9 +216,12 @@ impl Reader<'_> {
                         .push_str(&String::from_utf8_lossy(&self.buf[..n]));
                     let end = self.carry.rfind('\n').map_or(0, |i| i + 1);
                     for line in self.carry[..end].lines() {
-                        match event::parse(line) {
-                            Some(e) => self.tally.add(&e),
-                            None => self.lost += lost_in(line),
+                        if let Some(e) = event::parse(line) {
+                            self.tally.add(&e);
+                        } else if let Some(l) = event::parse_life(line) {
+                            self.tally.life(l);
+                        } else {
+                            self.lost += lost_in(line);
                         }
                     }
                     self.carry.drain(..end);
@@ -218,9 +244,21 @@ impl Reader<'_> {
         }
     }
 
+    /// The open window ends now.
+    fn end_window(&mut self) {
+        if let Some(w) = self.coverage.windows_ns.last_mut().filter(|w| w.1 == 0) {
+            w.1 = crate::sys::monotonic_ns();
+        }
+    }
+
     /// How the trace has been kept so far.
     fn coverage_now(&self) -> Coverage {
-        let mut c = self.coverage;
+        let mut c = self.coverage.clone();
+        let now = crate::sys::monotonic_ns();
+        c.end_ns = now;
+        if let Some(w) = c.windows_ns.last_mut().filter(|w| w.1 == 0) {
+            w.1 = now;
+        }
         c.total = self.started.elapsed();
         c.traced = match (c.windowed, self.open_since) {
             (false, _) => c.total,
@@ -235,8 +273,10 @@ impl Reader<'_> {
         let _ = fs::write(self.dir.join("tracing_on"), "0");
         if let Some(since) = self.open_since.take() {
             self.coverage.traced += since.elapsed();
+            self.end_window();
         }
         self.coverage.total = self.started.elapsed();
+        self.coverage.end_ns = crate::sys::monotonic_ns();
         if !self.coverage.windowed {
             self.coverage.traced = self.coverage.total;
         }
@@ -251,12 +291,6 @@ impl Reader<'_> {
 
 /// The trace so far: the test's median split, and everyone's bytes for the analysis so far.
 fn live_view(tally: &Tally, names: &[((u32, u32), String)]) -> LiveView {
-    let name = |dev: &(u32, u32)| {
-        names
-            .iter()
-            .find(|(d, _)| d == dev)
-            .map_or_else(|| format!("{}:{}", dev.0, dev.1), |(_, n)| n.clone())
-    };
     let split = (!tally.q2d.is_empty() && !tally.d2c.is_empty()).then(|| {
         (
             tally.q2d.value_at_quantile(0.5),
@@ -265,11 +299,7 @@ fn live_view(tally: &Tally, names: &[((u32, u32), String)]) -> LiveView {
     });
     LiveView {
         split,
-        moved: tally
-            .by
-            .iter()
-            .map(|((dev, who), m)| (name(dev), *who, m.clone()))
-            .collect(),
+        rows: tally.rows(names),
         own: tally.own(),
         events: tally.events,
         ..LiveView::default()

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::event::{Event, Kind};
+use super::event::{Event, Kind, Life};
 
 /// Who submitted I/O, as the tally keys it: a process (tgid), or a thread whose process the
 /// kernel did not record.
@@ -62,6 +62,28 @@ pub struct Tally {
     pub events: u64,
     pub first_ns: Option<u64>,
     pub last_ns: u64,
+    /// When processes began and ended while the trace ran (ns of its clock), by pid.
+    began: HashMap<u32, u64>,
+    ended: HashMap<u32, u64>,
+    /// Who forked whom while the trace ran: the ancestors of a process gone before its I/O was
+    /// read (a short dd of a shell loop).
+    parents: HashMap<u32, u32>,
+}
+
+/// Processes whose beginning or end is kept, at most this many of each (a machine that forks
+/// thousands a second would otherwise grow them for as long as a test runs).
+const MAX_LIVES: usize = 1 << 18;
+
+/// One submitter's I/O on one device, and when it began and ended where that was while the
+/// trace ran: what a trace hands out, so far or at its end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// The device's kernel name (or `major:minor`).
+    pub device: String,
+    pub who: Submitter,
+    pub moved: Moved,
+    pub began_ns: Option<u64>,
+    pub ended_ns: Option<u64>,
 }
 
 fn histogram() -> Histogram<u64> {
@@ -81,16 +103,42 @@ impl Tally {
             events: 0,
             first_ns: None,
             last_ns: 0,
+            began: HashMap::new(),
+            ended: HashMap::new(),
+            parents: HashMap::new(),
         }
     }
 
     fn moved(&mut self, dev: (u32, u32), who: Submitter, comm: &str) -> &mut Moved {
-        let lookup = self.lookup;
-        let m = self.by.entry((dev, who)).or_default();
-        if m.comm.is_empty() {
-            (m.comm, m.ancestors) = lookup(who.0).unwrap_or_else(|| (comm.to_string(), Vec::new()));
+        if !self.by.contains_key(&(dev, who)) {
+            let (name, ancestors) = self.named(who.0, comm);
+            let m = self.by.entry((dev, who)).or_default();
+            (m.comm, m.ancestors) = (name, ancestors);
         }
-        m
+        self.by.entry((dev, who)).or_default()
+    }
+
+    /// A process's name and ancestors: from /proc while it runs; when it is gone, the name its
+    /// event recorded and the ancestors the fork events gave, then /proc's for the first of
+    /// them still there.
+    fn named(&self, pid: u32, comm: &str) -> (String, Vec<u32>) {
+        if let Some(found) = (self.lookup)(pid) {
+            return found;
+        }
+        let mut ancestors = Vec::new();
+        let mut p = pid;
+        while let Some(&parent) = self.parents.get(&p) {
+            if ancestors.len() >= 64 || ancestors.contains(&parent) {
+                break;
+            }
+            ancestors.push(parent);
+            p = parent;
+            if let Some((_, more)) = (self.lookup)(p) {
+                ancestors.extend(more);
+                break;
+            }
+        }
+        (comm.to_string(), ancestors)
     }
 
     /// Counts one event.
@@ -178,6 +226,42 @@ impl Tally {
                 m.d2c_ns += ns;
             }
         }
+    }
+
+    /// Notes a process's beginning or end.
+    pub fn life(&mut self, l: Life) {
+        let (map, pid, ts) = match l {
+            Life::Began { pid, parent, ts_ns } => {
+                if self.parents.len() >= MAX_LIVES {
+                    self.parents.clear();
+                }
+                self.parents.insert(pid, parent);
+                (&mut self.began, pid, ts_ns)
+            }
+            Life::Ended { pid, ts_ns } => (&mut self.ended, pid, ts_ns),
+        };
+        if map.len() >= MAX_LIVES {
+            map.clear();
+        }
+        map.insert(pid, ts);
+    }
+
+    /// Who moved what on each device, with when each began and ended (`names`: the devices'
+    /// kernel names by number).
+    pub fn rows(&self, names: &[((u32, u32), String)]) -> Vec<Row> {
+        self.by
+            .iter()
+            .map(|((dev, who), m)| Row {
+                device: names
+                    .iter()
+                    .find(|(d, _)| d == dev)
+                    .map_or_else(|| format!("{}:{}", dev.0, dev.1), |(_, n)| n.clone()),
+                who: *who,
+                moved: m.clone(),
+                began_ns: self.began.get(&who.0).copied(),
+                ended_ns: self.ended.get(&who.0).copied(),
+            })
+            .collect()
     }
 
     /// Forgets the bios in flight: the events are about to be turned on again after a gap, and
@@ -312,5 +396,40 @@ mod tests {
         assert!(!kernel_thread(std::process::id(), "blkscope"));
         assert!(kernel_thread(u32::MAX, "kworker/u8:2"), "gone: by its name");
         assert!(!kernel_thread(u32::MAX, "postgres"));
+    }
+
+    /// A dd of a shell loop, gone before its I/O was read: its ancestors come from the fork
+    /// events (shell 700 forked the subshell 701, which forked dd 702), then from /proc for the
+    /// first of them still there; when it began and ended comes with its row.
+    #[test]
+    fn a_process_gone_before_its_io_was_read_has_its_ancestors_from_the_forks() {
+        let mut t = Tally::new(500);
+        t.lookup = |pid| (pid == 700).then(|| ("sh".to_string(), vec![600, 1]));
+        for l in [
+            "  sh-700 (  700) [000] .....  1.0: sched_process_fork: comm=sh pid=700 child_comm=sh child_pid=701",
+            "  sh-701 (  701) [000] .....  1.1: sched_process_fork: comm=sh pid=701 child_comm=sh child_pid=702",
+            "  dd-702 (  702) [000] .....  1.3: sched_process_exit: comm=dd pid=702 prio=120",
+        ] {
+            t.life(super::super::event::parse_life(l).unwrap());
+        }
+        t.add(
+            &parse("  dd-702 (  702) [001] .....  1.2: block_bio_queue: 7,0 R 0 + 8 [dd]").unwrap(),
+        );
+        t.add(&parse("  dd-702 (  702) [001] .....  1.2: block_rq_issue: 7,0 R 4096 () 0 + 8 be,0,4 [dd]").unwrap());
+        let rows = t.rows(&[((7, 0), "loop0".into())]);
+        println!("{rows:?}");
+        let dd = &rows[0];
+        assert_eq!(
+            (
+                dd.moved.comm.as_str(),
+                dd.moved.ancestors.clone(),
+                dd.moved.read_bytes
+            ),
+            ("dd", vec![701, 700, 600, 1], 4096)
+        );
+        assert_eq!(
+            (dd.device.as_str(), dd.began_ns, dd.ended_ns),
+            ("loop0", Some(1_100_000_000), Some(1_300_000_000))
+        );
     }
 }

@@ -26,6 +26,8 @@ pub struct Activity {
     pub write_cache: Option<String>,
     /// Whether the target's device keeps its data in RAM (zram, a RAM disk).
     pub in_ram: bool,
+    /// Whether it is a loop device: its write cache is its backing file's page cache.
+    pub loop_device: bool,
     /// How many of `devices` (from the start) are the target and what it is built on.
     pub below_count: usize,
     /// For a file target: its file system's block, the unit buffered writes read in when it is
@@ -226,7 +228,7 @@ fn others_traced(t: &TraceSummary, dev: &str, e: &mut Evidence) -> String {
     if others.is_empty() {
         return " The block layer's trace shows these reads were the test's.".into();
     }
-    let theirs: u64 = t.others_on(dev).map(|o| o.read_bytes).sum();
+    let theirs: u64 = t.others_on(dev).map(|o| o.counted(o.read_bytes)).sum();
     e.insert("other_read_bytes", theirs as f64);
     format!(
         " The block layer's trace shows these reads were the test's; besides them, {} from \
@@ -324,38 +326,64 @@ fn flushes(c: &Context) -> Option<Finding> {
     )
 }
 
-/// What the flushes of a write test mean for its mode.
+/// What the flushes of a write test mean for its mode, in the words of its device (a drive's
+/// volatile cache; a loop device's backing file).
 fn flushes_why(c: &Context) -> String {
-    let cache = c.act.write_cache.as_deref().unwrap_or("unknown");
+    let cache = match c.act.write_cache.as_deref() {
+        Some(w) => format!(" (write cache: {w})"),
+        None => String::new(),
+    };
+    let (target, lo) = (c.name, c.act.loop_device);
+    // What a flush does, after "waits until" and after "makes".
+    let (done, make) = if lo {
+        (
+            format!(
+                "{target} has synced its backing file{cache}, the disk under it flushing its own cache"
+            ),
+            format!(
+                "{target} sync its backing file{cache}, the disk under it flushing its own cache,"
+            ),
+        )
+    } else {
+        (
+            format!("the drive has written its volatile cache{cache}"),
+            format!("the drive write its volatile cache{cache}"),
+        )
+    };
     match c.job.mode {
         Mode::Dsync | Mode::Sync => format!(
-            "with {} every write waits until the drive has written its volatile cache \
-             (write cache: {cache}); that wait, not the transfer, is what sync writes cost. \
-             A drive with power-loss protection, or with its cache in write through mode, \
-             pays less per write.",
+            "with {} every write waits until {done}; that wait, not the transfer, is what \
+             sync writes cost.{}",
             if c.job.mode == Mode::Dsync {
                 "O_DSYNC"
             } else {
                 "O_SYNC"
+            },
+            if lo {
+                ""
+            } else {
+                " A drive with power-loss protection, or with its cache in write through mode, \
+                 pays less per write."
             }
         ),
-        _ => format!(
-            "each makes the drive write its volatile cache (write cache: {cache}) before \
-             going on; something other than this test asked for them{}.",
-            match c
-                .act
-                .traced
-                .as_ref()
-                .and_then(|t| t.why.as_deref())
-                .filter(|_| c.traced().is_none())
-            {
-                Some(why) => format!(
-                    " (the block layer was not traced: {why}; whose flushes these were cannot \
-                     be told)"
+        _ => {
+            let whose = match (
+                c.traced(),
+                c.act.traced.as_ref().and_then(|t| t.why.as_deref()),
+            ) {
+                (Some(_), _) => "by the block layer's trace they were the test's, or the \
+                                 kernel's on its behalf (a file system's journal, writeback)"
+                    .to_string(),
+                (None, Some(why)) => format!(
+                    "another process may have asked for them (the block layer was not traced: \
+                     {why}; whose flushes these were cannot be told)"
                 ),
-                None => String::new(),
-            }
-        ),
+                (None, None) => "another process may have asked for them".to_string(),
+            };
+            format!(
+                "each makes {make} before going on; this test's mode asks for none, and {whose}."
+            )
+        }
     }
 }
 
@@ -369,11 +397,17 @@ fn write_cache(c: &Context) -> Option<Finding> {
     let e = Evidence::from([
         ("write_back", if cache == "write back" { 1.0 } else { 0.0 }),
         ("in_ram", if act.in_ram { 1.0 } else { 0.0 }),
+        ("loop", if act.loop_device { 1.0 } else { 0.0 }),
         ("w_await", c.x.w_await),
     ]);
     Some(
         Finding::new(Kind::WriteCache, e, |e| {
-            let why = if e.num("in_ram") == 1.0 {
+            let why = if e.num("loop") == 1.0 {
+                "a loop device's cache is its backing file's page cache: a sync write there \
+                 waits until the file is synced, which is the file system and the disk under \
+                 it at work (their journal, their cache flush), not a drive's cache of its own. \
+                 Measure sync latency on the disk that is to hold the data."
+            } else if e.num("in_ram") == 1.0 {
                 "it keeps its data in RAM, so a sync write has no cache to flush and no media to \
                  wait for: its latency is a memory copy (and, for zram, compression), far below \
                  what a sync write costs on any disk, and nothing written survives a reboot or \
@@ -494,7 +528,9 @@ fn page_cache(c: &Context) -> Option<Finding> {
     let (reached, others) = match c.act.traced.as_ref().filter(|t| t.mode == "on") {
         Some(t) => (
             t.writes_not_others(target, 1.0) as f64,
-            t.others_on(target).map(|o| o.write_bytes).sum::<u64>(),
+            t.others_on(target)
+                .map(|o| o.counted(o.write_bytes))
+                .sum::<u64>(),
         ),
         None => (c.counters.sectors_written as f64 * 512.0, 0),
     };
@@ -550,12 +586,32 @@ pub(super) mod tests {
         println!("{}", fl.message);
         assert!(
             fl.message
-                .contains("something other than this test asked for them")
+                .contains("this test's mode asks for none, and another process may have asked")
                 && fl
                     .message
-                    .contains("not traced: --no-trace; whose flushes these were cannot be told"),
+                    .contains("not traced: --no-trace; whose flushes these were cannot be told")
+                && fl.message.contains(
+                    "each makes the drive write its volatile cache (write cache: write back) before"
+                ),
             "{}",
             fl.message
+        );
+        // On a loop device, in its words: a flush syncs the backing file; a sync test's
+        // write-cache note speaks of the file, not of a drive.
+        a.loop_device = true;
+        let f = analyze(&job(Op::Write, 4096, Mode::Dsync), moved, &a, 4096);
+        let words: Vec<&str> = f
+            .iter()
+            .filter(|f| f.kind == "flushes" || f.kind == "write_cache")
+            .map(|f| f.message.as_str())
+            .collect();
+        println!("{words:#?}");
+        assert_eq!(words.len(), 2, "{words:?}");
+        assert!(
+            words.iter().all(|m| !m.contains("the drive"))
+                && words[0]
+                    .contains("until loop0 has synced its backing file (write cache: write back)"),
+            "{words:?}"
         );
     }
 
@@ -573,6 +629,7 @@ pub(super) mod tests {
             ios: 1,
             flushes: 0,
             ancestors: Vec::new(),
+            weight: 1.0,
         };
         let with = |other: u64| {
             let mut a = act(Counters::default(), 2.0);
@@ -617,6 +674,7 @@ pub(super) mod tests {
             logical_block_size: 4096,
             write_cache: Some("write back".into()),
             in_ram: false,
+            loop_device: false,
             below_count: 1,
             fs_block: None,
             other_read_bytes: Some(0.0),

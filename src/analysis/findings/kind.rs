@@ -75,6 +75,34 @@ macro_rules! kinds {
     };
 }
 
+/// What a finding does to the test's figure: the order notes are said in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Effect {
+    /// The figure is not the device's at all (reads of holes, memory, the page cache).
+    Meaningless,
+    /// The figure is the device's, moved by something the finding names (read-modify-write,
+    /// flushes, another process's I/O, the engine's way of running it).
+    Changes,
+    /// What the device is and how it is set up: context for reading the figure.
+    Context,
+}
+
+impl Kind {
+    /// What findings of this kind do to the test's figure.
+    pub fn effect(self) -> Effect {
+        use Kind::*;
+        match self {
+            NeverWritten | ZerosRead | PageCache | MemoryFs | BackingCache | Zeros => {
+                Effect::Meaningless
+            }
+            ReadModifyWrite | Flushes | PartialFsBlock | IoWorkerWakeups | BusyProcesses
+            | PsyncIodepth | Outlier | WriteCacheToggle | InUse => Effect::Changes,
+            UtilSaturation | WriteCache | StatsOff | Smart | SmartUnavailable | Misaligned
+            | Scheduler | QueueLimits | IdleHalt | KernelErrors => Effect::Context,
+        }
+    }
+}
+
 kinds! {
     ReadModifyWrite "read_modify_write" Diskstats
         "Reads on the target, or on a device under it, during a write-only test: something \
@@ -87,8 +115,9 @@ kinds! {
     Flushes "flushes" Diskstats
         "Cache flushes reached the device during a write test: with O_DSYNC or O_SYNC every \
          write waits until the drive has written its volatile cache, and that wait, not the \
-         transfer, is what a sync write costs. Flushes in a test that asked for none came \
-         from something else.",
+         transfer, is what a sync write costs. In a test that asked for none, the block layer's \
+         trace says whether they were the test's (a file system's journal working for it) or \
+         another process's; on a loop device a flush syncs its backing file.",
     UtilSaturation "util_saturation" Diskstats
         "%util is the share of time with at least one request in flight, not capacity: near \
          100% with one request in flight, a parallel device (SSD, NVMe, RAID) may do much \
@@ -115,7 +144,8 @@ kinds! {
         "What the drive's write cache means for sync writes: with a volatile cache (write \
          back) each sync write waits for a flush; with the cache off or in write through mode \
          every write goes to the media, 30x to 100x slower per write. On zram or a RAM disk \
-         there is nothing to flush and nothing durable.",
+         there is nothing to flush and nothing durable; a loop device's cache is its backing \
+         file's page cache, and a sync write waits for that file to be synced.",
     StatsOff "stats_off" Device
         "queue/iostats is 0: the kernel keeps no I/O statistics for the device, so its \
          diskstats (and iostat, and the panel) show zeros, not idleness. Turn them on with \

@@ -26,7 +26,7 @@ pub use how_it_ran::{
     IO_WORKER_WAKEUP_MAX_DEPTH, IO_WORKER_WAKEUP_MAX_MEAN_NS, Issue, halt_poll_ns,
     io_worker_wakeups, partial_fs_block,
 };
-pub use kind::{Kind, Source};
+pub use kind::{Effect, Kind, Source};
 
 /// How much a finding about a device matters (the doctor's findings carry one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

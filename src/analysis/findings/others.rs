@@ -85,8 +85,8 @@ pub fn traced_finding(
     elsewhere: Option<&OtherIo>,
 ) -> Option<Finding> {
     let on_ours = t.others();
-    let bytes: u64 = on_ours.iter().map(|o| o.2 + o.3).sum();
-    let read: u64 = on_ours.iter().map(|o| o.2).sum();
+    let (read, written) = t.others_total();
+    let bytes = read + written;
     let traced_pids: Vec<u32> = on_ours.iter().map(|o| o.1).collect();
     // /proc/PID/io adds a reaped child's bytes to its parent's: a parent whose bytes are at
     // least half its traced descendants' is not busy elsewhere, its children were busy here.
@@ -94,7 +94,7 @@ pub fn traced_finding(
         t.submitters
             .iter()
             .filter(|s| s.who == crate::trace::Who::Other && s.ancestors.contains(&pid))
-            .map(|s| s.read_bytes + s.write_bytes)
+            .map(|s| s.counted(s.read_bytes + s.write_bytes))
             .sum()
     };
     let away: Vec<&BusyProcess> = elsewhere

@@ -127,8 +127,8 @@ fn run_side_note(f: &mut Frame, app: &App, look: Look, note: Rect) {
         })
         .unwrap_or_default();
     let mut text: Vec<Line> = Vec::new();
-    // By the block layer's trace where it runs throughout: bytes since the test began, on the
-    // devices under it.
+    // By the block layer's trace: bytes since the test began, on the devices under it (scaled
+    // to the run where it is kept in windows).
     let traced = app
         .run
         .as_ref()
@@ -147,7 +147,7 @@ fn run_side_note(f: &mut Frame, app: &App, look: Look, note: Rect) {
             )));
         }
     } else if !app.busy.is_empty() {
-        // Live, by /proc/PID/io (the trace of a fast test is a sample, read after it).
+        // Live, by /proc/PID/io, where there is no trace (or it saw no one yet).
         text.push(Line::from(Span::styled(
             "other I/O now (/proc):",
             look.alert(),
