@@ -107,6 +107,15 @@ fn sync_writer(dev: &str, seek_4k: u64) -> Neighbour {
     ))
 }
 
+/// Has loop device `lo` read and write its file with direct I/O: its requests take the disk's
+/// time, at a rate the trace keeps up with.
+fn direct_io(lo: &Loop) {
+    let _ = Command::new("losetup")
+        .args(["--direct-io=on", lo.dev()])
+        .env("PATH", path_with_sbin())
+        .status();
+}
+
 /// Flush requests completed on a device (/proc/diskstats' 19th field, after major, minor, name).
 fn diskstats_flushes(name: &str) -> u64 {
     std::fs::read_to_string("/proc/diskstats")
@@ -343,10 +352,7 @@ fn a_scheduler_that_holds_requests_grows_q2d_and_not_d2c() {
     let lo = Loop::new(256 * MIB, Some(4096), false);
     // Direct I/O to its file: requests take the disk's time, at a rate the trace keeps up with
     // (over the page cache, events are lost and no Q2D is given).
-    let _ = Command::new("losetup")
-        .args(["--direct-io=on", lo.dev()])
-        .env("PATH", path_with_sbin())
-        .status();
+    direct_io(&lo);
     let sched_file = format!("/sys/block/{}/queue/scheduler", lo.name);
     let have = std::fs::read_to_string(&sched_file).unwrap_or_default();
     // bfq holds requests longest (Q2D 3x none's here); mq-deadline less (1.7x).
@@ -397,7 +403,7 @@ fn a_scheduler_that_holds_requests_grows_q2d_and_not_d2c() {
                 "--iodepth",
                 "32",
                 "--runtime",
-                "1s",
+                "2s",
                 "--no-save",
                 "--json",
             ]);
@@ -539,10 +545,7 @@ fn a_reader_that_starts_in_the_middle_of_a_fast_test_is_named_live_and_at_the_en
     }
     let _one = one_at_a_time();
     let lo = Loop::new(256 * MIB, None, false);
-    let _ = Command::new("losetup")
-        .args(["--direct-io=on", lo.dev()])
-        .env("PATH", path_with_sbin())
-        .status();
+    direct_io(&lo);
     let test = bin()
         .env("BLKSCOPE_TRACE_MAX_RATE", "5000")
         .args(["run", lo.dev(), "--op", "randwrite", "--bs", "4k"])
@@ -722,10 +725,7 @@ fn a_loop_of_short_readers_in_the_middle_of_a_fast_test_is_counted_whole() {
     }
     let _one = one_at_a_time();
     let lo = Loop::new(256 * MIB, None, false);
-    let _ = Command::new("losetup")
-        .args(["--direct-io=on", lo.dev()])
-        .env("PATH", path_with_sbin())
-        .status();
+    direct_io(&lo);
     let dev = lo.dev().to_string();
     let shell = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(1300));

@@ -162,6 +162,7 @@ fn samples(n: usize) -> Vec<Sample> {
                 q2d_p50_ns: None,
                 d2c_p50_ns: None,
                 others_traced: Vec::new(),
+                split_why: None,
             }
         })
         .collect()

@@ -40,6 +40,9 @@ pub struct TraceSummary {
     pub q2d_ns: Option<Latency>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub d2c_ns: Option<Latency>,
+    /// Why there is no split, where the test was traced and there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split_why: Option<String>,
 }
 
 /// What one process did on one device while the test ran.
@@ -85,6 +88,7 @@ impl TraceSummary {
             submitters: Vec::new(),
             q2d_ns: None,
             d2c_ns: None,
+            split_why: None,
         }
     }
 
@@ -97,15 +101,44 @@ impl TraceSummary {
         if t.lost == 0 && !t.tally.q2d.is_empty() {
             s.q2d_ns = Some(Latency::from_histogram(&t.tally.q2d));
             s.d2c_ns = Some(Latency::from_histogram(&t.tally.d2c));
+        } else {
+            s.split_why = Some(s.no_split());
         }
         s
+    }
+
+    /// Why the test's time is not split between the queue and the device.
+    fn no_split(&self) -> String {
+        let requests: u64 = self
+            .submitters
+            .iter()
+            .filter(|s| s.who == Who::Test)
+            .map(|s| s.ios)
+            .sum();
+        if self.lost > 0 {
+            format!(
+                "the kernel dropped {} events, and requests would be matched with the wrong ones",
+                self.lost
+            )
+        } else if requests == 0 {
+            "the device made no requests of the test's I/O (a bio-based driver such as zram, \
+             dm or md passes bios on): there is no queue to time"
+                .into()
+        } else {
+            "none of the test's requests was seen from queue to completion".into()
+        }
     }
 
     /// The summary of the trace so far, as its reader last handed it out (None before it has
     /// read anything).
     pub fn so_far(v: &LiveView) -> Option<Self> {
-        v.read()
-            .then(|| Self::of_rows(&v.rows, v.own, &v.coverage, v.events, v.lost))
+        v.read().then(|| {
+            let mut s = Self::of_rows(&v.rows, v.own, &v.coverage, v.events, v.lost);
+            if v.split.is_none() {
+                s.split_why = Some(s.no_split());
+            }
+            s
+        })
     }
 
     /// Who moved what, the test being process `own`, kept as `coverage` says; without the
@@ -168,6 +201,7 @@ impl TraceSummary {
             submitters,
             q2d_ns: None,
             d2c_ns: None,
+            split_why: None,
         }
     }
 
@@ -407,5 +441,30 @@ mod tests {
         assert_eq!(t.scaled_by, Some(10.0));
         assert_eq!(c.factor(0, 10 * s), Some(10.0));
         assert_eq!(c.factor(s / 2, s - 1), None, "no window between them");
+    }
+
+    /// Where there is no split, the summary says why: events dropped, or a device that makes
+    /// no requests of the test's I/O (zram: its bios are never issued as requests).
+    #[test]
+    fn no_split_says_why() {
+        let c = Coverage {
+            windows: 1,
+            ..Coverage::default()
+        };
+        let zram = Row {
+            device: "zram0".into(),
+            who: Submitter(500),
+            moved: Moved {
+                comm: "blkscope".into(),
+                ..Moved::default()
+            },
+            began_ns: None,
+            ended_ns: None,
+        };
+        let mut t = TraceSummary::of_rows(std::slice::from_ref(&zram), 500, &c, 3, 0);
+        println!("{}", t.no_split());
+        assert!(t.no_split().contains("bio-based driver such as zram"));
+        t.lost = 7;
+        assert!(t.no_split().starts_with("the kernel dropped 7 events"));
     }
 }

@@ -413,6 +413,7 @@ fn make_sample(
         q2d_p50_ns: None,
         d2c_p50_ns: None,
         others_traced: Vec::new(),
+        split_why: None,
     }
 }
 

@@ -90,6 +90,9 @@ pub struct Sample {
     /// where the trace runs throughout.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub others_traced: Vec<crate::trace::LiveOther>,
+    /// Why the trace so far has no split, where it runs and has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_why: Option<String>,
 }
 
 /// Completion latency summary, nanoseconds.

@@ -114,6 +114,7 @@ fn with_trace(s: &Sample, view: Option<&trace::LiveView>, t: Option<&TraceSummar
     }
     if let Some(t) = t {
         s.others_traced = t.live_others();
+        s.split_why = t.split_why.clone();
     }
     s
 }

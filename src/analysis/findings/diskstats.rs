@@ -648,6 +648,7 @@ pub(super) mod tests {
                 ],
                 q2d_ns: None,
                 d2c_ns: None,
+                split_why: None,
             });
             others_busy(&a, "loop0")
         };

@@ -19,7 +19,10 @@ pub(super) fn trace_line(t: &crate::analysis::traced::TraceSummary) -> String {
             ms(d.p50),
             ms(d.p99)
         ),
-        _ => String::new(),
+        _ => match &t.split_why {
+            Some(why) => format!("; no split between queue and device: {why}"),
+            None => String::new(),
+        },
     };
     match t.mode {
         "off" => format!("traced: no ({})", t.why.as_deref().unwrap_or("off")),

@@ -100,7 +100,12 @@ fn run_progress(f: &mut Frame, run: &crate::ui::app::RunView, look: Look, info: 
 /// Where the test's I/Os spend their time, from the block layer's trace so far: "queue 15 us
 /// |#=========| device 360 us", the bar's share the queue's (Q2D) and the device's (D2C).
 fn time_split(s: &crate::engine::Sample) -> Option<Line<'static>> {
-    let (q, d) = (s.q2d_p50_ns?, s.d2c_p50_ns?);
+    let (Some(q), Some(d)) = (s.q2d_p50_ns, s.d2c_p50_ns) else {
+        return s
+            .split_why
+            .as_ref()
+            .map(|why| Line::from(format!("no queue/device split: {why}")));
+    };
     let w = 10usize;
     let qn = ((q as f64 / (q + d).max(1) as f64) * w as f64).round() as usize;
     Some(Line::from(format!(
