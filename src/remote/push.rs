@@ -85,13 +85,19 @@ pub const LINGER: u32 = 3;
 
 /// Shell that lets go of the session's link `$b` (set by the acquire script or given), and of
 /// the cached copy `LINGER` seconds later when no session holds a link (`$f.PID`) or is
-/// receiving one (`$f.PID.part`) by then; the copy may be another session's inode, so its link
-/// count says nothing. The wait runs detached, so the connection ends at once.
+/// receiving one (`$f.PID.part`) by then, and none took or let go of one meanwhile (the copy's
+/// inode change time, which every link and unlink moves, is as it was at this release: a
+/// fan-out's sessions come and go, and at the one instant of the check all four slots of a
+/// loaded machine were once between sessions, so the copy went and three hosts were sent it
+/// again). The copy may be another session's inode, so its link count says nothing. The wait
+/// runs detached, so the connection ends at once.
 pub fn release_script() -> String {
     format!(
         "rm -f \"$b\"; f=\"${{b%.*}}\"; d=\"${{b%/*}}\"; \
          case \"$d\" in */blkscope.*) rm -rf \"$d\";; \
-         *) (sleep {LINGER}; set -- \"$f\".*; [ -e \"$1\" ] || rm -f \"$f\") \
+         *) c=$(stat -c %z \"$f\" 2>/dev/null); \
+         (sleep {LINGER}; set -- \"$f\".*; [ -e \"$1\" ] || \
+         [ \"$(stat -c %z \"$f\" 2>/dev/null)\" != \"$c\" ] || rm -f \"$f\") \
          </dev/null >/dev/null 2>&1 & ;; esac"
     )
 }
@@ -207,6 +213,20 @@ mod tests {
         assert_eq!(count(), 2, "the copy stays while a session holds it");
         release(paths[1]);
         assert_eq!(count(), 1, "the copy lingers for the next session");
+        // A session that comes and goes while the copy lingers keeps it past the first
+        // release's check (no link at that instant, but the copy was used since): the next
+        // session still finds it.
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let between = session(false);
+        assert!(between.starts_with(HAVE), "{between}");
+        release(between.lines().nth(1).unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(
+            u64::from(LINGER) * 1000 - 600,
+        ));
+        let after = session(false);
+        println!("after the first release's check: {after:?}");
+        assert!(after.starts_with(HAVE), "the copy was kept: {after}");
+        release(after.lines().nth(1).unwrap());
         let t = std::time::Instant::now();
         while count() > 0 && t.elapsed().as_secs() < u64::from(LINGER) + 10 {
             std::thread::sleep(std::time::Duration::from_millis(100));
