@@ -42,9 +42,9 @@ impl SoFar {
 
     /// Adds a live sample's bytes, and says what the test's figures mean so far, by the trace
     /// so far (`trace`: its summary, or why there is none) as the result's come from the whole
-    /// trace: the diskstats findings, and the other processes the trace saw. None until half a second has passed (too little to judge), nor while a trace
-    /// that runs has not been read yet (`trace` None): without it, a neighbour's reads would be
-    /// taken for the test's.
+    /// trace: the diskstats findings, and the other processes the trace saw. None until half a
+    /// second has passed (too little to judge), nor while a trace that runs has not been read
+    /// yet (`trace` None): without it, a neighbour's reads would be taken for the test's.
     pub fn findings(
         &mut self,
         root: &SysRoot,
@@ -75,7 +75,7 @@ impl SoFar {
         act.traced = Some(trace);
         let mut found = findings::analyze(job, self.moved, &act, crate::sys::page_size());
         found.extend(others);
-        found.sort_by_key(|f| f.kind.effect());
+        findings::order(&mut found);
         found
     }
 }

@@ -77,10 +77,10 @@ impl Analysis {
         self.findings.push(f);
     }
 
-    /// Puts the findings and warnings in the order of what they do to the figure: what makes
-    /// it meaningless first (reads of holes before %util), the order found within each.
+    /// Puts the findings and warnings in the order of what they do to the figure
+    /// ([`findings::order`]).
     fn order(&mut self) {
-        self.findings.sort_by_key(|f| f.kind.effect());
+        findings::order(&mut self.findings);
         self.warnings.sort_by_key(|w| w.kind.effect());
     }
 }

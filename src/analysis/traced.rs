@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::engine::result::Latency;
-use crate::trace::{Coverage, LiveOther, LiveView, Row, Traced, Who, kernel_thread};
+use crate::trace::{Coverage, LiveOther, LiveView, Row, Traced, Who};
 
 /// The trace of one run, as results and reports carry it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -152,7 +152,7 @@ impl TraceSummary {
                     device: r.device.clone(),
                     who: if r.who.0 == own {
                         Who::Test
-                    } else if kernel_thread(r.who.0, &m.comm) {
+                    } else if m.kernel {
                         Who::Kernel
                     } else {
                         Who::Other

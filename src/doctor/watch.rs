@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::sysroot::SysRoot;
-use crate::trace::tally::kernel_thread;
 
 /// One process on one device over an interval.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -77,7 +76,7 @@ pub fn watch_once(
                 "<...>" => "(exited)".to_string(),
                 c => c.to_string(),
             },
-            kernel: kernel_thread(who.0, &m.comm),
+            kernel: m.kernel,
             read_bytes_per_sec: m.read_bytes as f64 / seconds,
             write_bytes_per_sec: m.write_bytes as f64 / seconds,
             iops: m.ios as f64 / seconds,

@@ -27,7 +27,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use reader::{Coverage, WINDOW_EVERY};
-pub use tally::{Moved, Row, Submitter, Tally, Who, kernel_thread};
+pub use tally::{Moved, Row, Submitter, Tally, Who};
 
 use crate::sysroot::SysRoot;
 

@@ -54,15 +54,6 @@ impl Coverage {
             .sum();
         (to > from && seen > 0).then(|| (to - from) as f64 / seen as f64)
     }
-
-    /// The part of the run the events were on in (1 when traced throughout).
-    pub fn fraction(&self) -> f64 {
-        if self.total.is_zero() {
-            1.0
-        } else {
-            (self.traced.as_secs_f64() / self.total.as_secs_f64()).min(1.0)
-        }
-    }
 }
 
 /// What the reader hands back: the tally, how it was kept, the events the kernel lost.

@@ -24,6 +24,9 @@ pub struct Moved {
     /// when it was gone by then): /proc/PID/io counts a reaped child's bytes in its parent's,
     /// and this says whose they were.
     pub ancestors: Vec<u32>,
+    /// A kernel thread (writeback, a loop device's worker, the journal), as /proc or its name
+    /// said when its first I/O was read: once, not at every summary of the trace.
+    pub kernel: bool,
     pub read_bytes: u64,
     pub write_bytes: u64,
     pub ios: u64,
@@ -60,8 +63,6 @@ pub struct Tally {
     pub q2d: Histogram<u64>,
     pub d2c: Histogram<u64>,
     pub events: u64,
-    pub first_ns: Option<u64>,
-    pub last_ns: u64,
     /// When processes began and ended while the trace ran (ns of its clock), by pid.
     began: HashMap<u32, u64>,
     ended: HashMap<u32, u64>,
@@ -101,8 +102,6 @@ impl Tally {
             q2d: histogram(),
             d2c: histogram(),
             events: 0,
-            first_ns: None,
-            last_ns: 0,
             began: HashMap::new(),
             ended: HashMap::new(),
             parents: HashMap::new(),
@@ -112,8 +111,9 @@ impl Tally {
     fn moved(&mut self, dev: (u32, u32), who: Submitter, comm: &str) -> &mut Moved {
         if !self.by.contains_key(&(dev, who)) {
             let (name, ancestors) = self.named(who.0, comm);
+            let kernel = kernel_thread(who.0, &name);
             let m = self.by.entry((dev, who)).or_default();
-            (m.comm, m.ancestors) = (name, ancestors);
+            (m.comm, m.ancestors, m.kernel) = (name, ancestors, kernel);
         }
         self.by.entry((dev, who)).or_default()
     }
@@ -144,8 +144,6 @@ impl Tally {
     /// Counts one event.
     pub fn add(&mut self, e: &Event) {
         self.events += 1;
-        self.first_ns.get_or_insert(e.ts_ns);
-        self.last_ns = self.last_ns.max(e.ts_ns);
         match e.kind {
             Kind::Queue => self.queued(e),
             Kind::Issue => self.issued(e),

@@ -28,6 +28,12 @@ pub use how_it_ran::{
 };
 pub use kind::{Effect, Kind, Source};
 
+/// Puts findings in the order of what they do to the figure: what makes it meaningless first
+/// (reads of holes before %util), the order found kept within each.
+pub fn order(findings: &mut [Finding]) {
+    findings.sort_by_key(|f| f.kind.effect());
+}
+
 /// How much a finding about a device matters (the doctor's findings carry one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
