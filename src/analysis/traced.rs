@@ -177,7 +177,7 @@ impl TraceSummary {
                 .cmp(&(a.read_bytes + a.write_bytes))
                 .then(a.pid.cmp(&b.pid))
         });
-        let (seconds, of_seconds) = (c.traced.as_secs_f64(), c.total.as_secs_f64());
+        let (seconds, of_seconds) = (c.traced(), c.total());
         Self {
             mode: if c.windowed { "sampled" } else { "on" },
             why: c.windowed.then(|| {
@@ -187,14 +187,14 @@ impl TraceSummary {
                      would not cost the test its speed; what each process moved is scaled to \
                      its own time in the run",
                     crate::trace::max_events_per_sec(),
-                    c.windows,
+                    c.windows(),
                     crate::trace::SAMPLE_FOR.as_secs_f64(),
                     crate::trace::WINDOW_EVERY.as_secs_f64(),
                 )
             }),
             seconds,
             of_seconds,
-            windows: c.windows,
+            windows: c.windows(),
             scaled_by: (c.windowed && seconds > 0.0).then(|| of_seconds / seconds),
             events,
             lost,
@@ -369,10 +369,8 @@ fn scale(s: &mut SubmitterIo, r: &Row, c: &Coverage) {
     // its chance, against the windows' period (or the trace's length, when shorter: a trace of
     // one window).
     if r.began_ns.is_some_and(|b| b > c.start_ns) || r.ended_ns.is_some_and(|e| e < c.end_ns) {
-        let window = c.traced.as_secs_f64() / c.windows.max(1) as f64;
-        let period = crate::trace::WINDOW_EVERY
-            .as_secs_f64()
-            .min(c.total.as_secs_f64());
+        let window = c.traced() / c.windows().max(1) as f64;
+        let period = crate::trace::WINDOW_EVERY.as_secs_f64().min(c.total());
         let lived = to.saturating_sub(from) as f64 / 1e9;
         s.weight = (period / (lived + window)).max(1.0);
     }
@@ -387,7 +385,6 @@ fn scale(s: &mut SubmitterIo, r: &Row, c: &Coverage) {
 mod tests {
     use super::*;
     use crate::trace::{Moved, Submitter};
-    use std::time::Duration;
 
     /// Ten windows of 0.1 s, one a second, over 10 s: a process there all along is scaled by
     /// ten; one there for 0.2 s of it, seen in one window for 0.1 s, by two, and in a total it
@@ -396,9 +393,6 @@ mod tests {
     fn windows_scale_each_process_by_its_own_time_and_totals_by_its_chance_to_be_seen() {
         let s = 1_000_000_000u64;
         let c = Coverage {
-            windows: 10,
-            traced: Duration::from_secs(1),
-            total: Duration::from_secs(10),
             windowed: true,
             start_ns: 0,
             end_ns: 10 * s,
@@ -448,7 +442,7 @@ mod tests {
     #[test]
     fn no_split_says_why() {
         let c = Coverage {
-            windows: 1,
+            windows_ns: vec![(0, 0)],
             ..Coverage::default()
         };
         let zram = Row {

@@ -51,7 +51,7 @@ pub fn watch_once(
     let elapsed = t0.elapsed().as_secs_f64().max(1e-3);
     let traced = tracer.stop();
     let seconds = if traced.coverage.windowed {
-        traced.coverage.traced.as_secs_f64().clamp(1e-3, elapsed)
+        traced.coverage.traced().clamp(1e-3, elapsed)
     } else {
         elapsed
     };

@@ -142,7 +142,7 @@ pub type Live = Arc<std::sync::Mutex<LiveView>>;
 
 /// The trace so far: the test's median Q2D and D2C (ns), and who moved what on each device
 /// (for the analysis of the test so far). Empty until the trace has been read once
-/// (`coverage.windows` 0).
+/// (no window in `coverage`).
 #[derive(Debug, Clone, Default)]
 pub struct LiveView {
     pub split: Option<(u64, u64)>,
@@ -158,7 +158,7 @@ pub struct LiveView {
 impl LiveView {
     /// Whether the trace has been read at all yet.
     pub fn read(&self) -> bool {
-        self.coverage.windows > 0
+        !self.coverage.windows_ns.is_empty()
     }
 }
 

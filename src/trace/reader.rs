@@ -27,12 +27,6 @@ const CHECK_EVERY: Duration = Duration::from_millis(10);
 /// How a trace was kept: throughout, or in windows.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Coverage {
-    /// The windows the events were on in (1 when they were on throughout).
-    pub windows: u32,
-    /// The time the events were on, over all windows.
-    pub traced: Duration,
-    /// The time from the trace's start to its end.
-    pub total: Duration,
     /// Kept in windows, because events came faster than [`super::MAX_EVENTS_PER_SEC`].
     pub windowed: bool,
     /// The trace's start and end, and each window's (ns of the trace's clock, monotonic): a
@@ -43,6 +37,38 @@ pub struct Coverage {
 }
 
 impl Coverage {
+    /// The windows the events were on in (1 when they were on throughout).
+    pub fn windows(&self) -> u32 {
+        self.windows_ns.len() as u32
+    }
+
+    /// Seconds the events were on, over all windows.
+    pub fn traced(&self) -> f64 {
+        let ns: u64 = self
+            .windows_ns
+            .iter()
+            .map(|&(a, b)| b.saturating_sub(a))
+            .sum();
+        ns as f64 / 1e9
+    }
+
+    /// Seconds from the trace's start to its end.
+    pub fn total(&self) -> f64 {
+        self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
+    }
+
+    /// When the open window opened (None between windows).
+    fn open_since(&self) -> Option<u64> {
+        self.windows_ns.last().filter(|w| w.1 == 0).map(|w| w.0)
+    }
+
+    /// The open window ends at `ns`.
+    fn end_window(&mut self, ns: u64) {
+        if let Some(w) = self.windows_ns.last_mut().filter(|w| w.1 == 0) {
+            w.1 = ns;
+        }
+    }
+
     /// What the windows saw of the time from `from` to `to` multiplies into the whole of it:
     /// that time over the windows' part of it (None where no window fell in it).
     pub fn factor(&self, from: u64, to: u64) -> Option<f64> {
@@ -74,8 +100,6 @@ struct Reader<'a> {
     carry: String,
     lost: u64,
     started: Instant,
-    /// When the open window opened (None between windows).
-    open_since: Option<Instant>,
     /// When the trace was last read to its end.
     drained_at: Instant,
     coverage: Coverage,
@@ -101,13 +125,14 @@ pub fn read_pipe(
         carry: String::new(),
         lost: 0,
         started: now,
-        open_since: Some(now),
         drained_at: now,
-        coverage: Coverage {
-            windows: 1,
-            start_ns: crate::sys::monotonic_ns(),
-            windows_ns: vec![(crate::sys::monotonic_ns(), 0)],
-            ..Coverage::default()
+        coverage: {
+            let ns = crate::sys::monotonic_ns();
+            Coverage {
+                start_ns: ns,
+                windows_ns: vec![(ns, 0)],
+                ..Coverage::default()
+            }
         },
         max_rate: max_events_per_sec(),
     };
@@ -129,16 +154,20 @@ impl Reader<'_> {
     /// One wake: close, open or read, and how long until the next.
     fn wake(&mut self) -> io::Result<Duration> {
         let now = Instant::now();
-        let Some(since) = self.open_since else {
+        let Some(since) = self.coverage.open_since() else {
             // Between windows: the next opens WINDOW_EVERY after the last one did.
             self.open_window();
             return Ok(CHECK_EVERY);
         };
-        if self.too_fast(now) || self.coverage.windowed && now.duration_since(since) >= SAMPLE_FOR {
-            self.close_window(since);
+        let age = Duration::from_nanos(crate::sys::monotonic_ns().saturating_sub(since));
+        if self.too_fast(now) || self.coverage.windowed && age >= SAMPLE_FOR {
+            self.close_window();
             self.drain(usize::MAX)?;
             self.publish();
-            return Ok((since + WINDOW_EVERY).saturating_duration_since(Instant::now()));
+            let next = since + WINDOW_EVERY.as_nanos() as u64;
+            return Ok(Duration::from_nanos(
+                next.saturating_sub(crate::sys::monotonic_ns()),
+            ));
         }
         if self.coverage.windowed || now.duration_since(self.started) < SAMPLE_FOR {
             return Ok(CHECK_EVERY);
@@ -167,12 +196,10 @@ impl Reader<'_> {
     }
 
     /// Turns the events off: the window is over, and the trace is kept in windows from now on.
-    fn close_window(&mut self, since: Instant) {
-        self.coverage.traced += since.elapsed();
-        self.end_window();
+    fn close_window(&mut self) {
+        self.coverage.end_window(crate::sys::monotonic_ns());
         let _ = fs::write(self.dir.join("events/block/enable"), "0");
         self.coverage.windowed = true;
-        self.open_since = None;
     }
 
     /// Turns the events on for a new window; bios left open by the last one are forgotten
@@ -183,8 +210,6 @@ impl Reader<'_> {
             .iter()
             .all(|e| fs::write(self.dir.join(format!("events/block/{e}/enable")), "1").is_ok());
         if ok {
-            self.open_since = Some(Instant::now());
-            self.coverage.windows += 1;
             self.coverage
                 .windows_ns
                 .push((crate::sys::monotonic_ns(), 0));
@@ -235,42 +260,21 @@ impl Reader<'_> {
         }
     }
 
-    /// The open window ends now.
-    fn end_window(&mut self) {
-        if let Some(w) = self.coverage.windows_ns.last_mut().filter(|w| w.1 == 0) {
-            w.1 = crate::sys::monotonic_ns();
-        }
-    }
-
     /// How the trace has been kept so far.
     fn coverage_now(&self) -> Coverage {
         let mut c = self.coverage.clone();
         let now = crate::sys::monotonic_ns();
         c.end_ns = now;
-        if let Some(w) = c.windows_ns.last_mut().filter(|w| w.1 == 0) {
-            w.1 = now;
-        }
-        c.total = self.started.elapsed();
-        c.traced = match (c.windowed, self.open_since) {
-            (false, _) => c.total,
-            (true, Some(since)) => c.traced + since.elapsed(),
-            (true, None) => c.traced,
-        };
+        c.end_window(now);
         c
     }
 
     /// The trace is over: the open window closes, what is left is read.
     fn finish(mut self) -> Kept {
         let _ = fs::write(self.dir.join("tracing_on"), "0");
-        if let Some(since) = self.open_since.take() {
-            self.coverage.traced += since.elapsed();
-            self.end_window();
-        }
-        self.coverage.total = self.started.elapsed();
-        self.coverage.end_ns = crate::sys::monotonic_ns();
-        if !self.coverage.windowed {
-            self.coverage.traced = self.coverage.total;
-        }
+        let now = crate::sys::monotonic_ns();
+        self.coverage.end_window(now);
+        self.coverage.end_ns = now;
         let _ = self.drain(usize::MAX);
         Kept {
             tally: self.tally,
