@@ -395,10 +395,33 @@ fn results_with_dd_and_fio() {
     r.warnings.retain(|w| w.kind == "page_cache");
     r.warnings[0].message = "buffered writes without a sync measure the page cache (RAM)".into();
     r.diskstats.clear();
+    // Whether the host's writeback reached its disk while the trace ran is the machine's.
+    r.trace = None;
     a.run.as_mut().unwrap().job.runtime = Some(std::time::Duration::from_secs(10));
-    a.on_finished(Ok((info, r)));
+    a.on_finished(Ok((info.clone(), r.clone())));
     assert_eq!(a.screen, Screen::Results);
     both("results", &a);
+    // A run timed at every step says where a middle I/O's time went.
+    let mut t = blkscope::analysis::traced::TraceSummary::off("made up");
+    t.mode = "on";
+    t.steps = Some(blkscope::analysis::steps::Steps {
+        timed: 5180,
+        middle: 1036,
+        total_ns: 746_063,
+        submit_ns: 2_422,
+        queue_ns: 397,
+        device_ns: 727_496,
+        complete_ns: 15_748,
+    });
+    r.trace = Some(t);
+    a.on_finished(Ok((info, r)));
+    let s = screen(&a, 120, 40, COLOR);
+    println!("{s}");
+    assert!(
+        s.contains("where a middle I/O's 746.1 us went (1036 of 5180 timed): submitting 2.4 us,")
+            && s.contains("device 727.5 us, completing"),
+        "{s}"
+    );
 }
 
 #[test]

@@ -18,6 +18,7 @@
 pub mod explain;
 pub mod findings;
 pub mod live;
+pub mod steps;
 pub mod sweep;
 pub mod traced;
 pub mod unwritten;

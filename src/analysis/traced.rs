@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::steps::{self, Steps};
+use crate::engine::TimedIo;
 use crate::engine::result::Latency;
 use crate::trace::{Coverage, LiveOther, LiveView, Row, Traced, Who};
 
@@ -43,6 +45,12 @@ pub struct TraceSummary {
     /// Why there is no split, where the test was traced and there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub split_why: Option<String>,
+    /// Where all the time of a middle I/O went, from the engine's submission to its seeing
+    /// the completion ([`steps`](super::steps)); else why not (`steps_why`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Steps>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps_why: Option<String>,
 }
 
 /// What one process did on one device while the test ran.
@@ -89,6 +97,8 @@ impl TraceSummary {
             q2d_ns: None,
             d2c_ns: None,
             split_why: None,
+            steps: None,
+            steps_why: None,
         }
     }
 
@@ -105,6 +115,29 @@ impl TraceSummary {
             s.split_why = Some(s.no_split());
         }
         s
+    }
+
+    /// The parts of a middle I/O's time: the engine's timed I/Os (`engine`, none where its
+    /// I/Os are not its bios) paired with the trace's; else why not.
+    pub fn with_steps(mut self, engine: &[TimedIo], t: &Traced) -> Self {
+        let trace = &t.tally.stepped;
+        self.steps = (t.lost == 0).then(|| steps::of(engine, trace)).flatten();
+        if self.steps.is_none() {
+            self.steps_why = Some(if engine.is_empty() {
+                "the test's I/Os are not its bios (a file, or I/O through the page cache): \
+                 the block layer's times cannot be paired with the test's"
+                    .into()
+            } else if let Some(why) = &self.split_why {
+                why.clone()
+            } else {
+                format!(
+                    "{} of the test's I/Os were found in the trace, too few to tell a middle \
+                     one's time",
+                    steps::paired(engine, trace)
+                )
+            });
+        }
+        self
     }
 
     /// Why the test's time is not split between the queue and the device.
@@ -202,6 +235,8 @@ impl TraceSummary {
             q2d_ns: None,
             d2c_ns: None,
             split_why: None,
+            steps: None,
+            steps_why: None,
         }
     }
 

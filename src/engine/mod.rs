@@ -34,6 +34,7 @@ use crate::stats::procs::ProcSnapshot;
 use crate::sysroot::SysRoot;
 use pattern::{Stamp, StampJob};
 use result::IoFailure;
+pub use worker::TimedIo;
 use worker::{IntervalAcc, WorkerOutcome, WorkerSpec, new_histogram, run_worker};
 use zeros::ZeroSampler;
 
@@ -122,6 +123,9 @@ pub struct Run {
     pub io_workers: usize,
     /// Blocks sampled from what the reads returned (all jobs).
     pub zeros: ZeroSampler,
+    /// Some of the test's direct I/Os with their sector, submission and completion times
+    /// (every job's: `trace::pick`), for where their time went.
+    pub timed: Vec<TimedIo>,
 }
 
 /// When a run starts, ends its ramp, stops, and samples.
@@ -199,7 +203,7 @@ pub fn run(
     let run_seed = fastrand::u64(..);
     let jobs = spawn_jobs(target, job, engine, timing, run_seed, &cancel)?;
     let series = sample_until_done(&jobs, timing, target.plan.total, on_sample);
-    let outcomes: Vec<_> = jobs
+    let mut outcomes: Vec<_> = jobs
         .handles
         .into_iter()
         .map(|h| h.join().expect("worker thread panicked"))
@@ -226,7 +230,12 @@ pub fn run(
     for o in &outcomes {
         zeros.add(&o.zeros);
     }
+    let timed = outcomes
+        .iter_mut()
+        .flat_map(|o| o.timed.drain(..))
+        .collect();
     Ok(Run {
+        timed,
         engine_used,
         // Each job counted its own (io-wq workers are per thread).
         io_workers: outcomes.iter().map(|o| o.io_workers).sum(),
@@ -290,6 +299,9 @@ fn spawn_jobs(
             engine,
             seed: job_seed(run_seed, j),
             cpus: job.cpus.clone(),
+            // Direct I/O goes to the block layer as the engine issued it (a buffered one goes
+            // through the page cache): only then is an I/O's sector its bio's.
+            first_sector: target.first_sector.filter(|_| job.mode == Mode::Direct),
         };
         let cancel = cancel.clone();
         let h = std::thread::Builder::new()

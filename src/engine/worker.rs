@@ -16,6 +16,7 @@ use super::result::IoFailure;
 use super::wait::{Spin, WAKE_NS, WaitShare};
 use super::zeros::ZeroSampler;
 use crate::sys::{AlignedBuf, Completion, Dir, UringQueue};
+use crate::trace::pick::Pick;
 
 pub(crate) fn new_histogram() -> Histogram<u64> {
     // 1 ns to 1 hour at 3 significant digits: no resizing, so recording never allocates.
@@ -73,6 +74,18 @@ pub(crate) struct WorkerSpec {
     pub seed: u64,
     /// Bind this job's thread and its io-wq workers to these CPUs.
     pub cpus: Option<super::cpus::CpuList>,
+    /// Where the target begins on the traced device (512-byte sectors), where the job's I/Os
+    /// are its bios (direct I/O on a block device): some are then timed ([`TimedIo`]).
+    pub first_sector: Option<u64>,
+}
+
+/// One of the job's I/Os, by the sector the block layer sees it at, with when it was submitted
+/// and completed (ns of CLOCK_MONOTONIC, the trace's clock too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimedIo {
+    pub sector: u64,
+    pub submitted: u64,
+    pub completed: u64,
 }
 
 pub(crate) struct WorkerOutcome {
@@ -99,6 +112,8 @@ pub(crate) struct WorkerOutcome {
     pub busy_polled: bool,
     /// Blocks sampled from what reads returned, and how many of them were all zeros.
     pub zeros: ZeroSampler,
+    /// Some of the I/Os after the ramp, timed (`trace::pick`).
+    pub timed: Vec<TimedIo>,
 }
 
 /// The io-wq workers of the calling thread: the threads io_uring hands that thread's I/O to
@@ -180,12 +195,16 @@ struct Recorder<'a> {
     ramp_end: u64,
     counted_from: Option<u64>,
     counted_to: Option<u64>,
+    /// The target's first sector where the job's I/Os are timed, and which of them are.
+    first_sector: Option<u64>,
+    pick: Pick,
 }
 
 impl Recorder<'_> {
-    /// Counts a completed I/O: its latency and the moment it completed, on the job's clock.
+    /// Counts a completed I/O at `off`: its latency and the moment it completed, on the job's
+    /// clock.
     #[inline]
-    fn record(&mut self, dir: Dir, bytes: u64, lat: u64, now: u64) {
+    fn record(&mut self, dir: Dir, bytes: u64, off: u64, lat: u64, now: u64) {
         if dir == Dir::Write {
             self.out.writes_done += 1;
         }
@@ -203,6 +222,14 @@ impl Recorder<'_> {
                 self.counted_from = Some(now - lat.min(now - self.ramp_end));
             }
             self.counted_to = Some(now);
+            if let Some(first) = self.first_sector {
+                let t = TimedIo {
+                    sector: first + off / 512,
+                    submitted: now - lat,
+                    completed: now,
+                };
+                self.pick.keep(&mut self.out.timed, t, |t| t.sector);
+            }
             let _ = self.out.hist.record(ns);
             self.out.ios += 1;
             match dir {
@@ -405,10 +432,13 @@ fn recorder<'a>(spec: &WorkerSpec, acc: &'a Mutex<IntervalAcc>, clock: &Clock) -
             to_workers: false,
             busy_polled: false,
             zeros: ZeroSampler::for_region(spec.region_len),
+            timed: Vec::new(),
         },
         ramp_end: clock.ns(spec.ramp_end),
         counted_from: None,
         counted_to: None,
+        first_sector: spec.first_sector,
+        pick: Pick::default(),
     }
 }
 
@@ -457,7 +487,8 @@ fn null_loop(cx: &mut Ctx) {
                 stamp(&mut buf, off, spec.seed);
             }
             let now = cx.clock.now();
-            cx.rec.record(dir, spec.bs, now.saturating_sub(t0), now);
+            cx.rec
+                .record(dir, spec.bs, off, now.saturating_sub(t0), now);
         }
     }
 }
@@ -647,7 +678,7 @@ fn complete(cx: &mut Ctx, q: &UringQueue, slots: &mut Slots, done: &[Completion]
             continue;
         }
         cx.rec
-            .record(dir, bs, now.saturating_sub(slots.started[s]), now);
+            .record(dir, bs, off, now.saturating_sub(slots.started[s]), now);
         if dir == Dir::Read {
             cx.rec.out.zeros.see(bs, || q.buf(s));
         }
@@ -680,7 +711,8 @@ fn psync_loop(cx: &mut Ctx, file: &File) {
         let now = cx.clock.now();
         let e = match r {
             Ok(n) if n as u64 == spec.bs => {
-                cx.rec.record(dir, spec.bs, now.saturating_sub(t0), now);
+                cx.rec
+                    .record(dir, spec.bs, off, now.saturating_sub(t0), now);
                 if dir == Dir::Read {
                     cx.rec.out.zeros.see(spec.bs, || buf.as_slice());
                 }

@@ -2,6 +2,7 @@
 
 use plotters::prelude::*;
 
+use crate::analysis::steps::Steps;
 use crate::analysis::sweep::{Param, Series};
 use crate::engine::Sample;
 use crate::engine::result::{LAT_BUCKETS, Latency, lat_bucket_floor};
@@ -162,26 +163,68 @@ pub fn time_split(title: &str, rows: &[(String, &Latency, &Latency)]) -> Result<
     if rows.is_empty() {
         return Err("no traced test with Q2D and D2C".into());
     }
-    let bars: Vec<(String, f64, f64)> = rows
+    let bars: Vec<(String, Vec<f64>)> = rows
         .iter()
         .flat_map(|(name, q, d)| {
             [
                 (
                     format!("{name} p50"),
-                    q.p50 as f64 / 1e3,
-                    d.p50 as f64 / 1e3,
+                    vec![q.p50 as f64 / 1e3, d.p50 as f64 / 1e3],
                 ),
                 (
                     format!("{name} p99"),
-                    q.p99 as f64 / 1e3,
-                    d.p99 as f64 / 1e3,
+                    vec![q.p99 as f64 / 1e3, d.p99 as f64 / 1e3],
                 ),
             ]
         })
         .collect();
-    let x_max = bars.iter().map(|b| b.1 + b.2).fold(1.0, f64::max) * 1.15;
+    stacked(
+        title,
+        &[(1, "Q2D: scheduler and queue"), (0, "D2C: device")],
+        &bars,
+    )
+}
+
+/// Where a middle I/O's time went in each test (`analysis::steps`): its four parts, in
+/// microseconds, one bar a test.
+pub fn steps(title: &str, rows: &[(String, &Steps)]) -> Result<String, String> {
+    if rows.is_empty() {
+        return Err("no test timed at every step".into());
+    }
+    let us = |ns: u64| ns as f64 / 1e3;
+    let bars: Vec<(String, Vec<f64>)> = rows
+        .iter()
+        .map(|(name, s)| {
+            let parts = [s.submit_ns, s.queue_ns, s.device_ns, s.complete_ns];
+            (name.clone(), parts.map(us).to_vec())
+        })
+        .collect();
+    stacked(
+        title,
+        &[
+            (3, "submitting: system call, ring, io-wq"),
+            (1, "queue (Q2D)"),
+            (0, "device (D2C)"),
+            (2, "completing: interrupt, delivery, wait"),
+        ],
+        &bars,
+    )
+}
+
+/// Horizontal bars of parts laid end to end, one bar a row: `parts` gives each part's colour
+/// (of [`PALETTE`]) and its legend.
+fn stacked(
+    title: &str,
+    parts: &[(usize, &str)],
+    bars: &[(String, Vec<f64>)],
+) -> Result<String, String> {
+    let x_max = bars
+        .iter()
+        .map(|b| b.1.iter().sum::<f64>())
+        .fold(1.0, f64::max)
+        * 1.15;
     let n = bars.len();
-    let h = (80 + 26 * n as u32).max(160);
+    let h = (80 + 26 * n as u32).max(160) + 20 * parts.len().saturating_sub(2) as u32;
     let mut s = String::new();
     {
         let root = SVGBackend::with_string(&mut s, (W, h)).into_drawing_area();
@@ -209,24 +252,19 @@ pub fn time_split(title: &str, rows: &[(String, &Latency, &Latency)]) -> Result<
             .draw()
             .map_err(err)?;
         let y = |i: usize| (n - 1 - i) as f64 - 0.5;
-        c.draw_series(bars.iter().enumerate().map(|(i, b)| {
-            Rectangle::new(
-                [(0.0, y(i) + 0.15), (b.1, y(i) + 0.85)],
-                PALETTE[1].filled(),
-            )
-        }))
-        .map_err(err)?
-        .label("Q2D: scheduler and queue")
-        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], PALETTE[1].filled()));
-        c.draw_series(bars.iter().enumerate().map(|(i, b)| {
-            Rectangle::new(
-                [(b.1, y(i) + 0.15), (b.1 + b.2, y(i) + 0.85)],
-                PALETTE[0].filled(),
-            )
-        }))
-        .map_err(err)?
-        .label("D2C: device")
-        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], PALETTE[0].filled()));
+        for (p, &(colour, legend)) in parts.iter().enumerate() {
+            let colour = PALETTE[colour];
+            c.draw_series(bars.iter().enumerate().map(|(i, b)| {
+                let from: f64 = b.1[..p].iter().sum();
+                Rectangle::new(
+                    [(from, y(i) + 0.15), (from + b.1[p], y(i) + 0.85)],
+                    colour.filled(),
+                )
+            }))
+            .map_err(err)?
+            .label(legend)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
+        }
         c.configure_series_labels()
             .position(SeriesLabelPosition::LowerRight)
             .background_style(WHITE.mix(0.8))

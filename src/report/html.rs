@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::analysis::steps::Steps;
 use crate::engine::result::Latency;
 use crate::plot::{svg, sweeps, total_buckets};
 use crate::runs::{Figures, SavedRecord, SavedRun, figures};
@@ -92,23 +93,41 @@ fn test_charts(out: &mut String, t: &SavedRecord) {
     );
 }
 
-/// Where the time of each traced test's I/Os went (Q2D and D2C at p50 and p99), one chart for
-/// the tests given; nothing when none has both.
+/// Where the time of each traced test's I/Os went: a middle I/O's four parts, from the engine's
+/// submission to its completion, where it was timed at every step; Q2D and D2C at p50 and p99.
+/// One chart of each for the tests given; nothing when none has either.
 fn split_chart<'a>(out: &mut String, tests: impl Iterator<Item = (String, &'a SavedRecord)>) {
+    let tests: Vec<(String, &SavedRecord)> = tests.collect();
     let rows: Vec<(String, &Latency, &Latency)> = tests
+        .iter()
         .filter_map(|(name, t)| {
             let tr = t.result.trace.as_ref()?;
-            Some((name, tr.q2d_ns.as_ref()?, tr.d2c_ns.as_ref()?))
+            Some((name.clone(), tr.q2d_ns.as_ref()?, tr.d2c_ns.as_ref()?))
         })
         .collect();
-    if rows.is_empty() {
+    let steps: Vec<(String, &Steps)> = tests
+        .iter()
+        .filter_map(|(name, t)| Some((name.clone(), t.result.trace.as_ref()?.steps.as_ref()?)))
+        .collect();
+    if rows.is_empty() && steps.is_empty() {
         return;
     }
     out.push_str("<h2>Where the time went (the block layer's trace)</h2>\n");
-    chart(
-        out,
-        svg::time_split("Q2D (queue) and D2C (device), microseconds", &rows),
-    );
+    if !steps.is_empty() {
+        chart(
+            out,
+            svg::steps(
+                "A middle I/O, from submission to completion, microseconds",
+                &steps,
+            ),
+        );
+    }
+    if !rows.is_empty() {
+        chart(
+            out,
+            svg::time_split("Q2D (queue) and D2C (device), microseconds", &rows),
+        );
+    }
 }
 
 /// A saved run as one HTML page.

@@ -1,4 +1,5 @@
-//! Two saved runs compared test by test: MB/s, IOPS, p50 and p99, and their ratios.
+//! Two saved runs compared test by test: MB/s, IOPS, p50 and p99, where a middle I/O's time
+//! went when both were traced at every step, and their ratios.
 
 use serde::Serialize;
 
@@ -66,6 +67,22 @@ impl Diff {
     }
 }
 
+/// Where a middle I/O's time went in each, where both were timed at every step
+/// (`analysis::steps`): which part moved.
+fn steps_rows(a: &SavedRecord, b: &SavedRecord) -> Vec<(&'static str, f64, f64)> {
+    let steps = |r: &SavedRecord| r.result.trace.as_ref().and_then(|t| t.steps);
+    let (Some(x), Some(y)) = (steps(a), steps(b)) else {
+        return Vec::new();
+    };
+    let us = |ns: u64| ns as f64 / 1e3;
+    vec![
+        ("submit us", us(x.submit_ns), us(y.submit_ns)),
+        ("queue us", us(x.queue_ns), us(y.queue_ns)),
+        ("device us", us(x.device_ns), us(y.device_ns)),
+        ("complete us", us(x.complete_ns), us(y.complete_ns)),
+    ]
+}
+
 /// Compares two saved runs test by test (see [`pairs`]).
 pub fn compare(a: &SavedRun, b: &SavedRun) -> Vec<Diff> {
     let mut out = Vec::new();
@@ -77,12 +94,14 @@ pub fn compare(a: &SavedRun, b: &SavedRun) -> Vec<Diff> {
             (Some(x), Some(y)) if x != y => Some((x.clone(), y.clone())),
             _ => None,
         };
-        for (metric, va, vb) in [
+        let mut rows = vec![
             ("MB/s", x.mb_s, y.mb_s),
             ("IOPS", x.iops, y.iops),
             ("p50 us", x.p50_us, y.p50_us),
             ("p99 us", x.p99_us, y.p99_us),
-        ] {
+        ];
+        rows.extend(steps_rows(ta, tb));
+        for (metric, va, vb) in rows {
             out.push(Diff {
                 test: ta.name.clone(),
                 b_test: b_test.clone(),

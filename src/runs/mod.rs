@@ -157,6 +157,9 @@ pub struct SavedTrace {
     pub q2d_ns: Option<Latency>,
     #[serde(default)]
     pub d2c_ns: Option<Latency>,
+    /// Where a middle I/O's time went, submission to completion.
+    #[serde(default)]
+    pub steps: Option<crate::analysis::steps::Steps>,
 }
 
 impl SavedResult {
@@ -403,6 +406,7 @@ impl From<&RunResult> for SavedResult {
                 mode: t.mode.to_string(),
                 q2d_ns: t.q2d_ns.clone(),
                 d2c_ns: t.d2c_ns.clone(),
+                steps: t.steps,
             }),
         }
     }

@@ -80,7 +80,11 @@ pub(super) fn run_once(
     let trace = match tracer {
         None => TraceSummary::off("--no-trace"),
         Some(Err(why)) => TraceSummary::off(why),
-        Some(Ok(t)) => TraceSummary::of(&t.stop()),
+        Some(Ok(t)) => {
+            let traced = t.stop();
+            let timed = run.as_ref().map_or(&[][..], |r| &r.timed[..]);
+            TraceSummary::of(&traced).with_steps(timed, &traced)
+        }
     };
     let run = run?;
     let verify = job

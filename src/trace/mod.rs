@@ -14,6 +14,7 @@
 //! below it, the whole test is traced.
 
 pub mod event;
+pub mod pick;
 mod reader;
 pub mod tally;
 
@@ -27,7 +28,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use reader::{Coverage, WINDOW_EVERY};
-pub use tally::{Moved, Row, Submitter, Tally, Who};
+pub use tally::{Moved, Row, Stepped, Submitter, Tally, Who};
 
 use crate::sysroot::SysRoot;
 

@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::event::{Event, Kind, Life};
+use super::pick::Pick;
 
 /// Who submitted I/O, as the tally keys it: a process (tgid), or a thread whose process the
 /// kernel did not record.
@@ -40,13 +41,28 @@ pub struct Moved {
 /// them for ever).
 const MAX_OPEN: usize = 1 << 20;
 
-/// A bio that entered the block layer: when, who submitted it, and when its request went to
-/// the driver.
+/// A bio that entered the block layer: when, who submitted it, when the first request with
+/// any of it went to the driver, and how many of its sectors the driver has completed (a bio
+/// larger than the device takes goes as several requests; bios merged into one request
+/// complete with it).
 #[derive(Debug, Clone, Copy)]
 struct Open {
     queued: u64,
     who: Submitter,
     issued: Option<u64>,
+    sectors: u32,
+    done: u32,
+}
+
+/// One of the test's bios timed at each step of the block layer ([`Pick`]), in ns of the
+/// trace's clock (CLOCK_MONOTONIC, as the engine's): queued (Q), its first request issued to
+/// the driver (D), its last completed (C).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stepped {
+    pub sector: u64,
+    pub queued: u64,
+    pub issued: u64,
+    pub completed: u64,
 }
 
 /// The running tally of one trace. Bytes are counted when a request goes to the driver (after
@@ -62,6 +78,9 @@ pub struct Tally {
     open: BTreeMap<((u32, u32), u64), Open>,
     pub q2d: Histogram<u64>,
     pub d2c: Histogram<u64>,
+    /// Some of the test's bios, timed at each step, and the level that picked them.
+    pub stepped: Vec<Stepped>,
+    pub pick: Pick,
     pub events: u64,
     /// When processes began and ended while the trace ran (ns of its clock), by pid.
     began: HashMap<u32, u64>,
@@ -101,6 +120,8 @@ impl Tally {
             open: BTreeMap::new(),
             q2d: histogram(),
             d2c: histogram(),
+            stepped: Vec::new(),
+            pick: Pick::default(),
             events: 0,
             began: HashMap::new(),
             ended: HashMap::new(),
@@ -169,35 +190,33 @@ impl Tally {
                     queued: e.ts_ns,
                     who,
                     issued: None,
+                    sectors: e.sectors,
+                    done: 0,
                 },
             );
         }
     }
 
-    /// A request to the driver: its bytes are its first bio's submitter's; the bios merged
-    /// into it (the sectors it covers after its first) are done with.
+    /// A request to the driver: its bytes are its first bio's submitter's; the bios in it (one
+    /// merged after its first, or the bio it is part of) go to the driver now.
     fn issued(&mut self, e: &Event) {
         if e.sectors == 0 {
             return;
         }
         let key = (e.dev, e.sector);
-        let who = match self.open.get_mut(&key) {
+        let who = match self.open.get(&key) {
             Some(o) => {
-                o.issued = Some(e.ts_ns);
-                if o.who.0 == self.own {
+                if o.who.0 == self.own && o.issued.is_none() {
                     let _ = self.q2d.record(e.ts_ns.saturating_sub(o.queued).max(1));
                 }
                 o.who
             }
             None => Submitter(e.tgid.unwrap_or(e.pid)),
         };
-        let merged: Vec<_> = self
-            .open
-            .range((e.dev, e.sector + 1)..(e.dev, e.sector + e.sectors as u64))
-            .map(|(k, _)| *k)
-            .collect();
-        for k in merged {
-            self.open.remove(&k);
+        for k in self.bios_in(e) {
+            if let Some(o) = self.open.get_mut(&k) {
+                o.issued = o.issued.or(Some(e.ts_ns));
+            }
         }
         let m = self.moved(e.dev, who, e.comm);
         m.ios += 1;
@@ -208,12 +227,30 @@ impl Tally {
         }
     }
 
+    /// The open bios with sectors in the request of `e`: the one it starts in (which may
+    /// begin before it) and those after.
+    fn bios_in(&self, e: &Event) -> Vec<((u32, u32), u64)> {
+        let (from, to) = ((e.dev, e.sector), (e.dev, e.sector + e.sectors as u64));
+        let before = self
+            .open
+            .range(..from)
+            .next_back()
+            .filter(|((d, s), o)| *d == e.dev && s + o.sectors as u64 > e.sector)
+            .map(|(k, _)| *k);
+        before
+            .into_iter()
+            .chain(self.open.range(from..to).map(|(k, _)| *k))
+            .collect()
+    }
+
+    /// A request completed: its first bio's time in the device is its submitter's; each bio
+    /// in it is done once all its sectors are, and one of the test's is timed at each step.
     fn completed(&mut self, e: &Event) {
         if let Some(Open {
             who,
             issued: Some(d),
             ..
-        }) = self.open.remove(&(e.dev, e.sector))
+        }) = self.open.get(&(e.dev, e.sector)).copied()
         {
             let ns = e.ts_ns.saturating_sub(d).max(1);
             if who.0 == self.own {
@@ -222,6 +259,33 @@ impl Tally {
             if let Some(m) = self.by.get_mut(&(e.dev, who)) {
                 m.d2c_n += 1;
                 m.d2c_ns += ns;
+            }
+        }
+        if e.sectors == 0 {
+            return;
+        }
+        let end = e.sector + e.sectors as u64;
+        for k in self.bios_in(e) {
+            let Some(o) = self.open.get_mut(&k) else {
+                continue;
+            };
+            let Some(issued) = o.issued else {
+                continue;
+            };
+            let overlap = (k.1 + o.sectors as u64).min(end) - k.1.max(e.sector);
+            o.done = o.done.saturating_add(overlap as u32);
+            if o.done < o.sectors {
+                continue;
+            }
+            let o = self.open.remove(&k).expect("an open bio");
+            if o.who.0 == self.own {
+                let s = Stepped {
+                    sector: k.1,
+                    queued: o.queued,
+                    issued,
+                    completed: e.ts_ns,
+                };
+                self.pick.keep(&mut self.stepped, s, |s| s.sector);
             }
         }
     }
@@ -386,6 +450,53 @@ mod tests {
         assert!(t.d2c.equivalent(t.d2c.max(), 100_000), "{}", t.d2c.max());
         assert!(t.is_own(Submitter(500)) && !t.is_own(Submitter(900)));
         assert_eq!(t.events, 12);
+    }
+
+    #[test]
+    fn the_tests_bios_are_timed_from_queue_to_their_last_sector() {
+        let lines = [
+            // A 1 MiB bio queued once, sent as two requests of 512 KiB.
+            "  j-501 (    500) [000] .....  10.000100: block_bio_queue: 7,0 W 8192 + 2048 [j]",
+            "  j-501 (    500) [000] .....  10.000110: block_rq_issue: 7,0 W 524288 () 8192 + 1024 be,0,4 [j]",
+            "  j-501 (    500) [000] .....  10.000120: block_rq_issue: 7,0 W 524288 () 9216 + 1024 be,0,4 [j]",
+            "  <idle>-0 (      0) [000] ..s..  10.000300: block_rq_complete: 7,0 W () 8192 + 1024 be,0,4 [0]",
+            "  <idle>-0 (      0) [000] ..s..  10.000500: block_rq_complete: 7,0 W () 9216 + 1024 be,0,4 [0]",
+            // Two 4 KiB bios merged into one request.
+            "  j-501 (    500) [000] .....  10.001000: block_bio_queue: 7,0 R 100 + 8 [j]",
+            "  j-501 (    500) [000] .....  10.001002: block_bio_queue: 7,0 R 108 + 8 [j]",
+            "  j-501 (    500) [000] .....  10.001010: block_rq_issue: 7,0 R 8192 () 100 + 16 be,0,4 [j]",
+            "  <idle>-0 (      0) [000] ..s..  10.001050: block_rq_complete: 7,0 R () 100 + 16 be,0,4 [0]",
+            // Another's bio is not timed; a flush's completion completes nothing.
+            "  dd-900 (    900) [001] .....  10.002000: block_bio_queue: 7,0 R 4096 + 8 [dd]",
+            "  dd-900 (    900) [001] .....  10.002010: block_rq_issue: 7,0 R 4096 () 4096 + 8 be,0,4 [dd]",
+            "  <idle>-0 (      0) [000] ..s..  10.002020: block_rq_complete: 7,0 FN () 0 + 0 be,0,4 [0]",
+            "  <idle>-0 (      0) [000] ..s..  10.002030: block_rq_complete: 7,0 R () 4096 + 8 be,0,4 [0]",
+        ];
+        let mut t = Tally::new(500);
+        t.lookup = |_| None;
+        for l in lines {
+            t.add(&parse(l).unwrap());
+        }
+        let at = |s: u64| 10_000_000_000 + s * 1000;
+        let mut got = t.stepped.clone();
+        got.sort_by_key(|s| s.sector);
+        println!("{got:?}");
+        let step = |sector, q, d, c| Stepped {
+            sector,
+            queued: at(q),
+            issued: at(d),
+            completed: at(c),
+        };
+        assert_eq!(
+            got,
+            [
+                step(100, 1000, 1010, 1050),
+                step(108, 1002, 1010, 1050),
+                step(8192, 100, 110, 500),
+            ]
+        );
+        assert!(t.open.is_empty(), "{:?}", t.open);
+        assert_eq!(t.d2c.len(), 2, "one D2C a request the test's bio starts");
     }
 
     #[test]

@@ -649,6 +649,8 @@ pub(super) mod tests {
                 q2d_ns: None,
                 d2c_ns: None,
                 split_why: None,
+                steps: None,
+                steps_why: None,
             });
             others_busy(&a, "loop0")
         };

@@ -114,6 +114,10 @@ pub struct OpenTarget {
     /// For a file: the device holding it, as discovery found it (without reading any device),
     /// so that a saved run need not look for it again.
     pub holding: Option<crate::device::Device>,
+    /// Where the target's first byte lies on the device the block layer's trace names (a
+    /// partition's start on its disk), in 512-byte sectors; None for a file, whose blocks lie
+    /// where its file system put them.
+    pub first_sector: Option<u64>,
     remove_on_drop: Option<ScratchFile>,
 }
 

@@ -255,6 +255,7 @@ pub(super) fn scratch_target(
         cache_below: None,
         fs_block: None,
         holding: None,
+        first_sector: None,
         remove_on_drop: Some(scratch),
     }
 }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 pub fn comparison(a_id: &str, b_id: &str, diffs: &[crate::runs::Diff]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "A: {a_id}\nB: {b_id}");
-    let _ = writeln!(out, "{:<9} {:>12} {:>12} {:>7}", "", "A", "B", "B/A");
+    let _ = writeln!(out, "{:<13} {:>12} {:>12} {:>7}", "", "A", "B", "B/A");
     // Each test's name on a line of its own, then its figures: names are long, and two lone
     // tests compared carry both names.
     let mut last = None;
@@ -21,7 +21,7 @@ pub fn comparison(a_id: &str, b_id: &str, diffs: &[crate::runs::Diff]) -> String
         }
         let _ = writeln!(
             out,
-            "  {:<7} {:>12.1} {:>12.1} {:>7}",
+            "  {:<11} {:>12.1} {:>12.1} {:>7}",
             d.metric,
             d.a,
             d.b,

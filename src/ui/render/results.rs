@@ -181,6 +181,15 @@ pub(super) fn result_notes(
             Span::raw(f.to_string()),
         ]));
     }
+    // Where the time went, where the trace told: a middle I/O's parts, else the queue and
+    // the device (an untraced run says nothing here; its result's text says why).
+    if let Some(t) = r.result.as_ref().and_then(|x| x.trace.as_ref()) {
+        if t.steps.is_some() {
+            lines.extend(crate::output::text::steps_line(t).map(Line::from));
+        } else if t.q2d_ns.is_some() {
+            lines.push(Line::from(crate::output::text::trace_line(t)));
+        }
+    }
     if let Some(e) = &r.error {
         lines.push(Line::from(Span::styled(
             format!("failed: {e}"),

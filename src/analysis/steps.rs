@@ -1,0 +1,170 @@
+//! Where the time of the test's I/Os went, all of it: the engine's submission and completion
+//! times of some of its direct I/Os (`engine::TimedIo`) paired with the block layer's three
+//! times of the same bios (`trace::Stepped`: queued, issued, completed), by sector and time.
+//! Each paired I/O's time splits into four parts that add up to it: submitting (from the
+//! engine's submission to the block layer: the system call or the ring, an io-wq worker),
+//! the queue (Q2D), the device (D2C), and completing (from the device's completion to the
+//! engine: the interrupt, the completion's delivery, the engine's wait for it).
+//!
+//! The parts are told for the I/Os in the middle of the paired ones (from the 40th to the
+//! 60th percentile of their own time), averaged: they add up to those I/Os' time, which is
+//! about the run's median.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::TimedIo;
+use crate::trace::Stepped;
+
+/// The parts of a middle I/O's time, ns.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Steps {
+    /// I/Os timed at every step (the engine's and the trace's times paired).
+    pub timed: u64,
+    /// Of them, those in the middle, whose parts these are.
+    pub middle: u64,
+    /// Their mean time from submission to completion: the four parts' sum.
+    pub total_ns: u64,
+    /// From the engine's submission to entering the block layer.
+    pub submit_ns: u64,
+    /// In the queue and the scheduler (Q2D).
+    pub queue_ns: u64,
+    /// In the device (D2C).
+    pub device_ns: u64,
+    /// From the device's completion to the engine's seeing it.
+    pub complete_ns: u64,
+}
+
+/// Fewer paired I/Os than this say nothing of a middle one.
+pub const MIN_TIMED: usize = 10;
+
+/// The trace prints microseconds: its times are up to this much before the true ones.
+const PRINTED_NS: u64 = 1_000;
+
+/// One paired I/O's four parts, ns.
+type Parts = [u64; 4];
+
+/// The middle I/Os' parts, where at least [`MIN_TIMED`] were paired.
+pub fn of(engine: &[TimedIo], trace: &[Stepped]) -> Option<Steps> {
+    let paired = pair(engine, trace);
+    (paired.len() >= MIN_TIMED).then(|| middle(paired))
+}
+
+/// How many of the engine's timed I/Os the trace's times were found for.
+pub fn paired(engine: &[TimedIo], trace: &[Stepped]) -> usize {
+    pair(engine, trace).len()
+}
+
+/// Each engine I/O with the trace's bio at its sector that was queued while it was under way.
+fn pair(engine: &[TimedIo], trace: &[Stepped]) -> Vec<Parts> {
+    let mut by_sector: HashMap<u64, Vec<&Stepped>> = HashMap::new();
+    for s in trace {
+        by_sector.entry(s.sector).or_default().push(s);
+    }
+    engine
+        .iter()
+        .filter_map(|e| {
+            let found = by_sector.get(&e.sector)?.iter().find(|s| {
+                s.queued + PRINTED_NS >= e.submitted
+                    && s.completed <= e.completed
+                    && s.queued <= s.issued
+                    && s.issued <= s.completed
+            })?;
+            Some(parts(e, found))
+        })
+        .collect()
+}
+
+/// The four parts of an I/O, each moment held between the one before and its completion, so
+/// that they add up to its time (the trace's microseconds may put one a little early).
+fn parts(e: &TimedIo, s: &Stepped) -> Parts {
+    let q = s.queued.clamp(e.submitted, e.completed);
+    let d = s.issued.clamp(q, e.completed);
+    let c = s.completed.clamp(d, e.completed);
+    [q - e.submitted, d - q, c - d, e.completed - c]
+}
+
+/// The mean parts of the I/Os from the 40th to the 60th percentile of their time.
+fn middle(mut paired: Vec<Parts>) -> Steps {
+    paired.sort_by_key(|p| p.iter().sum::<u64>());
+    let n = paired.len();
+    let band = &paired[n * 2 / 5..(n * 3 / 5).max(n * 2 / 5 + 1)];
+    let mean = |i: usize| band.iter().map(|p| p[i]).sum::<u64>() / band.len() as u64;
+    let [submit_ns, queue_ns, device_ns, complete_ns] = [mean(0), mean(1), mean(2), mean(3)];
+    Steps {
+        timed: n as u64,
+        middle: band.len() as u64,
+        total_ns: submit_ns + queue_ns + device_ns + complete_ns,
+        submit_ns,
+        queue_ns,
+        device_ns,
+        complete_ns,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io(sector: u64, at: u64, took: u64) -> TimedIo {
+        TimedIo {
+            sector,
+            submitted: at,
+            completed: at + took,
+        }
+    }
+
+    /// A bio of an I/O submitted at `at`: in the block layer 5 us later, issued 2 us after,
+    /// `device` in the device, and seen by the engine 3 us after that.
+    fn bio(sector: u64, at: u64, device: u64) -> Stepped {
+        Stepped {
+            sector,
+            queued: at + 5_000,
+            issued: at + 7_000,
+            completed: at + 7_000 + device,
+        }
+    }
+
+    #[test]
+    fn the_parts_of_a_middle_io_add_up_to_it() {
+        // 21 I/Os, one every 100 us, the n-th 10n us in the device.
+        let mut engine = Vec::new();
+        let mut trace = Vec::new();
+        for n in 0..21u64 {
+            let (at, device) = (1_000_000 + n * 100_000, n * 10_000);
+            engine.push(io(n * 8, at, 5_000 + 2_000 + device + 3_000));
+            trace.push(bio(n * 8, at, device));
+        }
+        // An I/O the trace did not see, and a bio at the same sector an hour later.
+        engine.push(io(999, 5_000_000, 50_000));
+        trace.push(bio(0, 3_600_000_000_000, 1_000));
+        let s = of(&engine, &trace).unwrap();
+        println!("{s:?}");
+        assert_eq!((s.timed, s.middle), (21, 4));
+        // The middle four: n = 8..=11, 80 to 110 us in the device.
+        assert_eq!(
+            (s.submit_ns, s.queue_ns, s.device_ns, s.complete_ns),
+            (5_000, 2_000, 95_000, 3_000)
+        );
+        assert_eq!(s.total_ns, 105_000);
+    }
+
+    #[test]
+    fn microseconds_early_are_held_to_the_io_and_too_few_say_nothing() {
+        // The trace's queue time printed a microsecond before the engine's submission.
+        let e = io(8, 10_000_500, 20_000);
+        let s = Stepped {
+            sector: 8,
+            queued: 10_000_000,
+            issued: 10_002_000,
+            completed: 10_019_000,
+        };
+        let p = parts(&e, &s);
+        println!("{p:?}");
+        assert_eq!(p, [0, 1_500, 17_000, 1_500]);
+        assert_eq!(p.iter().sum::<u64>(), 20_000);
+        assert_eq!(of(&[e], &[s]), None, "one I/O is not a middle one");
+        assert_eq!(paired(&[e], &[s]), 1);
+    }
+}
