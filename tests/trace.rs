@@ -475,11 +475,7 @@ fn live_samples_carry_the_queue_and_device_split_while_the_trace_runs() {
         .output()
         .unwrap();
     let text = ok_stdout(&out, "run --ndjson");
-    let samples: Vec<serde_json::Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["type"] == "sample")
-        .collect();
+    let (samples, result) = ndjson(&text);
     let split: Vec<(u64, u64)> = samples
         .iter()
         .filter_map(|s| Some((s["q2d_p50_ns"].as_u64()?, s["d2c_p50_ns"].as_u64()?)))
@@ -490,8 +486,7 @@ fn live_samples_carry_the_queue_and_device_split_while_the_trace_runs() {
         split.len(),
         split.last()
     );
-    let result = text.lines().last().unwrap_or_default();
-    if result.contains("\"mode\":\"off\"") {
+    if first_result(&result)["trace"]["mode"] == "off" {
         assert!(!required(), "CI: the block layer must be traced here");
         return;
     }
@@ -504,6 +499,23 @@ fn live_samples_carry_the_queue_and_device_split_while_the_trace_runs() {
         .unwrap();
     assert_eq!(split.len(), samples.len() - first, "once there, it stays");
     assert!(split.iter().all(|(q, d)| *q > 0 && *d > 0));
+    // All of a middle I/O's time, live as at the end: parts that add up, near the result's.
+    let parts = |s: &serde_json::Value| -> Option<(u64, u64)> {
+        let keys = ["submit_ns", "queue_ns", "device_ns", "complete_ns"];
+        let sum = keys.iter().map(|k| s[k].as_u64()).sum::<Option<u64>>()?;
+        Some((s["total_ns"].as_u64()?, sum))
+    };
+    let live: Vec<(u64, u64)> = samples.iter().filter_map(|s| parts(&s["steps"])).collect();
+    let end = parts(&first_result(&result)["trace"]["steps"]);
+    println!(
+        "live steps in {} samples, last {:?}; at the end {end:?}",
+        live.len(),
+        live.last()
+    );
+    let (last, end) = (live.last().expect("no live steps"), end.expect("no steps"));
+    assert!(live.iter().all(|(t, sum)| t == sum && *t > 0), "{live:?}");
+    let ratio = last.0 as f64 / end.0 as f64;
+    assert!((0.5..2.0).contains(&ratio), "live {last:?}, end {end:?}");
 }
 
 /// The samples of a `run --ndjson` and its final document.

@@ -163,6 +163,7 @@ fn samples(n: usize) -> Vec<Sample> {
                 d2c_p50_ns: None,
                 others_traced: Vec::new(),
                 split_why: None,
+                steps: None,
             }
         })
         .collect()
@@ -359,6 +360,25 @@ fn the_run_view_splits_the_time_into_queue_and_device_live() {
     assert!(shot.contains("|########==|"), "{shot}");
     assert!(
         shot.contains("other I/O (trace):") && shot.contains("dd 4503 read 256M on loop0"),
+        "{shot}"
+    );
+    // Once the engine's times are paired with the trace's: all of a middle I/O's time, at 80
+    // columns whole.
+    let mut s = samples(1).pop().unwrap();
+    s.steps = Some(Box::new(blkscope::engine::result::Steps {
+        timed: 6513,
+        middle: 1302,
+        total_ns: 64_630,
+        submit_ns: 715,
+        queue_ns: 377,
+        device_ns: 54_976,
+        complete_ns: 8_562,
+    }));
+    a.on_sample(s, Vec::new());
+    let shot = screen(&a, 80, 24, ASCII);
+    println!("{shot}");
+    assert!(
+        shot.contains("us: 65 = sub 0.7 + q 0.4 + dev 55 + done 8.6"),
         "{shot}"
     );
 }

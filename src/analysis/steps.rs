@@ -12,29 +12,10 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
+pub use crate::engine::result::Steps;
 
 use crate::engine::TimedIo;
 use crate::trace::Stepped;
-
-/// The parts of a middle I/O's time, ns.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Steps {
-    /// I/Os timed at every step (the engine's and the trace's times paired).
-    pub timed: u64,
-    /// Of them, those in the middle, whose parts these are.
-    pub middle: u64,
-    /// Their mean time from submission to completion: the four parts' sum.
-    pub total_ns: u64,
-    /// From the engine's submission to entering the block layer.
-    pub submit_ns: u64,
-    /// In the queue and the scheduler (Q2D).
-    pub queue_ns: u64,
-    /// In the device (D2C).
-    pub device_ns: u64,
-    /// From the device's completion to the engine's seeing it.
-    pub complete_ns: u64,
-}
 
 /// Fewer paired I/Os than this say nothing of a middle one.
 pub const MIN_TIMED: usize = 10;

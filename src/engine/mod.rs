@@ -185,7 +185,7 @@ pub fn run(
     target: &OpenTarget,
     job: &Job,
     cancel: Arc<AtomicBool>,
-    on_sample: impl FnMut(&Sample),
+    on_sample: impl FnMut(&Sample, &[TimedIo]),
 ) -> Result<Run, RunError> {
     if job.mode == Mode::Nocache || job.drop_cache_first {
         let _ = crate::sys::drop_cache(&target.file);
@@ -202,8 +202,8 @@ pub fn run(
     let cpu0 = crate::sys::cpu_times();
     let run_seed = fastrand::u64(..);
     let jobs = spawn_jobs(target, job, engine, timing, run_seed, &cancel)?;
-    let series = sample_until_done(&jobs, timing, target.plan.total, on_sample);
-    let mut outcomes: Vec<_> = jobs
+    let (series, timed) = sample_until_done(&jobs, timing, target.plan.total, on_sample);
+    let outcomes: Vec<_> = jobs
         .handles
         .into_iter()
         .map(|h| h.join().expect("worker thread panicked"))
@@ -230,10 +230,6 @@ pub fn run(
     for o in &outcomes {
         zeros.add(&o.zeros);
     }
-    let timed = outcomes
-        .iter_mut()
-        .flat_map(|o| o.timed.drain(..))
-        .collect();
     Ok(Run {
         timed,
         engine_used,
@@ -321,7 +317,11 @@ struct Interval {
     total_bytes: u64,
 }
 
-fn take_interval(accs: &[Arc<Mutex<IntervalAcc>>], hist: &mut Histogram<u64>) -> Interval {
+fn take_interval(
+    accs: &[Arc<Mutex<IntervalAcc>>],
+    hist: &mut Histogram<u64>,
+    timed: &mut Timed,
+) -> Interval {
     let mut iv = Interval {
         bytes: 0,
         ios: 0,
@@ -341,9 +341,21 @@ fn take_interval(accs: &[Arc<Mutex<IntervalAcc>>], hist: &mut Histogram<u64>) ->
             a.ios = 0;
             a.total_bytes = 0;
             a.hist.reset();
+            for t in a.timed.drain(..) {
+                timed.pick.keep(&mut timed.kept, t, |t| t.sector);
+            }
+            a.pick = timed.pick;
         }
     }
     iv
+}
+
+/// The run's timed I/Os so far (every job's), at most [`MAX_TIMED`](crate::trace::pick::MAX_TIMED),
+/// and the level that keeps them.
+#[derive(Default)]
+struct Timed {
+    kept: Vec<TimedIo>,
+    pick: crate::trace::pick::Pick,
 }
 
 /// Samples every interval until every job is done; returns the time series.
@@ -351,14 +363,15 @@ fn sample_until_done(
     jobs: &Jobs,
     timing: Timing,
     planned: u64,
-    mut on_sample: impl FnMut(&Sample),
-) -> Vec<Sample> {
+    mut on_sample: impl FnMut(&Sample, &[TimedIo]),
+) -> (Vec<Sample>, Vec<TimedIo>) {
     let mut last = timing.start;
     let mut next_tick = timing.start + timing.interval;
     let mut total_bytes = 0u64;
     let mut hist = worker::new_interval_histogram();
     // The time series the result keeps (and charts are drawn from).
     let mut series: Vec<Sample> = Vec::new();
+    let mut timed = Timed::default();
     loop {
         let all_done = jobs.handles.iter().all(|h| h.is_finished());
         let now = Instant::now();
@@ -366,17 +379,17 @@ fn sample_until_done(
             std::thread::sleep((next_tick - now).min(Duration::from_millis(20)));
             continue;
         }
-        let iv = take_interval(&jobs.accs, &mut hist);
+        let iv = take_interval(&jobs.accs, &mut hist, &mut timed);
         total_bytes += iv.total_bytes;
         if iv.ios > 0 || !all_done {
             let sample = make_sample(&iv, &hist, timing, now, last, total_bytes, planned);
-            on_sample(&sample);
+            on_sample(&sample, &timed.kept);
             series.push(sample);
         }
         last = now;
         next_tick = now + timing.interval;
         if all_done {
-            return series;
+            return (series, timed.kept);
         }
     }
 }
@@ -426,6 +439,7 @@ fn make_sample(
         d2c_p50_ns: None,
         others_traced: Vec::new(),
         split_why: None,
+        steps: None,
     }
 }
 

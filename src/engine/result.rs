@@ -93,6 +93,30 @@ pub struct Sample {
     /// Why the trace so far has no split, where it runs and has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split_why: Option<String>,
+    /// Where a middle I/O's time went so far, submission to completion (the engine's times
+    /// paired with the trace's: `analysis::steps`). Set by the session for live views.
+    /// (Boxed: most samples have none, and a sample travels in every live message.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Box<Steps>>,
+}
+
+/// The parts of a middle I/O's time, ns.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Steps {
+    /// I/Os timed at every step (the engine's and the trace's times paired).
+    pub timed: u64,
+    /// Of them, those in the middle, whose parts these are.
+    pub middle: u64,
+    /// Their mean time from submission to completion: the four parts' sum.
+    pub total_ns: u64,
+    /// From the engine's submission to entering the block layer.
+    pub submit_ns: u64,
+    /// In the queue and the scheduler (Q2D).
+    pub queue_ns: u64,
+    /// In the device (D2C).
+    pub device_ns: u64,
+    /// From the device's completion to the engine's seeing it.
+    pub complete_ns: u64,
 }
 
 /// Completion latency summary, nanoseconds.

@@ -38,6 +38,10 @@ pub(crate) struct IntervalAcc {
     pub ios: u64,
     pub hist: Histogram<u64>,
     pub total_bytes: u64,
+    /// I/Os timed since (`trace::pick`), and the level the sampler keeps them at, which the
+    /// job takes up at each hand-over so as not to hand over what would be dropped.
+    pub timed: Vec<TimedIo>,
+    pub pick: Pick,
 }
 
 impl IntervalAcc {
@@ -48,6 +52,8 @@ impl IntervalAcc {
             ios: 0,
             hist: new_interval_histogram(),
             total_bytes: 0,
+            timed: Vec::new(),
+            pick: Pick::default(),
         }
     }
 }
@@ -112,8 +118,6 @@ pub(crate) struct WorkerOutcome {
     pub busy_polled: bool,
     /// Blocks sampled from what reads returned, and how many of them were all zeros.
     pub zeros: ZeroSampler,
-    /// Some of the I/Os after the ramp, timed (`trace::pick`).
-    pub timed: Vec<TimedIo>,
 }
 
 /// The io-wq workers of the calling thread: the threads io_uring hands that thread's I/O to
@@ -223,12 +227,14 @@ impl Recorder<'_> {
             }
             self.counted_to = Some(now);
             if let Some(first) = self.first_sector {
-                let t = TimedIo {
-                    sector: first + off / 512,
-                    submitted: now - lat,
-                    completed: now,
-                };
-                self.pick.keep(&mut self.out.timed, t, |t| t.sector);
+                let sector = first + off / 512;
+                if self.pick.keeps(sector) {
+                    self.local.timed.push(TimedIo {
+                        sector,
+                        submitted: now - lat,
+                        completed: now,
+                    });
+                }
             }
             let _ = self.out.hist.record(ns);
             self.out.ios += 1;
@@ -249,6 +255,8 @@ impl Recorder<'_> {
             a.ios += self.local.ios;
             a.total_bytes += self.local.total_bytes;
             let _ = a.hist.add(&self.local.hist);
+            a.timed.append(&mut self.local.timed);
+            self.pick = a.pick;
         }
         self.local.bytes = 0;
         self.local.read_bytes = 0;
@@ -432,7 +440,6 @@ fn recorder<'a>(spec: &WorkerSpec, acc: &'a Mutex<IntervalAcc>, clock: &Clock) -
             to_workers: false,
             busy_polled: false,
             zeros: ZeroSampler::for_region(spec.region_len),
-            timed: Vec::new(),
         },
         ramp_end: clock.ns(spec.ramp_end),
         counted_from: None,

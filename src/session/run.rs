@@ -8,9 +8,12 @@ use std::sync::atomic::AtomicBool;
 use crate::analysis;
 use crate::analysis::findings::Finding;
 use crate::analysis::live::SoFar;
+use crate::analysis::steps::{self, Steps};
 use crate::analysis::traced::TraceSummary;
 use crate::device::Device;
-use crate::engine::{self, Job, OpenTarget, Run, RunError, Sample, TargetInfo, TargetSpec};
+use crate::engine::{
+    self, Job, OpenTarget, Run, RunError, Sample, TargetInfo, TargetSpec, TimedIo,
+};
 use crate::result::RunResult;
 use crate::sysroot::SysRoot;
 use crate::trace;
@@ -62,14 +65,21 @@ pub(super) fn run_once(
     let mut on_sample = on_sample;
     // Each live sample with the trace so far, and what the analysis makes of the test so far
     // by the same trace.
-    let each = |s: &Sample| {
+    // A middle I/O's parts so far, and the trace's events when they were paired: new pairs
+    // come only when the trace has been read again.
+    let mut steps_at: (u64, Option<Steps>) = (u64::MAX, None);
+    let each = |s: &Sample, timed: &[TimedIo]| {
         let view = live.as_ref().and_then(|l| l.lock().ok().map(|v| v.clone()));
         let trace = match (&view, &off) {
             (Some(v), _) => TraceSummary::so_far(v),
             (None, Some(why)) => Some(TraceSummary::off(why.clone())),
             (None, None) => None,
         };
-        let s = with_trace(s, view.as_ref(), trace.as_ref());
+        if let Some(v) = view.as_ref().filter(|v| v.events != steps_at.0) {
+            steps_at = (v.events, steps::of(timed, &v.stepped));
+        }
+        let mut s = with_trace(s, view.as_ref(), trace.as_ref());
+        s.steps = steps_at.1.map(Box::new);
         let found = match so_far.as_mut() {
             Some(sf) => sf.findings(root, job, &target, &s, trace),
             None => Vec::new(),

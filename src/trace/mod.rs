@@ -154,6 +154,9 @@ pub struct LiveView {
     pub coverage: Coverage,
     pub events: u64,
     pub lost: u64,
+    /// Some of the test's bios timed at each step so far ([`Stepped`]), shared: a live view is
+    /// copied for every sample.
+    pub stepped: Arc<Vec<Stepped>>,
 }
 
 impl LiveView {

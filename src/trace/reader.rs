@@ -297,6 +297,7 @@ fn live_view(tally: &Tally, names: &[((u32, u32), String)]) -> LiveView {
         rows: tally.rows(names),
         own: tally.own(),
         events: tally.events,
+        stepped: std::sync::Arc::new(tally.stepped.clone()),
         ..LiveView::default()
     }
 }

@@ -97,9 +97,29 @@ fn run_progress(f: &mut Frame, run: &crate::ui::app::RunView, look: Look, info: 
     );
 }
 
-/// Where the test's I/Os spend their time, from the block layer's trace so far: "queue 15 us
-/// |#=========| device 360 us", the bar's share the queue's (Q2D) and the device's (D2C).
+/// Where the test's I/Os spend their time, from the block layer's trace so far: a middle I/O's
+/// parts where the engine's times were paired with the trace's, "us: 65 = sub 0.7 + q 0.4 +
+/// dev 55 + done 8.6" (microseconds: submitting, the queue, the device, completing); else "queue
+/// 15 us |#=========| device 360 us", the bar's share the queue's (Q2D) and the device's (D2C).
 fn time_split(s: &crate::engine::Sample) -> Option<Line<'static>> {
+    if let Some(st) = &s.steps {
+        let us = |ns: u64| {
+            let us = ns as f64 / 1e3;
+            if us >= 10.0 {
+                format!("{us:.0}")
+            } else {
+                format!("{us:.1}")
+            }
+        };
+        return Some(Line::from(format!(
+            "us: {} = sub {} + q {} + dev {} + done {}",
+            us(st.total_ns),
+            us(st.submit_ns),
+            us(st.queue_ns),
+            us(st.device_ns),
+            us(st.complete_ns)
+        )));
+    }
     let (Some(q), Some(d)) = (s.q2d_p50_ns, s.d2c_p50_ns) else {
         return s
             .split_why
