@@ -923,3 +923,72 @@ fn the_parts_of_a_middle_io_add_up_to_the_runs_median() {
         );
     }
 }
+
+#[test]
+fn a_reader_of_another_partition_is_named_with_its_partition() {
+    if !require(true, &["losetup", "sfdisk", "partx", "dd"]) {
+        return;
+    }
+    let _one = one_at_a_time();
+    let image = Image::new(128 * MIB);
+    sfdisk(image.path_str(), "label: dos\nsize=48MiB\nsize=48MiB\n");
+    let lo = Loop::over(image, None, true);
+    let (p1, p2) = (lo.wait_part(1), lo.wait_part(2));
+    let name = |p: &str| p.trim_start_matches("/dev/").to_string();
+    let (n1, n2) = (name(&p1), name(&p2));
+    let (r0, _) = diskstats_sectors(&n2);
+    let _reader = Neighbour::reader(&p2);
+    wait_until(10, "the reader to read", || {
+        diskstats_sectors(&n2).0 > r0 + 4096
+    });
+    // The block layer names the disk for both: the sectors tell the partitions apart.
+    let (doc, code) = blkscope_json(&[
+        "run",
+        &p1,
+        "--op",
+        "write",
+        "--bs",
+        "1M",
+        "--runtime",
+        "1s",
+        "--confirm",
+        &n1,
+        "--no-save",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{doc}");
+    if !traced(&doc) {
+        return;
+    }
+    let r = first_result(&doc);
+    let subs = r["trace"]["submitters"].as_array().unwrap();
+    println!("{}", serde_json::to_string_pretty(subs).unwrap());
+    let on = |s: &serde_json::Value, dev: &str| s["device"] == dev && s["disk"] == lo.name;
+    assert!(
+        subs.iter()
+            .any(|s| s["who"] == "test" && on(s, &n1) && s["write_bytes"].as_u64() > Some(0)),
+        "the test's writes on {n1}: {subs:?}"
+    );
+    assert!(
+        subs.iter()
+            .any(|s| s["comm"] == "dd" && on(s, &n2) && s["read_bytes"].as_u64() > Some(0)),
+        "dd's reads on {n2}: {subs:?}"
+    );
+    assert!(
+        !subs
+            .iter()
+            .any(|s| s["comm"] == "dd" && s["device"] == n1.as_str()),
+        "dd did nothing on {n1}: {subs:?}"
+    );
+    assert!(
+        !findings(&doc).contains(&"read_modify_write".into()),
+        "the reader's reads are not the test's: {r}"
+    );
+    let busy = finding_of(r, "busy_processes").unwrap_or_else(|| panic!("no busy_processes: {r}"));
+    let m = busy["message"].as_str().unwrap();
+    println!("{m}");
+    assert!(
+        m.contains(&format!("on {n2}")),
+        "names the reader's partition: {m}"
+    );
+}

@@ -56,7 +56,10 @@ pub struct TraceSummary {
 /// What one process did on one device while the test ran.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct SubmitterIo {
+    /// The device: a partition, where the I/O was in one, and then its disk.
     pub device: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk: Option<String>,
     pub who: Who,
     pub pid: u32,
     pub comm: String,
@@ -120,8 +123,10 @@ impl TraceSummary {
     /// The parts of a middle I/O's time: the engine's timed I/Os (`engine`, none where its
     /// I/Os are not its bios) paired with the trace's; else why not.
     pub fn with_steps(mut self, engine: &[TimedIo], t: &Traced) -> Self {
+        // Events lost leave some I/Os unpaired, not paired wrongly: a pair needs the bio's
+        // three times at the I/O's sector inside the I/O's own (as the live view pairs them).
         let trace = &t.tally.stepped;
-        self.steps = (t.lost == 0).then(|| steps::of(engine, trace)).flatten();
+        self.steps = steps::of(engine, trace);
         if self.steps.is_none() {
             self.steps_why = Some(if engine.is_empty() {
                 "the test's I/Os are not its bios (a file, or I/O through the page cache): \
@@ -183,6 +188,7 @@ impl TraceSummary {
                 let m = &r.moved;
                 let mut s = SubmitterIo {
                     device: r.device.clone(),
+                    disk: r.disk.clone(),
                     who: if r.who.0 == own {
                         Who::Test
                     } else if m.kernel {
@@ -381,8 +387,12 @@ impl TraceSummary {
             })
     }
 
+    /// The rows on `device`: on it, or on a partition of it (a disk's diskstats count its
+    /// partitions' I/O).
     fn on<'a>(&'a self, device: &'a str) -> impl Iterator<Item = &'a SubmitterIo> {
-        self.submitters.iter().filter(move |s| s.device == device)
+        self.submitters
+            .iter()
+            .filter(move |s| s.device == device || s.disk.as_deref() == Some(device))
     }
 }
 
@@ -435,6 +445,7 @@ mod tests {
         };
         let row = |pid: u32, bytes: u64, life: Option<(u64, u64)>| Row {
             device: "loop0".into(),
+            disk: None,
             who: Submitter(pid),
             moved: Moved {
                 comm: "p".into(),
@@ -482,6 +493,7 @@ mod tests {
         };
         let zram = Row {
             device: "zram0".into(),
+            disk: None,
             who: Submitter(500),
             moved: Moved {
                 comm: "blkscope".into(),

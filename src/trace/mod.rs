@@ -28,7 +28,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use reader::{Coverage, WINDOW_EVERY};
-pub use tally::{Moved, Row, Stepped, Submitter, Tally, Who};
+pub use tally::{Moved, Part, Row, Stepped, Submitter, Tally, Who};
 
 use crate::sysroot::SysRoot;
 
@@ -218,6 +218,7 @@ impl Tracer {
         if devices.is_empty() {
             return Err("no block device to trace under the target".into());
         }
+        let (devices, parts) = with_partitions(root, devices);
         // One instance a trace: a process's first is `blkscope-PID`, one beside it (the TUI's
         // doctor pane while a test runs) `blkscope-PID.N`.
         static TRACES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -251,7 +252,7 @@ impl Tracer {
         let names = tracer.devices.clone();
         let reader = std::thread::Builder::new()
             .name("blkscope-trace".into())
-            .spawn(move || reader::read_pipe(pipe, &dir, &stop, &live, &names))
+            .spawn(move || reader::read_pipe(pipe, &dir, &stop, &live, &names, parts))
             .map_err(|e| format!("starting the trace reader: {e}"))?;
         tracer.reader = Some(reader);
         Ok(tracer)
@@ -319,6 +320,40 @@ impl Drop for Tracer {
         let _ = remove_instance(&self.dir);
     }
 }
+
+/// The devices with the partitions of each (named, so that I/O in one is said to be there),
+/// and where each partition lies on its disk: the block layer's events name the disk.
+fn with_partitions(root: &SysRoot, mut devices: Named) -> (Named, Vec<Part>) {
+    let mut parts = Vec::new();
+    for (disk, name) in devices.clone() {
+        for e in fs::read_dir(root.sys(format!("class/block/{name}")))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let at = |f: &str| crate::sysroot::read_u64(&e.path().join(f));
+            let part = e.file_name().to_string_lossy().into_owned();
+            let (Some(start), Some(size), Some(dev)) =
+                (at("start"), at("size"), devno(root, &part))
+            else {
+                continue;
+            };
+            parts.push(Part {
+                disk,
+                start,
+                end: start + size,
+                dev,
+            });
+            if !devices.iter().any(|(d, _)| *d == dev) {
+                devices.push((dev, part));
+            }
+        }
+    }
+    (devices, parts)
+}
+
+/// Devices by (major, minor), with their kernel names.
+type Named = Vec<((u32, u32), String)>;
 
 /// (major, minor) of a block device by kernel name, from sysfs.
 fn devno(root: &SysRoot, name: &str) -> Option<(u32, u32)> {

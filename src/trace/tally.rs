@@ -88,18 +88,32 @@ pub struct Tally {
     /// Who forked whom while the trace ran: the ancestors of a process gone before its I/O was
     /// read (a short dd of a shell loop).
     parents: HashMap<u32, u32>,
+    /// The traced disks' partitions: I/O in one is counted on it.
+    parts: Vec<Part>,
 }
 
 /// Processes whose beginning or end is kept, at most this many of each (a machine that forks
 /// thousands a second would otherwise grow them for as long as a test runs).
 const MAX_LIVES: usize = 1 << 18;
 
+/// A partition of a traced disk: the disk's events name the disk and a sector on it, and the
+/// sectors from `start` to `end` are the partition's (`dev`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Part {
+    pub disk: (u32, u32),
+    pub start: u64,
+    pub end: u64,
+    pub dev: (u32, u32),
+}
+
 /// One submitter's I/O on one device, and when it began and ended where that was while the
 /// trace ran: what a trace hands out, so far or at its end.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    /// The device's kernel name (or `major:minor`).
+    /// The device's kernel name (or `major:minor`): a partition's, where the I/O was in one.
     pub device: String,
+    /// The disk, where `device` is a partition of it.
+    pub disk: Option<String>,
     pub who: Submitter,
     pub moved: Moved,
     pub began_ns: Option<u64>,
@@ -126,7 +140,22 @@ impl Tally {
             began: HashMap::new(),
             ended: HashMap::new(),
             parents: HashMap::new(),
+            parts: Vec::new(),
         }
+    }
+
+    /// The same, counting I/O in these partitions on them.
+    pub fn with_parts(mut self, parts: Vec<Part>) -> Self {
+        self.parts = parts;
+        self
+    }
+
+    /// Where I/O at `sector` of `dev` is counted: the partition it falls in, else the device.
+    fn place(&self, dev: (u32, u32), sector: u64) -> (u32, u32) {
+        self.parts
+            .iter()
+            .find(|p| p.disk == dev && (p.start..p.end).contains(&sector))
+            .map_or(dev, |p| p.dev)
     }
 
     fn moved(&mut self, dev: (u32, u32), who: Submitter, comm: &str) -> &mut Moved {
@@ -174,7 +203,7 @@ impl Tally {
 
     fn queued(&mut self, e: &Event) {
         let who = Submitter(e.tgid.unwrap_or(e.pid));
-        let m = self.moved(e.dev, who, e.comm);
+        let m = self.moved(self.place(e.dev, e.sector), who, e.comm);
         if e.flush() {
             m.flushes += 1;
         }
@@ -218,7 +247,7 @@ impl Tally {
                 o.issued = o.issued.or(Some(e.ts_ns));
             }
         }
-        let m = self.moved(e.dev, who, e.comm);
+        let m = self.moved(self.place(e.dev, e.sector), who, e.comm);
         m.ios += 1;
         if e.reads() {
             m.read_bytes += e.bytes();
@@ -256,7 +285,8 @@ impl Tally {
             if who.0 == self.own {
                 let _ = self.d2c.record(ns);
             }
-            if let Some(m) = self.by.get_mut(&(e.dev, who)) {
+            let place = self.place(e.dev, e.sector);
+            if let Some(m) = self.by.get_mut(&(place, who)) {
                 m.d2c_n += 1;
                 m.d2c_ns += ns;
             }
@@ -314,10 +344,12 @@ impl Tally {
         self.by
             .iter()
             .map(|((dev, who), m)| Row {
-                device: names
+                device: name(names, *dev),
+                disk: self
+                    .parts
                     .iter()
-                    .find(|(d, _)| d == dev)
-                    .map_or_else(|| format!("{}:{}", dev.0, dev.1), |(_, n)| n.clone()),
+                    .find(|p| p.dev == *dev)
+                    .map(|p| name(names, p.disk)),
                 who: *who,
                 moved: m.clone(),
                 began_ns: self.began.get(&who.0).copied(),
@@ -341,6 +373,14 @@ impl Tally {
     pub fn is_own(&self, who: Submitter) -> bool {
         who.0 == self.own
     }
+}
+
+/// A device's kernel name among `names`, else `major:minor`.
+fn name(names: &[((u32, u32), String)], dev: (u32, u32)) -> String {
+    names
+        .iter()
+        .find(|(d, _)| *d == dev)
+        .map_or_else(|| format!("{}:{}", dev.0, dev.1), |(_, n)| n.clone())
 }
 
 /// Who a submitter was, as a reader needs it.
@@ -497,6 +537,54 @@ mod tests {
         );
         assert!(t.open.is_empty(), "{:?}", t.open);
         assert_eq!(t.d2c.len(), 2, "one D2C a request the test's bio starts");
+    }
+
+    #[test]
+    fn io_in_a_partition_is_counted_on_it_and_the_rest_on_the_disk() {
+        let part = |n: u32, start, end| Part {
+            disk: (7, 0),
+            start,
+            end,
+            dev: (259, n),
+        };
+        let mut t = Tally::new(500).with_parts(vec![part(1, 2048, 4096), part(2, 4096, 8192)]);
+        t.lookup = |_| None;
+        for l in [
+            "  j-501 (    500) [000] .....  10.000100: block_bio_queue: 7,0 W 2048 + 8 [j]",
+            "  j-501 (    500) [000] .....  10.000110: block_rq_issue: 7,0 W 4096 () 2048 + 8 be,0,4 [j]",
+            "  <idle>-0 (      0) [000] ..s..  10.000300: block_rq_complete: 7,0 W () 2048 + 8 be,0,4 [0]",
+            "  dd-900 (    900) [001] .....  10.002000: block_bio_queue: 7,0 R 4096 + 8 [dd]",
+            "  dd-900 (    900) [001] .....  10.002010: block_rq_issue: 7,0 R 4096 () 4096 + 8 be,0,4 [dd]",
+            "  dd-900 (    900) [001] .....  10.003000: block_bio_queue: 7,0 R 0 + 8 [dd]",
+            "  dd-900 (    900) [001] .....  10.003010: block_rq_issue: 7,0 R 4096 () 0 + 8 be,0,4 [dd]",
+        ] {
+            t.add(&parse(l).unwrap());
+        }
+        let names = [
+            ((7, 0), "loop0".to_string()),
+            ((259, 1), "loop0p1".to_string()),
+            ((259, 2), "loop0p2".to_string()),
+        ];
+        let mut rows: Vec<(String, Option<String>, u32, u64)> = t
+            .rows(&names)
+            .into_iter()
+            .map(|r| {
+                let bytes = r.moved.read_bytes + r.moved.write_bytes;
+                (r.device, r.disk, r.who.0, bytes)
+            })
+            .collect();
+        rows.sort();
+        println!("{rows:?}");
+        let disk = Some("loop0".to_string());
+        assert_eq!(
+            rows,
+            [
+                ("loop0".into(), None, 900, 4096),
+                ("loop0p1".into(), disk.clone(), 500, 4096),
+                ("loop0p2".into(), disk, 900, 4096),
+            ]
+        );
+        assert_eq!(t.d2c.len(), 1, "the test's request timed in its partition");
     }
 
     #[test]

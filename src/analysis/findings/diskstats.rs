@@ -621,6 +621,7 @@ pub(super) mod tests {
         use crate::trace::tally::Who;
         let io = |who, comm: &str, pid, read_bytes| SubmitterIo {
             device: "loop0".into(),
+            disk: None,
             who,
             pid,
             comm: comm.into(),
