@@ -8,8 +8,11 @@ use super::{Evidence, Finding, Kind as Found, Severity};
 use crate::device::{Device, DeviceTree, Kind};
 use crate::sysroot::SysRoot;
 
+/// Why there is no SMART: in smartctl's words or the system's where they say it, which are the
+/// finding's evidence too (a version, an errno).
 fn unavailable(why: String) -> Vec<Finding> {
-    vec![Finding::new(Found::SmartUnavailable, Evidence::new(), |_| why).rated(Severity::Info)]
+    let e = Evidence::new().with("why", why.as_str());
+    vec![Finding::new(Found::SmartUnavailable, e, |_| why).rated(Severity::Info)]
 }
 
 /// The SMART findings of a device: runs smartctl for a disk (a partition's disk), says why
@@ -348,7 +351,7 @@ fn temperature(temp: Option<f64>, push: &mut Push) {
                 Severity::Warning
             },
             format!("{t:.0} C: hot; drives throttle (and age faster) above about 60 C"),
-            json!({ "temperature_c": t }),
+            json!({ "temperature_c": t, "hot_above_c": 60 }),
         );
     }
 }

@@ -12,8 +12,10 @@ pub fn findings_markdown() -> String {
         "# Findings\n\n\
          Every kind of finding and warning blkscope raises, grouped by where it comes from, with \
          what it means in general. A finding's own message says what was seen, with its figures \
-         (`numbers` in JSON); `blkscope explain KIND` prints the text below and the whole \
-         message of the newest saved run that had one.\n\n\
+         (`numbers` in JSON): every number its words say is one of them (a command it suggests \
+         and a source it cites aside; debug builds, and so the tests, check each finding made). \
+         `blkscope explain KIND` prints the text below and the whole message of the newest \
+         saved run that had one.\n\n\
          In JSON a test's finding is `{\"kind\", \"device\", \"message\", \"numbers\"}` in \
          `findings`, and `{\"kind\", \"message\"}` in `warnings`; the doctor's is \
          `{\"kind\", \"severity\", \"message\", \"numbers\"}`.\n\n\

@@ -226,7 +226,10 @@ fn idle_halt(root: &SysRoot) -> Option<Finding> {
     if super::halt_poll_ns(root) != Some(0) {
         return None;
     }
-    let numbers = json!({ "guest_halt_poll_ns": 0 });
+    let mut numbers = json!({ "guest_halt_poll_ns": 0 });
+    for (k, v) in super::HALT_POLL_MEASURED {
+        numbers[k] = json!(v);
+    }
     Some(found(Kind::IdleHalt, Severity::Info, numbers, |_| {
         "this machine is a VM whose idle CPUs halt at once (the haltpoll governor's \
          guest_halt_poll_ns is 0): a CPU that sleeps while an I/O is in flight is woken \
@@ -246,13 +249,18 @@ fn stats_off(d: &Device) -> Option<Finding> {
     if !d.keeps_no_io_figures() {
         return None;
     }
-    Some(found(Kind::StatsOff, Severity::Warning, json!({}), |_| {
-        format!(
-            "queue/iostats is 0: the kernel keeps no figures for {}, so iostat and blkscope's \
+    Some(found(
+        Kind::StatsOff,
+        Severity::Warning,
+        json!({ "iostats": 0 }),
+        |_| {
+            format!(
+                "queue/iostats is 0: the kernel keeps no figures for {}, so iostat and blkscope's \
              diskstats panel show zeros (echo 1 > /sys/block/{}/queue/iostats)",
-            d.name, d.name
-        )
-    }))
+                d.name, d.name
+            )
+        },
+    ))
 }
 
 /// Mounted, swap or held (the device or anything on it).
@@ -290,16 +298,24 @@ fn alignment(d: &Device, out: &mut Vec<Finding>) {
         let bytes = start * 512;
         let opt = d.optimal_io_size.unwrap_or(0);
         if bytes % pbs != 0 {
-            let numbers = json!({ "start_bytes": bytes, "physical_block_size": pbs });
+            let numbers = json!({
+                "start_bytes": bytes,
+                "start_sector": start,
+                "physical_block_size": pbs,
+                "boundary_bytes": 1 << 20,
+                "boundary_sector": 2048,
+            });
             out.push(found(Kind::Misaligned, Severity::Problem, numbers, |e| {
                 format!(
-                    "{} starts at byte {} (sector {start}), not a multiple of the physical \
-                     block size {}: every write straddles two physical blocks and the drive \
-                     reads, modifies and writes them. Recreate the partition at a 1 MiB \
-                     boundary (sector 2048)",
+                    "{} starts at byte {} (sector {}), not a multiple of the physical block \
+                     size {}: every write straddles two physical blocks and the drive reads, \
+                     modifies and writes them. Recreate the partition at a 1 MiB boundary \
+                     (sector {})",
                     d.name,
                     e.count("start_bytes"),
-                    e.count("physical_block_size")
+                    e.count("start_sector"),
+                    e.count("physical_block_size"),
+                    e.count("boundary_sector")
                 )
             }));
         } else if opt > 0 && bytes % opt != 0 {
@@ -361,6 +377,7 @@ fn never_written(c: &Context) -> Option<Finding> {
         "unwritten_bytes": u.unwritten_bytes,
         "size_bytes": u.region_bytes,
         "stored_bytes": u.stored_bytes,
+        "unwritten_share": u.unwritten_bytes as f64 / u.region_bytes.max(1) as f64,
     });
     Some(found(Kind::NeverWritten, Severity::Info, numbers, |e| {
         let (unwritten, size) = (e.count("unwritten_bytes"), e.count("size_bytes"));
@@ -368,7 +385,7 @@ fn never_written(c: &Context) -> Option<Finding> {
             "{:.0}% of {} ({} of {}) was never written ({how}): reads there come back as zeros \
              without touching the store or the disk below, so a read test measures nothing \
              real until it is filled{fill}",
-            unwritten as f64 * 100.0 / size as f64,
+            e.num("unwritten_share") * 100.0,
             d.name,
             fmt_size(unwritten),
             fmt_size(size),

@@ -8,7 +8,7 @@ use crate::stats::IostatX;
 use crate::stats::iostat::{Counters, compute};
 use crate::units::fmt_size;
 
-use super::{Evidence, Finding, Kind};
+use super::{Evidence, Figure, Finding, Kind};
 
 /// What the devices under a test did while it ran.
 #[derive(Debug, Clone)]
@@ -102,7 +102,7 @@ pub fn analyze(job: &Job, moved: Moved, act: &Activity, page_size: u64) -> Vec<F
 }
 
 fn stats_off(target: &str) -> Finding {
-    Finding::new(Kind::StatsOff, Evidence::new(), |_| {
+    Finding::new(Kind::StatsOff, Evidence::new().with("iostats", 0u64), |_| {
         format!(
             "the kernel keeps no I/O statistics for {target} (queue/iostats = 0): its diskstats \
              are zeros, not idleness; turn them on with: echo 1 > /sys/block/{target}/queue/iostats"
@@ -137,7 +137,11 @@ fn read_modify_write(c: &Context) -> Option<Finding> {
         ("test_write_bytes", written),
         ("bs", job.bs as f64),
         ("page_size", c.page_size as f64),
+        ("logical_block_size", act.logical_block_size as f64),
     ]);
+    if let Some(f) = fs_block {
+        e.insert("fs_block", f.size as f64);
+    }
     let others = match c.traced() {
         Some(t) => others_traced(t, dev, &mut e),
         None => others_guessed(act, read, &mut e),
@@ -276,11 +280,11 @@ fn flushes(c: &Context) -> Option<Finding> {
     let (ours, others) = match c.traced() {
         Some(t) => {
             let (ours, all) = t.flushes_on(target, 1.0);
-            let others: Vec<String> = t
+            let others: Vec<(String, u32, u64)> = t
                 .others_on(target)
                 .filter(|o| o.flushes > 0)
                 .take(3)
-                .map(|o| format!("{} (pid {}): {}", o.comm, o.pid, o.flushes))
+                .map(|o| (o.comm.clone(), o.pid, o.flushes))
                 .collect();
             match all {
                 // None in the trace (a device that makes its own): all of diskstats'.
@@ -296,29 +300,45 @@ fn flushes(c: &Context) -> Option<Finding> {
     if ours <= expected_flushes || !job.op.writes() {
         return None;
     }
-    let e = Evidence::from([
+    let all = td.flushes.max(1) as f64;
+    let mut e = Evidence::from([
         ("flushes", ours as f64),
         ("f/s", x.f_s),
         ("f_await", x.f_await),
         ("w/s", x.w_s),
+        // The test's flushes a second: its share of the device's.
+        ("test_f/s", x.f_s * ours as f64 / all),
     ]);
+    if !others.is_empty() {
+        let records = others.iter().map(|(comm, pid, flushes)| {
+            Figure::record([
+                ("comm", comm.as_str().into()),
+                ("pid", (*pid).into()),
+                ("flushes", (*flushes).into()),
+            ])
+        });
+        e.insert("others_flushing", records.collect::<Vec<_>>());
+    }
     let why = flushes_why(c);
     let theirs = match others.is_empty() {
         true => String::new(),
         false => format!(
             " Besides them, the block layer's trace saw other processes' flushes: {}; theirs, \
              not counted here.",
-            others.join(", ")
+            others
+                .iter()
+                .map(|(comm, pid, flushes)| format!("{comm} (pid {pid}): {flushes}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     };
-    let all = td.flushes.max(1) as f64;
     Some(
         Finding::new(Kind::Flushes, e, |e| {
-            let ours = e.num("flushes");
             format!(
-                "{ours} cache flushes reached {target} ({:.0}/s, {:.2} ms each on average): \
+                "{} cache flushes reached {target} ({:.0}/s, {:.2} ms each on average): \
                  {why}{theirs}",
-                e.num("f/s") * ours / all,
+                e.num("flushes"),
+                e.num("test_f/s"),
                 e.num("f_await"),
             )
         })
@@ -415,9 +435,9 @@ fn write_cache(c: &Context) -> Option<Finding> {
             } else if e.num("write_back") == 1.0 {
                 "the drive has a volatile write cache (write back): each sync write waits for a \
                  cache flush. Turning the cache off (hdparm -W0) makes every write go to the \
-                 media and can cost 30x to 100x in latency (article 000: 0.36 ms vs 11.2 ms per \
-                 512-byte write); leave it on unless the drive lies about flushes, and compare \
-                 drives with the same setting."
+                 media and can cost many times the latency (article 000: 30x to 100x, 0.36 ms \
+                 vs 11.2 ms per 512-byte write); leave it on unless the drive lies about \
+                 flushes, and compare drives with the same setting."
             } else {
                 "the drive's cache is in write through mode: writes reach the media (or a \
                  power-safe cache) before they complete, so no flush is needed, and sync \
@@ -436,7 +456,7 @@ fn util_saturation(c: &Context) -> Option<Finding> {
     if td.reads + td.writes == 0 || c.act.seconds < 0.5 {
         return None;
     }
-    let e = Evidence::from([
+    let mut e = Evidence::from([
         ("util", x.util),
         ("aqu-sz", x.aqu_sz),
         ("r/s", x.r_s),
@@ -444,8 +464,9 @@ fn util_saturation(c: &Context) -> Option<Finding> {
         ("r_await", x.r_await),
         ("w_await", x.w_await),
     ]);
-    let others = others_busy(c.act, target);
+    let others = others_busy(c.act, target, &mut e);
     let asked = c.job.iodepth as u64 * c.job.jobs as u64;
+    e.insert("in_flight_asked", asked);
     let f = if x.util >= 95.0 && x.aqu_sz < 1.5 {
         Finding::new(Kind::UtilSaturation, e, |e| {
             format!(
@@ -494,7 +515,7 @@ fn util_advice(asked: u64, aqu_sz: f64) -> String {
 
 /// With a trace, another process's share of the device's I/O while the test ran: %util and
 /// aqu-sz count its requests too, so the figures are not the test's alone.
-fn others_busy(act: &Activity, target: &str) -> String {
+fn others_busy(act: &Activity, target: &str, e: &mut Evidence) -> String {
     let Some(t) = act.traced.as_ref().filter(|t| t.traced()) else {
         return String::new();
     };
@@ -508,6 +529,16 @@ fn others_busy(act: &Activity, target: &str) -> String {
         .iter()
         .map(|(c, p, b)| format!("{c} (pid {p}) {}", fmt_size(*b)))
         .collect();
+    e.insert("others_bytes", theirs);
+    e.insert("device_bytes", all);
+    let records = who.iter().map(|(c, p, b)| {
+        Figure::record([
+            ("comm", c.as_str().into()),
+            ("pid", (*p).into()),
+            ("bytes", (*b).into()),
+        ])
+    });
+    e.insert("named", records.collect::<Vec<_>>());
     format!(
         " Other processes moved {} of the {} on {target} meanwhile ({}): %util and aqu-sz \
          count their requests too, so these figures are not the test's alone.",
@@ -538,19 +569,23 @@ fn page_cache(c: &Context) -> Option<Finding> {
     if reached >= written * 0.5 {
         return None;
     }
-    let theirs = match others {
-        0 => String::new(),
-        b => format!(
-            " (The block layer's trace: other processes wrote {} there meanwhile, not counted.)",
-            fmt_size(b)
-        ),
-    };
-    let e = Evidence::from([
+    let mut e = Evidence::from([
         ("device_write_bytes", reached),
         ("test_write_bytes", written),
     ]);
+    if others > 0 {
+        e.insert("others_write_bytes", others);
+    }
     Some(
         Finding::new(Kind::PageCache, e, |e| {
+            let theirs = match e.count("others_write_bytes") {
+                0 => String::new(),
+                b => format!(
+                    " (The block layer's trace: other processes wrote {} there meanwhile, not \
+                     counted.)",
+                    fmt_size(b)
+                ),
+            };
             format!(
                 "only {} of the {} written reached {target} while the test ran: the rest waited \
                  in the page cache, so the result measured memory, not the device. Use \
@@ -653,7 +688,7 @@ pub(super) mod tests {
                 steps: None,
                 steps_why: None,
             });
-            others_busy(&a, "loop0")
+            others_busy(&a, "loop0", &mut Evidence::new())
         };
         let m = with(300 << 20);
         println!("{m}");
@@ -664,7 +699,11 @@ pub(super) mod tests {
         );
         assert_eq!(with(5 << 20), "", "under a tenth: the test's, near enough");
         assert_eq!(
-            others_busy(&act(Counters::default(), 2.0), "loop0"),
+            others_busy(
+                &act(Counters::default(), 2.0),
+                "loop0",
+                &mut Evidence::new()
+            ),
             "",
             "no trace"
         );

@@ -94,6 +94,18 @@ impl From<&std::path::Path> for Figure {
     }
 }
 
+impl Figure {
+    /// A record of named figures (a process with its bytes).
+    pub fn record<const N: usize>(fields: [(&str, Figure); N]) -> Self {
+        Figure::Record(
+            fields
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        )
+    }
+}
+
 impl<T: Into<Figure>> From<Option<T>> for Figure {
     fn from(o: Option<T>) -> Self {
         o.map_or(Figure::Absent, Into::into)

@@ -16,6 +16,7 @@ pub mod evidence;
 pub mod how_it_ran;
 pub mod kind;
 pub mod others;
+pub mod told;
 pub mod unwritten;
 
 use serde::{Deserialize, Serialize};
@@ -23,8 +24,8 @@ use serde::{Deserialize, Serialize};
 pub use diskstats::{Activity, Moved, analyze};
 pub use evidence::{Evidence, Figure};
 pub use how_it_ran::{
-    IO_WORKER_WAKEUP_MAX_DEPTH, IO_WORKER_WAKEUP_MAX_MEAN_NS, Issue, halt_poll_ns,
-    io_worker_wakeups, partial_fs_block,
+    HALT_POLL_MEASURED, IO_WORKER_WAKEUP_MAX_DEPTH, IO_WORKER_WAKEUP_MAX_MEAN_NS, Issue,
+    halt_poll_ns, io_worker_wakeups, partial_fs_block,
 };
 pub use kind::{Effect, Kind, Source};
 
@@ -70,6 +71,16 @@ impl Finding {
     /// A finding of `kind` with its evidence, its words written from that evidence.
     pub fn new(kind: Kind, numbers: Evidence, say: impl FnOnce(&Evidence) -> String) -> Self {
         let message = say(&numbers);
+        // Every number the words say is one of the evidence's (told.rs): checked in debug
+        // builds, so each finding a test makes is.
+        #[cfg(debug_assertions)]
+        {
+            let bad = told::unexplained(&message, &numbers);
+            assert!(
+                bad.is_empty(),
+                "{kind:?} says {bad:?}, which its evidence has not: {message:?} {numbers:?}"
+            );
+        }
         Self {
             kind,
             device: None,

@@ -2,7 +2,7 @@
 //! how much, so that an odd result points at its cause, and reads the device counted during a
 //! write test are not all taken for the test's own.
 
-use super::{Evidence, Finding, Kind};
+use super::{Evidence, Figure, Finding, Kind};
 use crate::analysis::traced::TraceSummary;
 use crate::engine::{Job, Op};
 use crate::stats::procs::{BusyProcess, ProcSnapshot, busy};
@@ -24,6 +24,16 @@ fn rates(p: &BusyProcess) -> String {
         fmt_size(p.read_bytes_per_sec as u64),
         fmt_size(p.write_bytes_per_sec as u64)
     )
+}
+
+/// A busy process as evidence: what [`rates`] says of it.
+fn rates_record(p: &BusyProcess) -> Figure {
+    Figure::record([
+        ("comm", p.comm.as_str().into()),
+        ("pid", p.pid.into()),
+        ("read_bytes_per_sec", p.read_bytes_per_sec.into()),
+        ("write_bytes_per_sec", p.write_bytes_per_sec.into()),
+    ])
 }
 
 /// Other processes that moved more than 1% of the test's bytes (and 1 MiB) while it ran.
@@ -55,12 +65,20 @@ impl OtherIo {
     /// The finding naming them (pid, command, rate), so that an odd result points at its cause.
     pub fn finding(&self, ours: u64) -> Finding {
         let names: Vec<String> = self.busy.iter().take(3).map(rates).collect();
-        let e = Evidence::from([
+        let mut e = Evidence::from([
             ("other_bytes", self.bytes as f64),
             ("other_read_bytes", self.read_bytes),
             ("processes", self.busy.len() as f64),
             ("share", self.bytes as f64 / ours.max(1) as f64),
         ]);
+        e.insert(
+            "named",
+            self.busy
+                .iter()
+                .take(3)
+                .map(rates_record)
+                .collect::<Vec<_>>(),
+        );
         Finding::new(Kind::BusyProcesses, e, |e| {
             format!(
                 "other processes moved {} ({:.0}% of the test's bytes) while it ran: {}; they \
@@ -111,12 +129,15 @@ pub fn traced_finding(
         return None;
     }
     let mut parts = Vec::new();
+    let named: Vec<&crate::analysis::traced::SubmitterIo> = t
+        .submitters
+        .iter()
+        .filter(|s| s.who == crate::trace::Who::Other)
+        .take(3)
+        .collect();
     if here {
-        let names: Vec<String> = t
-            .submitters
+        let names: Vec<String> = named
             .iter()
-            .filter(|s| s.who == crate::trace::Who::Other)
-            .take(3)
             .map(|s| {
                 let did = crate::units::read_wrote(s.read_bytes, s.write_bytes, "");
                 format!("{} (pid {}) {did} on {}", s.comm, s.pid, s.device)
@@ -159,6 +180,22 @@ pub fn traced_finding(
         ("share_on_devices", bytes as f64 / ours.max(1) as f64),
         ("traced", 1.0),
     ]);
+    if here {
+        let records = named.iter().map(|s| {
+            Figure::record([
+                ("comm", s.comm.as_str().into()),
+                ("pid", s.pid.into()),
+                ("device", s.device.as_str().into()),
+                ("read_bytes", s.read_bytes.into()),
+                ("write_bytes", s.write_bytes.into()),
+            ])
+        });
+        e.insert("named", records.collect::<Vec<_>>());
+    }
+    if !away.is_empty() {
+        let records = away.iter().take(3).map(|p| rates_record(p));
+        e.insert("busy_elsewhere", records.collect::<Vec<_>>());
+    }
     if t.mode == "sampled" {
         e.insert("traced_seconds", t.seconds);
         e.insert("run_seconds", t.of_seconds);
