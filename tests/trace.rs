@@ -2,7 +2,10 @@
 //! write test writes is named and not taken for read-modify-write (the test's own is said to
 //! be its own in stats_findings.rs); a neighbour's flushes are not the test's; a scheduler that
 //! holds requests grows Q2D and not D2C; the tracefs instance is gone after SIGTERM, and one
-//! left by kill -9 goes at the next start.
+//! left by kill -9 goes at the next start. Neighbours that start in the middle of a fast test
+//! (a reader, a writer, a loop of short dds), one on another partition of the disk, and one
+//! whose child ended before the test and is reaped during it are named as they did, live and
+//! at the end; a middle I/O's parts add up to the run's median.
 
 mod common;
 
@@ -991,4 +994,167 @@ fn a_reader_of_another_partition_is_named_with_its_partition() {
         m.contains(&format!("on {n2}")),
         "names the reader's partition: {m}"
     );
+}
+
+#[test]
+fn a_writer_that_starts_in_the_middle_of_a_fast_read_test_is_named_with_its_writes() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let _one = one_at_a_time();
+    let lo = Loop::new(256 * MIB, Some(4096), false);
+    direct_io(&lo);
+    let fill = bin()
+        .args(["run", lo.dev(), "--op", "write", "--bs", "1M", "--confirm"])
+        .args([&lo.name, "--no-save"])
+        .output()
+        .unwrap();
+    assert!(fill.status.success(), "{fill:?}");
+    // A fast read test, kept in windows; a writer of the same device from 1.3 s on.
+    let test = bin()
+        .env("BLKSCOPE_TRACE_MAX_RATE", "5000")
+        .args([
+            "run",
+            lo.dev(),
+            "--op",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "16",
+        ])
+        .args(["--runtime", "3500ms", "--no-save", "--ndjson"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1300));
+    let writer = bin()
+        .env("BLKSCOPE_NO_TRACE", "1")
+        .args([
+            "run",
+            lo.dev(),
+            "--op",
+            "write",
+            "--bs",
+            "1M",
+            "--runtime",
+            "1500ms",
+        ])
+        .args(["--confirm", &lo.name, "--no-save", "--json"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = writer.id();
+    let theirs = json_of(&writer.wait_with_output().unwrap(), &["the writer"]);
+    let own_count = first_result(&theirs.0)["write_bytes"].as_u64().unwrap();
+    let out = test.wait_with_output().unwrap();
+    let (samples, doc) = ndjson(&ok_stdout(&out, "the test"));
+    let t = &first_result(&doc)["trace"];
+    println!(
+        "writer pid {pid} wrote {own_count} by its own count; trace {}",
+        t["why"]
+    );
+    if t["mode"] == "off" {
+        assert!(!required(), "CI: the block layer must be traced here: {t}");
+        return;
+    }
+    // Live: named with its writes once a window after it started was read.
+    let named_live = samples.iter().any(|s| {
+        s["others_traced"].as_array().is_some_and(|o| {
+            o.iter()
+                .any(|o| o["pid"] == pid && o["write_bytes"].as_u64() > Some(0))
+        })
+    });
+    assert!(named_live, "no sample named pid {pid} writing");
+    // At the end: its writes within a factor of two of its own count, none of them the test's.
+    let subs = t["submitters"].as_array().unwrap();
+    let sub = subs
+        .iter()
+        .find(|s| s["pid"] == pid)
+        .unwrap_or_else(|| panic!("pid {pid} not in {t}"));
+    let traced = sub["write_bytes"].as_u64().unwrap();
+    println!("traced {traced} against its own {own_count}: {sub}");
+    assert!(
+        traced * 2 >= own_count && traced <= own_count * 2,
+        "{traced} is not within 2x of {own_count}"
+    );
+    let test_writes: u64 = subs
+        .iter()
+        .filter(|s| s["who"] == "test")
+        .map(|s| s["write_bytes"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(test_writes, 0, "the read test wrote nothing: {subs:?}");
+    let busy = finding_of(first_result(&doc), "busy_processes")
+        .unwrap_or_else(|| panic!("{}", first_result(&doc)["findings"]));
+    let m = busy["message"].as_str().unwrap();
+    println!("{m}");
+    assert!(m.contains(&format!("(pid {pid}) wrote")), "{m}");
+}
+
+#[test]
+fn a_shell_that_reaps_its_ended_reader_during_the_test_is_not_named() {
+    if !require(true, &["losetup", "dd"]) {
+        return;
+    }
+    let _one = one_at_a_time();
+    let lo = Loop::new(256 * MIB, None, false);
+    for traced in [false, true] {
+        // A process whose dd reads 128M and ends before the test begins, and which reaps it only
+        // during the test: /proc/PID/io then adds the dd's bytes to the shell's counters, as
+        // if the shell had read them during the test.
+        // (perl: a shell reaps a child that ends while it waits for another.)
+        let shell = Neighbour::sh(&format!(
+            "exec perl -e 'if (fork() == 0) {{ exec qw(dd if={} of=/dev/null bs=1M count=128 \
+             iflag=direct status=none) }} sleep 1.5; wait; sleep 60'",
+            lo.dev()
+        ));
+        let pid = shell.pid();
+        wait_until(
+            20,
+            "the shell's dd to end (a zombie, not yet reaped)",
+            || ended_children(pid) > 0,
+        );
+        let mut args = vec!["run", lo.dev(), "--op", "write", "--bs", "1M", "--runtime"];
+        args.extend(["3s", "--confirm", &lo.name, "--no-save", "--json"]);
+        if !traced {
+            args.insert(0, "--no-trace");
+        }
+        let (doc, code) = blkscope_json(&args);
+        assert_eq!(code, 0, "{doc}");
+        assert_eq!(
+            ended_children(pid),
+            0,
+            "the shell reaped its dd during the test"
+        );
+        let r = first_result(&doc);
+        let said: Vec<String> = r["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["message"].as_str().map(String::from))
+            .collect();
+        println!("traced {traced}: {said:?}");
+        assert!(
+            !said.iter().any(|m| m.contains(&format!("(pid {pid})"))),
+            "the shell (pid {pid}) did nothing during the test: {said:?}"
+        );
+    }
+}
+
+/// How many of `pid`'s children have ended and wait to be reaped (zombies: /proc's children
+/// list leaves them out, their stat names their parent).
+fn ended_children(pid: u32) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|s| {
+            let Some((_, rest)) = s.rsplit_once(") ") else {
+                return false;
+            };
+            let mut f = rest.split_whitespace();
+            f.next() == Some("Z") && f.next() == Some(pid.to_string().as_str())
+        })
+        .count()
 }

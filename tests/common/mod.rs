@@ -587,15 +587,25 @@ pub struct Neighbour(std::process::Child);
 
 impl Neighbour {
     pub fn dd(args: &str) -> Self {
+        Self::sh(&format!("while :; do dd {args} status=none; done"))
+    }
+
+    /// A shell running `script`.
+    pub fn sh(script: &str) -> Self {
         use std::os::unix::process::CommandExt;
         let child = Command::new("sh")
-            .args(["-c", &format!("while :; do dd {args} status=none; done")])
+            .args(["-c", script])
             .process_group(0)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
         Self(child)
+    }
+
+    /// The shell's pid.
+    pub fn pid(&self) -> u32 {
+        self.0.id()
     }
 
     /// A reader of the whole of `dev` (`dd iflag=direct`).
