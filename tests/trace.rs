@@ -79,9 +79,7 @@ fn a_reader_beside_a_write_test_is_named_and_not_taken_for_read_modify_write() {
         !findings(&doc).contains(&"read_modify_write".into()),
         "the reader's reads are not the test's: {r}"
     );
-    let busy = finding_of(r, "busy_processes").unwrap_or_else(|| panic!("no busy_processes: {r}"));
-    let m = busy["message"].as_str().unwrap();
-    println!("{m}");
+    let m = busy_message(r);
     assert!(
         m.contains("dd (pid ") && m.contains(&format!("on {}", lo.name)),
         "names the reader and the device: {m}"
@@ -664,9 +662,7 @@ fn a_reader_that_starts_in_the_middle_of_a_fast_test_is_named_live_and_at_the_en
         "{}",
         r["findings"]
     );
-    let busy = finding_of(r, "busy_processes").unwrap_or_else(|| panic!("{}", r["findings"]));
-    let m = busy["message"].as_str().unwrap();
-    println!("{m}");
+    let m = busy_message(r);
     assert!(
         m.contains(&format!("(pid {pid}) read")) && m.contains("windows"),
         "{m}"
@@ -817,6 +813,29 @@ fn a_loop_of_short_readers_in_the_middle_of_a_fast_test_is_counted_whole() {
     assert!(!findings(&doc).contains(&"read_modify_write".into()));
 }
 
+/// The words of a result's busy_processes finding (printed), which it must have.
+fn busy_message(r: &serde_json::Value) -> String {
+    let busy = finding_of(r, "busy_processes")
+        .unwrap_or_else(|| panic!("no busy_processes: {}", r["findings"]));
+    let m = busy["message"].as_str().unwrap().to_string();
+    println!("{m}");
+    m
+}
+
+/// A loop device with direct I/O over a file of its own that a write test filled: reads there
+/// read data, at the disk's speed.
+fn filled_direct_loop(size: u64) -> Loop {
+    let lo = Loop::new(size, Some(4096), false);
+    direct_io(&lo);
+    let fill = bin()
+        .args(["run", lo.dev(), "--op", "write", "--bs", "1M", "--confirm"])
+        .args([&lo.name, "--no-save"])
+        .output()
+        .unwrap();
+    assert!(fill.status.success(), "{fill:?}");
+    lo
+}
+
 /// A run's middle I/O (`trace.steps`) and the run's median: (middle total, p50, the parts), ns.
 fn middle_io(doc: &serde_json::Value) -> Option<(f64, f64, [f64; 4])> {
     let r = first_result(doc);
@@ -840,14 +859,7 @@ fn the_parts_of_a_middle_io_add_up_to_the_runs_median() {
         return;
     }
     let _one = one_at_a_time();
-    let lo = Loop::new(128 * MIB, Some(4096), false);
-    direct_io(&lo);
-    let fill = bin()
-        .args(["run", lo.dev(), "--op", "write", "--bs", "1M", "--confirm"])
-        .args([&lo.name, "--no-save"])
-        .output()
-        .unwrap();
-    assert!(fill.status.success(), "{fill:?}");
+    let lo = filled_direct_loop(128 * MIB);
     let saved = SavedRuns::new();
     // One I/O at a time (sampled: about 15K IOPS here), and 1 MiB reads two at a time, each
     // sent to the device as requests of at most max_sectors_kb (traced throughout).
@@ -987,9 +999,7 @@ fn a_reader_of_another_partition_is_named_with_its_partition() {
         !findings(&doc).contains(&"read_modify_write".into()),
         "the reader's reads are not the test's: {r}"
     );
-    let busy = finding_of(r, "busy_processes").unwrap_or_else(|| panic!("no busy_processes: {r}"));
-    let m = busy["message"].as_str().unwrap();
-    println!("{m}");
+    let m = busy_message(r);
     assert!(
         m.contains(&format!("on {n2}")),
         "names the reader's partition: {m}"
@@ -1002,14 +1012,7 @@ fn a_writer_that_starts_in_the_middle_of_a_fast_read_test_is_named_with_its_writ
         return;
     }
     let _one = one_at_a_time();
-    let lo = Loop::new(256 * MIB, Some(4096), false);
-    direct_io(&lo);
-    let fill = bin()
-        .args(["run", lo.dev(), "--op", "write", "--bs", "1M", "--confirm"])
-        .args([&lo.name, "--no-save"])
-        .output()
-        .unwrap();
-    assert!(fill.status.success(), "{fill:?}");
+    let lo = filled_direct_loop(256 * MIB);
     // A fast read test, kept in windows; a writer of the same device from 1.3 s on.
     let test = bin()
         .env("BLKSCOPE_TRACE_MAX_RATE", "5000")
@@ -1085,10 +1088,7 @@ fn a_writer_that_starts_in_the_middle_of_a_fast_read_test_is_named_with_its_writ
         .map(|s| s["write_bytes"].as_u64().unwrap_or(0))
         .sum();
     assert_eq!(test_writes, 0, "the read test wrote nothing: {subs:?}");
-    let busy = finding_of(first_result(&doc), "busy_processes")
-        .unwrap_or_else(|| panic!("{}", first_result(&doc)["findings"]));
-    let m = busy["message"].as_str().unwrap();
-    println!("{m}");
+    let m = busy_message(first_result(&doc));
     assert!(m.contains(&format!("(pid {pid}) wrote")), "{m}");
 }
 

@@ -23,13 +23,6 @@ impl Pick {
         self.level
     }
 
-    /// The stricter of two.
-    pub fn max(self, other: Pick) -> Pick {
-        Pick {
-            level: self.level.max(other.level),
-        }
-    }
-
     /// Whether an I/O at `sector` is timed at this level: the first `level` bits of a mix of
     /// its sector are zero (a sequential test's sectors are spread as a random one's are).
     #[inline]

@@ -80,7 +80,7 @@ pub struct Tally {
     pub d2c: Histogram<u64>,
     /// Some of the test's bios, timed at each step, and the level that picked them.
     pub stepped: Vec<Stepped>,
-    pub pick: Pick,
+    pick: Pick,
     pub events: u64,
     /// When processes began and ended while the trace ran (ns of its clock), by pid.
     began: HashMap<u32, u64>,
