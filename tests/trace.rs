@@ -900,6 +900,19 @@ fn the_parts_of_a_middle_io_add_up_to_the_runs_median() {
                 total,
                 "the parts add up: {parts:?}"
             );
+            // In windows: the paired I/Os are those the engine timed in them, whose median the
+            // middle one's time is (the trace's own cost moves both alike).
+            let steps = &first_result(&doc)["trace"]["steps"];
+            if first_result(&doc)["trace"]["mode"] == "sampled" {
+                let inside = steps["in_windows_p50_ns"]
+                    .as_f64()
+                    .expect("in_windows_p50_ns");
+                assert!(steps["between_p50_ns"].as_f64().is_some(), "{steps}");
+                assert!(
+                    (total / inside - 1.0).abs() <= 0.1,
+                    "a middle paired I/O took {total} ns, the median in the windows {inside} ns"
+                );
+            }
             let off = |x: &(f64, f64, [f64; 4])| (x.0 / x.1 - 1.0).abs();
             if best
                 .as_ref()

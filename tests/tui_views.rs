@@ -381,6 +381,7 @@ fn the_run_view_splits_the_time_into_queue_and_device_live() {
         queue_ns: 377,
         device_ns: 54_976,
         complete_ns: 8_562,
+        ..Default::default()
     }));
     a.on_sample(s, Vec::new());
     let shot = screen(&a, 80, 24, ASCII);
@@ -440,6 +441,8 @@ fn results_with_dd_and_fio() {
         queue_ns: 397,
         device_ns: 727_496,
         complete_ns: 15_748,
+        in_windows_p50_ns: Some(748_000),
+        between_p50_ns: Some(744_000),
     });
     r.trace = Some(t);
     a.on_finished(Ok((info, r)));
@@ -447,7 +450,8 @@ fn results_with_dd_and_fio() {
     println!("{s}");
     assert!(
         s.contains("where a middle I/O's 746.1 us went (1036 of 5180 timed): submitting 2.4 us,")
-            && s.contains("device 727.5 us, completing"),
+            && s.contains("device 727.5 us, completing")
+            && s.contains("1.01x"),
         "{s}"
     );
 }

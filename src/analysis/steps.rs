@@ -32,6 +32,30 @@ pub fn of(engine: &[TimedIo], trace: &[Stepped]) -> Option<Steps> {
     (paired.len() >= MIN_TIMED).then(|| middle(paired))
 }
 
+/// The engine's timed I/Os' median time, of those submitted in the trace's `windows` and of
+/// those submitted between them, where each has [`MIN_TIMED`].
+pub fn in_and_between(engine: &[TimedIo], windows: &[(u64, u64)]) -> Option<(u64, u64)> {
+    let inside = |t: &TimedIo| {
+        windows
+            .iter()
+            .any(|&(a, b)| b > 0 && (a..b).contains(&t.submitted))
+    };
+    let (mut a, mut b): (Vec<u64>, Vec<u64>) = (Vec::new(), Vec::new());
+    for t in engine {
+        let took = t.completed - t.submitted;
+        if inside(t) {
+            a.push(took)
+        } else {
+            b.push(took)
+        }
+    }
+    let median = |v: &mut Vec<u64>| {
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    (a.len() >= MIN_TIMED && b.len() >= MIN_TIMED).then(|| (median(&mut a), median(&mut b)))
+}
+
 /// How many of the engine's timed I/Os the trace's times were found for.
 pub fn paired(engine: &[TimedIo], trace: &[Stepped]) -> usize {
     pair(engine, trace).len()
@@ -81,6 +105,7 @@ fn middle(mut paired: Vec<Parts>) -> Steps {
         queue_ns,
         device_ns,
         complete_ns,
+        ..Steps::default()
     }
 }
 
@@ -129,6 +154,32 @@ mod tests {
             (5_000, 2_000, 95_000, 3_000)
         );
         assert_eq!(s.total_ns, 105_000);
+    }
+
+    #[test]
+    fn ios_in_the_windows_and_between_them_are_told_apart() {
+        // 40 I/Os, one every 100 ms, those in the first half of each second 20% slower.
+        let engine: Vec<TimedIo> = (0..40u64)
+            .map(|n| {
+                let at = n * 100_000_000;
+                io(
+                    n * 8,
+                    at,
+                    if at % 1_000_000_000 < 500_000_000 {
+                        120_000
+                    } else {
+                        100_000
+                    },
+                )
+            })
+            .collect();
+        let windows: Vec<(u64, u64)> = (0..4u64)
+            .map(|s| (s * 1_000_000_000, s * 1_000_000_000 + 500_000_000))
+            .collect();
+        assert_eq!(in_and_between(&engine, &windows), Some((120_000, 100_000)));
+        // A window still open (its end 0) holds nothing; too few on a side say nothing.
+        assert_eq!(in_and_between(&engine, &[(0, 0)]), None);
+        assert_eq!(in_and_between(&engine[..15], &windows), None);
     }
 
     #[test]

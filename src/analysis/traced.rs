@@ -126,7 +126,13 @@ impl TraceSummary {
         // Events lost leave some I/Os unpaired, not paired wrongly: a pair needs the bio's
         // three times at the I/O's sector inside the I/O's own (as the live view pairs them).
         let trace = &t.tally.stepped;
-        self.steps = steps::of(engine, trace);
+        self.steps = steps::of(engine, trace).map(|mut s| {
+            if t.coverage.windowed {
+                let told = steps::in_and_between(engine, &t.coverage.windows_ns);
+                (s.in_windows_p50_ns, s.between_p50_ns) = told.unzip();
+            }
+            s
+        });
         if self.steps.is_none() {
             self.steps_why = Some(if engine.is_empty() {
                 "the test's I/Os are not its bios (a file, or I/O through the page cache): \

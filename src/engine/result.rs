@@ -101,7 +101,7 @@ pub struct Sample {
 }
 
 /// The parts of a middle I/O's time, ns.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Steps {
     /// I/Os timed at every step (the engine's and the trace's times paired).
     pub timed: u64,
@@ -117,6 +117,13 @@ pub struct Steps {
     pub device_ns: u64,
     /// From the device's completion to the engine's seeing it.
     pub complete_ns: u64,
+    /// Where the trace was kept in windows: the median time of the engine's timed I/Os
+    /// submitted in them and of those submitted between them (what the trace's events cost
+    /// the I/Os it saw, whose parts these are).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_windows_p50_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_p50_ns: Option<u64>,
 }
 
 /// Completion latency summary, nanoseconds.

@@ -49,14 +49,24 @@ pub fn steps_line(t: &crate::analysis::traced::TraceSummary) -> Option<String> {
     match (&t.steps, &t.steps_why) {
         (Some(s), _) => Some(format!(
             "where a middle I/O's {} went ({} of {} timed): submitting {}, queue {}, device {}, \
-             completing {}",
+             completing {}{}",
             us(s.total_ns),
             s.middle,
             s.timed,
             us(s.submit_ns),
             us(s.queue_ns),
             us(s.device_ns),
-            us(s.complete_ns)
+            us(s.complete_ns),
+            match (s.in_windows_p50_ns, s.between_p50_ns) {
+                (Some(a), Some(b)) => format!(
+                    "; I/Os in the trace's windows took {:.2}x as long as between them (p50 {} \
+                     against {})",
+                    a as f64 / b.max(1) as f64,
+                    us(a),
+                    us(b)
+                ),
+                _ => String::new(),
+            }
         )),
         // Said once: the trace line has it already.
         (None, Some(why)) if t.split_why.as_ref() != Some(why) => Some(format!(
