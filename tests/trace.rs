@@ -519,6 +519,47 @@ fn live_samples_carry_the_queue_and_device_split_while_the_trace_runs() {
     assert!((0.5..2.0).contains(&ratio), "live {last:?}, end {end:?}");
 }
 
+/// A fast test and another blkscope that starts in its middle: the other's pid and result,
+/// the test's live samples and result.
+struct Midway {
+    pid: u32,
+    neighbour: serde_json::Value,
+    samples: Vec<serde_json::Value>,
+    doc: serde_json::Value,
+}
+
+/// A 3.5 s test of `lo` (`test`: its op and the rest), kept in windows, and another run of it
+/// (`neighbour`, untraced) from 1.3 s in for 1.5 s.
+fn midway(lo: &Loop, test: &[&str], neighbour: &[&str]) -> Midway {
+    let run = bin()
+        .env("BLKSCOPE_TRACE_MAX_RATE", "5000")
+        .args(["run", lo.dev()])
+        .args(test)
+        .args(["--runtime", "3500ms", "--no-save", "--ndjson"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1300));
+    let other = bin()
+        .env("BLKSCOPE_NO_TRACE", "1")
+        .args(["run", lo.dev()])
+        .args(neighbour)
+        .args(["--runtime", "1500ms", "--no-save", "--json"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = other.id();
+    let (neighbour, _) = json_of(&other.wait_with_output().unwrap(), &["the neighbour"]);
+    let (samples, doc) = ndjson(&ok_stdout(&run.wait_with_output().unwrap(), "the test"));
+    Midway {
+        pid,
+        neighbour,
+        samples,
+        doc,
+    }
+}
+
 /// The samples of a `run --ndjson` and its final document.
 fn ndjson(text: &str) -> (Vec<serde_json::Value>, serde_json::Value) {
     let docs: Vec<serde_json::Value> = text
@@ -559,44 +600,22 @@ fn a_reader_that_starts_in_the_middle_of_a_fast_test_is_named_live_and_at_the_en
     let _one = one_at_a_time();
     let lo = Loop::new(256 * MIB, None, false);
     direct_io(&lo);
-    let test = bin()
-        .env("BLKSCOPE_TRACE_MAX_RATE", "5000")
-        .args(["run", lo.dev(), "--op", "randwrite", "--bs", "4k"])
-        .args([
+    let m = midway(
+        &lo,
+        &[
+            "--op",
+            "randwrite",
+            "--bs",
+            "4k",
             "--iodepth",
             "16",
-            "--runtime",
-            "3500ms",
             "--confirm",
             &lo.name,
-        ])
-        .args(["--no-save", "--ndjson"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1300));
-    let reader = bin()
-        .env("BLKSCOPE_NO_TRACE", "1")
-        .args([
-            "run",
-            lo.dev(),
-            "--op",
-            "read",
-            "--bs",
-            "1M",
-            "--runtime",
-            "1500ms",
-        ])
-        .args(["--no-save", "--json"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = reader.id();
-    let theirs = json_of(&reader.wait_with_output().unwrap(), &["the reader"]);
-    let own_count = first_result(&theirs.0)["read_bytes"].as_u64().unwrap();
-    let out = test.wait_with_output().unwrap();
-    let (samples, doc) = ndjson(&ok_stdout(&out, "the test"));
+        ],
+        &["--op", "read", "--bs", "1M"],
+    );
+    let (pid, samples, doc) = (m.pid, m.samples, m.doc);
+    let own_count = first_result(&m.neighbour)["read_bytes"].as_u64().unwrap();
     let r = first_result(&doc);
     let t = &r["trace"];
     println!(
@@ -1027,45 +1046,13 @@ fn a_writer_that_starts_in_the_middle_of_a_fast_read_test_is_named_with_its_writ
     let _one = one_at_a_time();
     let lo = filled_direct_loop(256 * MIB);
     // A fast read test, kept in windows; a writer of the same device from 1.3 s on.
-    let test = bin()
-        .env("BLKSCOPE_TRACE_MAX_RATE", "5000")
-        .args([
-            "run",
-            lo.dev(),
-            "--op",
-            "randread",
-            "--bs",
-            "4k",
-            "--iodepth",
-            "16",
-        ])
-        .args(["--runtime", "3500ms", "--no-save", "--ndjson"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1300));
-    let writer = bin()
-        .env("BLKSCOPE_NO_TRACE", "1")
-        .args([
-            "run",
-            lo.dev(),
-            "--op",
-            "write",
-            "--bs",
-            "1M",
-            "--runtime",
-            "1500ms",
-        ])
-        .args(["--confirm", &lo.name, "--no-save", "--json"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = writer.id();
-    let theirs = json_of(&writer.wait_with_output().unwrap(), &["the writer"]);
-    let own_count = first_result(&theirs.0)["write_bytes"].as_u64().unwrap();
-    let out = test.wait_with_output().unwrap();
-    let (samples, doc) = ndjson(&ok_stdout(&out, "the test"));
+    let m = midway(
+        &lo,
+        &["--op", "randread", "--bs", "4k", "--iodepth", "16"],
+        &["--op", "write", "--bs", "1M", "--confirm", &lo.name],
+    );
+    let (pid, samples, doc) = (m.pid, m.samples, m.doc);
+    let own_count = first_result(&m.neighbour)["write_bytes"].as_u64().unwrap();
     let t = &first_result(&doc)["trace"];
     println!(
         "writer pid {pid} wrote {own_count} by its own count; trace {}",

@@ -26,10 +26,13 @@ const PRINTED_NS: u64 = 1_000;
 /// One paired I/O's four parts, ns.
 type Parts = [u64; 4];
 
-/// The middle I/Os' parts, where at least [`MIN_TIMED`] were paired.
-pub fn of(engine: &[TimedIo], trace: &[Stepped]) -> Option<Steps> {
+/// The middle I/Os' parts, where at least [`MIN_TIMED`] were paired; else how many were.
+pub fn of(engine: &[TimedIo], trace: &[Stepped]) -> Result<Steps, usize> {
     let paired = pair(engine, trace);
-    (paired.len() >= MIN_TIMED).then(|| middle(paired))
+    match paired.len() {
+        n if n >= MIN_TIMED => Ok(middle(paired)),
+        n => Err(n),
+    }
 }
 
 /// The engine's timed I/Os' median time, of those submitted in the trace's `windows` and of
@@ -54,11 +57,6 @@ pub fn in_and_between(engine: &[TimedIo], windows: &[(u64, u64)]) -> Option<(u64
         v[v.len() / 2]
     };
     (a.len() >= MIN_TIMED && b.len() >= MIN_TIMED).then(|| (median(&mut a), median(&mut b)))
-}
-
-/// How many of the engine's timed I/Os the trace's times were found for.
-pub fn paired(engine: &[TimedIo], trace: &[Stepped]) -> usize {
-    pair(engine, trace).len()
 }
 
 /// Each engine I/O with the trace's bio at its sector that was queued while it was under way.
@@ -196,7 +194,6 @@ mod tests {
         println!("{p:?}");
         assert_eq!(p, [0, 1_500, 17_000, 1_500]);
         assert_eq!(p.iter().sum::<u64>(), 20_000);
-        assert_eq!(of(&[e], &[s]), None, "one I/O is not a middle one");
-        assert_eq!(paired(&[e], &[s]), 1);
+        assert_eq!(of(&[e], &[s]), Err(1), "one I/O is not a middle one");
     }
 }

@@ -125,28 +125,28 @@ impl TraceSummary {
     pub fn with_steps(mut self, engine: &[TimedIo], t: &Traced) -> Self {
         // Events lost leave some I/Os unpaired, not paired wrongly: a pair needs the bio's
         // three times at the I/O's sector inside the I/O's own (as the live view pairs them).
-        let trace = &t.tally.stepped;
-        self.steps = steps::of(engine, trace).map(|mut s| {
-            if t.coverage.windowed {
-                let told = steps::in_and_between(engine, &t.coverage.windows_ns);
-                (s.in_windows_p50_ns, s.between_p50_ns) = told.unzip();
+        match steps::of(engine, &t.tally.stepped) {
+            Ok(mut s) => {
+                if t.coverage.windowed {
+                    let told = steps::in_and_between(engine, &t.coverage.windows_ns);
+                    (s.in_windows_p50_ns, s.between_p50_ns) = told.unzip();
+                }
+                self.steps = Some(s);
             }
-            s
-        });
-        if self.steps.is_none() {
-            self.steps_why = Some(if engine.is_empty() {
-                "the test's I/Os are not its bios (a file, or I/O through the page cache): \
-                 the block layer's times cannot be paired with the test's"
-                    .into()
-            } else if let Some(why) = &self.split_why {
-                why.clone()
-            } else {
-                format!(
-                    "{} of the test's I/Os were found in the trace, too few to tell a middle \
-                     one's time",
-                    steps::paired(engine, trace)
-                )
-            });
+            Err(paired) => {
+                self.steps_why = Some(if engine.is_empty() {
+                    "the test's I/Os are not its bios (a file, or I/O through the page cache): \
+                     the block layer's times cannot be paired with the test's"
+                        .into()
+                } else if let Some(why) = &self.split_why {
+                    why.clone()
+                } else {
+                    format!(
+                        "{paired} of the test's I/Os were found in the trace, too few to tell a \
+                         middle one's time"
+                    )
+                })
+            }
         }
         self
     }

@@ -55,32 +55,28 @@ pub fn watch_once(
     } else {
         elapsed
     };
-    let name = |dev: (u32, u32)| {
-        traced
-            .devices
-            .iter()
-            .find(|(d, _)| *d == dev)
-            .map_or_else(|| format!("{}:{}", dev.0, dev.1), |(_, n)| n.clone())
-    };
     let mut rows: Vec<TopRow> = traced
         .tally
-        .by
-        .iter()
-        .filter(|(_, m)| m.ios > 0)
-        .map(|((dev, who), m)| TopRow {
-            device: name(*dev),
-            pid: who.0,
-            // The trace's `<...>`: a process the kernel had no name cached for, gone by the
-            // time its first I/O was read.
-            comm: match m.comm.as_str() {
-                "<...>" => "(exited)".to_string(),
-                c => c.to_string(),
-            },
-            kernel: m.kernel,
-            read_bytes_per_sec: m.read_bytes as f64 / seconds,
-            write_bytes_per_sec: m.write_bytes as f64 / seconds,
-            iops: m.ios as f64 / seconds,
-            d2c_mean_us: (m.d2c_n > 0).then(|| m.d2c_ns as f64 / m.d2c_n as f64 / 1e3),
+        .rows(&traced.devices)
+        .into_iter()
+        .filter(|r| r.moved.ios > 0)
+        .map(|r| {
+            let m = r.moved;
+            TopRow {
+                device: r.device,
+                pid: r.who.0,
+                // The trace's `<...>`: a process the kernel had no name cached for, gone by the
+                // time its first I/O was read.
+                comm: match m.comm.as_str() {
+                    "<...>" => "(exited)".to_string(),
+                    c => c.to_string(),
+                },
+                kernel: m.kernel,
+                read_bytes_per_sec: m.read_bytes as f64 / seconds,
+                write_bytes_per_sec: m.write_bytes as f64 / seconds,
+                iops: m.ios as f64 / seconds,
+                d2c_mean_us: (m.d2c_n > 0).then(|| m.d2c_ns as f64 / m.d2c_n as f64 / 1e3),
+            }
         })
         .collect();
     rows.sort_by(|a, b| {

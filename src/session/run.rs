@@ -76,7 +76,7 @@ pub(super) fn run_once(
             (None, None) => None,
         };
         if let Some(v) = view.as_ref().filter(|v| v.events != steps_at.0) {
-            steps_at = (v.events, steps::of(timed, &v.stepped));
+            steps_at = (v.events, steps::of(timed, &v.stepped).ok());
         }
         let mut s = with_trace(s, view.as_ref(), trace.as_ref());
         s.steps = steps_at.1.map(Box::new);

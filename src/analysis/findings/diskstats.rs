@@ -310,14 +310,7 @@ fn flushes(c: &Context) -> Option<Finding> {
         ("test_f/s", x.f_s * ours as f64 / all),
     ]);
     if !others.is_empty() {
-        let records = others.iter().map(|(comm, pid, flushes)| {
-            Figure::record([
-                ("comm", comm.as_str().into()),
-                ("pid", (*pid).into()),
-                ("flushes", (*flushes).into()),
-            ])
-        });
-        e.insert("others_flushing", records.collect::<Vec<_>>());
+        e.insert("others_flushing", processes(&others, "flushes"));
     }
     let why = flushes_why(c);
     let theirs = match others.is_empty() {
@@ -344,6 +337,18 @@ fn flushes(c: &Context) -> Option<Finding> {
         })
         .on(target.as_str()),
     )
+}
+
+/// Processes a finding names, each with a count (`what`: its flushes, its bytes), as evidence.
+fn processes(named: &[(String, u32, u64)], what: &str) -> Figure {
+    let record = |(comm, pid, n): &(String, u32, u64)| {
+        Figure::record([
+            ("comm", comm.as_str().into()),
+            ("pid", (*pid).into()),
+            (what, (*n).into()),
+        ])
+    };
+    Figure::List(named.iter().map(record).collect())
 }
 
 /// What the flushes of a write test mean for its mode, in the words of its device (a drive's
@@ -531,14 +536,7 @@ fn others_busy(act: &Activity, target: &str, e: &mut Evidence) -> String {
         .collect();
     e.insert("others_bytes", theirs);
     e.insert("device_bytes", all);
-    let records = who.iter().map(|(c, p, b)| {
-        Figure::record([
-            ("comm", c.as_str().into()),
-            ("pid", (*p).into()),
-            ("bytes", (*b).into()),
-        ])
-    });
-    e.insert("named", records.collect::<Vec<_>>());
+    e.insert("named", processes(&who, "bytes"));
     format!(
         " Other processes moved {} of the {} on {target} meanwhile ({}): %util and aqu-sz \
          count their requests too, so these figures are not the test's alone.",
