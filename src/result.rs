@@ -81,8 +81,11 @@ impl Serialize for RunResult {
         st.serialize_field("mode", m.mode)?;
         st.serialize_field("data", m.data)?;
         st.serialize_field("engine", m.engine)?;
-        if let Some(why) = m.engine_why {
+        if let Some(why) = &m.engine_why {
             st.serialize_field("engine_why", why)?;
+        }
+        if let Some(p) = &m.engine_probe {
+            st.serialize_field("engine_probe", p)?;
         }
         st.serialize_field("engine_note", &m.engine_note)?;
         if m.polled {
@@ -335,6 +338,7 @@ mod tests {
                 data: "random",
                 engine: "uring",
                 engine_why: None,
+                engine_probe: None,
                 engine_note: None,
                 polled: false,
                 to_workers: false,

@@ -377,12 +377,12 @@ fn fill_32m(dev: &str, name: &str) {
     ok_stdout(&fill, "fill");
 }
 
-/// A 4K random read of the filled 32 MiB at `depth`: the result, and the text line of the
-/// same run again.
-fn read_32m(dev: &str, name: &str, depth: &str) -> (serde_json::Value, String) {
-    let args = read_args(dev, name, "32M", depth, &[]);
+/// A 4K random read of the filled 32 MiB at `depth`, with `extra`: the result, and the text of
+/// the same run again.
+fn read_32m(dev: &str, name: &str, depth: &str, extra: &[&str]) -> (serde_json::Value, String) {
+    let args = read_args(dev, name, "32M", depth, extra);
     let text = ok_stdout(&blkscope(&args), &args);
-    let json = read_args(dev, name, "32M", depth, &["--json"]);
+    let json = read_args(dev, name, "32M", depth, &[extra, &["--json"]].concat());
     let doc = ok_json(&blkscope(&json), &json);
     (first_result(&doc).clone(), text)
 }
@@ -398,8 +398,9 @@ fn io_the_kernel_hands_to_io_wq_is_handed_over_unless_the_job_polls_and_inline_i
     fill_32m(z.dev(), &z.name);
     // zram has no NOWAIT: io_uring's non-blocking attempt fails and every I/O goes to io-wq,
     // so after the first ring's worth a deep ring's job (which sleeps, never polls) sends them
-    // there itself (IOSQE_ASYNC).
-    let (r, text) = read_32m(z.dev(), &z.name, "32");
+    // there itself (IOSQE_ASYNC). io_uring by name: `auto` might take a loop here (below).
+    let uring = ["--engine", "uring"];
+    let (r, text) = read_32m(z.dev(), &z.name, "32", &uring);
     let first = text.lines().next().unwrap_or_default();
     println!(
         "zram QD32: to_workers {}, busy_polled {}; {first}",
@@ -415,7 +416,7 @@ fn io_the_kernel_hands_to_io_wq_is_handed_over_unless_the_job_polls_and_inline_i
 
     // A shallow ring either polls for its completions (a worker on another CPU does them) or,
     // where its polls run out (a busy machine), sleeps and hands them over: one or the other.
-    let (r, text) = read_32m(z.dev(), &z.name, "8");
+    let (r, text) = read_32m(z.dev(), &z.name, "8", &uring);
     let first = text.lines().next().unwrap_or_default();
     println!(
         "zram QD8: to_workers {}, busy_polled {}; {first}",
@@ -433,19 +434,25 @@ fn io_the_kernel_hands_to_io_wq_is_handed_over_unless_the_job_polls_and_inline_i
     );
 
     // A loop device is blk-mq: io_uring issues its 4K reads without blocking, nothing goes to
-    // io-wq, and the job leaves them inline.
+    // io-wq, and the job leaves them inline; `auto` takes the ring without a probe.
     let lo = Loop::new(64 << 20, None, false);
     fill_32m(lo.dev(), &lo.name);
-    let (r, text) = read_32m(lo.dev(), &lo.name, "32");
+    let (r, text) = read_32m(lo.dev(), &lo.name, "32", &[]);
     let first = text.lines().next().unwrap_or_default();
-    println!("{}: to_workers {}; {first}", lo.name, r["to_workers"]);
+    println!(
+        "{}: to_workers {}, engine {}, probe {}; {first}",
+        lo.name, r["to_workers"], r["engine"], r["engine_probe"]
+    );
     assert!(r.get("to_workers").is_none(), "{r}");
     assert!(!first.contains("io-wq"), "{text}");
+    assert_eq!(r["engine"], "uring", "{r}");
+    assert!(r.get("engine_probe").is_none(), "no probe on a queue: {r}");
 
     // --hipri (IOPOLL) is issued by polling, never handed over (zram refuses it: not asserted
     // here); --sqpoll neither: the SQ thread submits, and the job neither hands over nor polls
     // the ring itself.
     let args = read_args(z.dev(), &z.name, "8M", "8", &["--sqpoll", "--json"]);
+    let args = [&args[..], &uring].concat();
     let doc = ok_json(&blkscope(&args), &args);
     let r = first_result(&doc);
     println!(
@@ -454,4 +461,132 @@ fn io_the_kernel_hands_to_io_wq_is_handed_over_unless_the_job_polls_and_inline_i
     );
     assert!(r.get("to_workers").is_none(), "{r}");
     assert!(r.get("busy_polled").is_none(), "{r}");
+}
+
+/// `auto` at depth where io_uring can only hand the I/O to io-wq (zram): a probe of the ring
+/// against a pread/pwrite loop chooses, and the result says both figures; the winner is the
+/// probe's by its own figures (which one wins is the machine's: not asserted).
+/// Repeats keep the first run's engine; a named engine, a sweep at depth and QD1 never probe.
+#[test]
+fn auto_at_depth_probes_the_ring_against_a_loop_where_io_goes_to_io_wq() {
+    if !require(true, &[]) {
+        return;
+    }
+    let Some(z) = Zram::new(64 << 20) else {
+        return;
+    };
+    fill_32m(z.dev(), &z.name);
+    let (r, text) = read_32m(z.dev(), &z.name, "8", &["--runtime", "300ms"]);
+    let engine_line = text.lines().find(|l| l.trim_start().starts_with("engine:"));
+    println!(
+        "zram QD8 auto: engine {}, probe {}, why {}; text: {engine_line:?}",
+        r["engine"], r["engine_probe"], r["engine_why"]
+    );
+    let p = &r["engine_probe"];
+    let (ring, each) = (
+        p["ring_iops"].as_f64().unwrap(),
+        p["loop_iops"].as_f64().unwrap(),
+    );
+    assert!(ring > 0.0 && each > 0.0, "both paths measured: {p}");
+    assert_eq!(p["seconds"].as_f64(), Some(0.06), "{p}");
+    // The faster by more than 5%, else the one with less CPU per I/O.
+    let cpu = |k: &str| p[k].as_f64().unwrap();
+    let want = if ring > each * 1.05 {
+        "uring"
+    } else if each > ring * 1.05 || cpu("loop_cpu_us") <= cpu("ring_cpu_us") {
+        "psync"
+    } else {
+        "uring"
+    };
+    assert_eq!(r["engine"], want, "the probe's winner: {r}");
+    let why = r["engine_why"].as_str().unwrap();
+    for n in [ring.round() as u64, each.round() as u64] {
+        assert!(why.contains(&n.to_string()), "{n} in {why:?}");
+    }
+    // The text run probed again: its engine line says a probe chose.
+    let line = engine_line.unwrap_or_default();
+    assert!(line.contains("probe of each"), "{text}");
+    if r["engine"] == "psync" {
+        let w = r["warnings"].as_array().unwrap();
+        assert!(
+            w.iter().any(|w| w["kind"] == "psync_iodepth"
+                && w["message"].as_str().unwrap().contains("--engine uring")),
+            "{w:?}"
+        );
+    }
+
+    // Repeats: one probe, one engine for all.
+    let args = read_args(
+        z.dev(),
+        &z.name,
+        "32M",
+        "8",
+        &["--runtime", "200ms", "--repeat", "3", "--json"],
+    );
+    let doc = ok_json(&blkscope(&args), &args);
+    let reps: Vec<_> = first_result(&doc)["repeats"].as_array().unwrap().clone();
+    let seen: Vec<_> = reps
+        .iter()
+        .map(|x| (x["engine"].clone(), x["engine_probe"].clone()))
+        .collect();
+    println!("repeats: {seen:?}");
+    assert_eq!(reps.len(), 3, "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
+
+    // Named, at QD1, or a sweep at depth: no probe.
+    for (what, depth, extra) in [
+        ("--engine uring", "8", &["--engine", "uring"][..]),
+        ("QD1", "1", &[][..]),
+    ] {
+        let args = read_args(
+            z.dev(),
+            &z.name,
+            "8M",
+            depth,
+            &[extra, &["--json"]].concat(),
+        );
+        let doc = ok_json(&blkscope(&args), &args);
+        let r = first_result(&doc);
+        println!(
+            "{what}: engine {}, probe {}",
+            r["engine"], r["engine_probe"]
+        );
+        assert!(r.get("engine_probe").is_none(), "{what}: {r}");
+    }
+    let args = [
+        "sweep",
+        z.dev(),
+        "--op",
+        "randread",
+        "--bs",
+        "4k,64k",
+        "--qd",
+        "8",
+        "--size",
+        "8M",
+        "--runtime",
+        "200ms",
+        "--confirm",
+        &z.name,
+        "--no-save",
+        "--json",
+    ];
+    let doc = ok_json(&blkscope(&args), args);
+    let points: Vec<_> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["result"]["engine"].clone(),
+                t["result"].get("engine_probe").cloned(),
+            )
+        })
+        .collect();
+    println!("sweep at QD8: {points:?}");
+    assert_eq!(points.len(), 2, "{doc}");
+    assert!(
+        points.iter().all(|(e, p)| e == "uring" && p.is_none()),
+        "{points:?}"
+    );
 }

@@ -443,6 +443,14 @@ pub fn flag_notes(job: &Job) -> Vec<String> {
                 .into(),
         );
     }
+    if job.may_probe_engine() {
+        v.push(
+            "where io_uring hands the I/O to io-wq (zram), blkscope's default engine first runs \
+             60 ms on the ring and 60 ms on pread/pwrite and takes the faster; a run that took \
+             pread/pwrite says so, and its fio line is --ioengine=psync"
+                .into(),
+        );
+    }
     if let Some(c) = &job.cpus {
         v.push(format!(
             "--cpus_allowed={c} / taskset -c {c}: the job runs only on CPU(s) {c}; blkscope keeps \

@@ -26,7 +26,7 @@ pub mod unwritten;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::target::OpenTarget;
-use crate::engine::{Data, EngineKind, Job, Mode, Run};
+use crate::engine::{Data, EngineKind, Job, Mode, Probe, Run};
 use crate::stats::{IostatX, Snapshot};
 use crate::sysroot::SysRoot;
 use findings::others::{self, OtherIo};
@@ -109,7 +109,7 @@ pub fn analyze_run(
     let m = &run.measured;
     let ours = m.read_bytes + m.write_bytes;
     let mut out = Analysis {
-        warnings: job_warnings(job, run.engine_used),
+        warnings: job_warnings(job, run.engine_used, m.engine_probe.as_ref()),
         trace: Some(trace),
         ..Analysis::default()
     };
@@ -292,8 +292,9 @@ fn how_it_ran(
         .collect()
 }
 
-/// What the job's own settings make a reader of its result need to know.
-pub fn job_warnings(job: &Job, engine: EngineKind) -> Vec<Warning> {
+/// What the job's own settings make a reader of its result need to know; `probe`: what the
+/// probe that chose its engine measured (`engine::probe`).
+pub fn job_warnings(job: &Job, engine: EngineKind, probe: Option<&Probe>) -> Vec<Warning> {
     let mut w = Vec::new();
     if job.mode == Mode::Buffered && job.op.writes() {
         w.push(Warning::new(
@@ -316,12 +317,19 @@ pub fn job_warnings(job: &Job, engine: EngineKind) -> Vec<Warning> {
         ));
     }
     if engine == EngineKind::Psync && job.iodepth > 1 {
+        let qd = job.iodepth;
+        // The probe's figures are the engine line's; this says what they did to the depth.
+        let why = if probe.is_some() {
+            format!(
+                ", chosen over io_uring's workers by the probe on the engine line; use \
+                 --engine uring to keep {qd} in flight through them"
+            )
+        } else {
+            String::new()
+        };
         w.push(Warning::new(
             Kind::PsyncIodepth,
-            format!(
-                "pread/pwrite are synchronous: iodepth {} ran as 1 per job",
-                job.iodepth
-            ),
+            format!("pread/pwrite are synchronous: iodepth {qd} ran as 1 per job{why}"),
         ));
     }
     w
@@ -385,7 +393,7 @@ mod tests {
         ];
         let mut flags = 0;
         for job in jobs {
-            for w in job_warnings(&job, EngineKind::Uring) {
+            for w in job_warnings(&job, EngineKind::Uring, None) {
                 println!("{}: {}", w.kind, w.message);
                 assert!(w.message.contains("use --"), "{}", w.message);
                 let words: Vec<&str> = w.message.split([' ', ',', ')']).collect();

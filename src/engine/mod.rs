@@ -10,6 +10,7 @@
 pub mod cpus;
 pub mod job;
 pub mod pattern;
+pub mod probe;
 pub mod result;
 pub mod target;
 pub mod wait;
@@ -26,6 +27,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 pub use job::{Data, EngineKind, Job, Mode, Op};
+pub use probe::{Probe, Settled, settle};
 pub use result::{Measured, Sample};
 pub use target::{OpenTarget, TargetInfo, TargetSpec};
 
@@ -158,40 +160,21 @@ fn job_seed(run_seed: u64, j: u32) -> u64 {
     run_seed.wrapping_add((j as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
-/// The engine a job runs with: what it asked for or what `auto` chose ([`Job::engine_to_use`]),
-/// and why io_uring is not used where it was to be.
-fn engine_choice(job: &Job) -> (job::Choice, Option<String>) {
-    let choice = job.engine_to_use();
-    if choice.engine == EngineKind::Uring && uring_disabled_by_env() {
-        // Not "unavailable": the user asked for it, and the kernel's io_uring was never tried.
-        return (
-            job::Choice {
-                engine: EngineKind::Psync,
-                ..choice
-            },
-            Some(
-                "io_uring not used: BLKSCOPE_DISABLE_URING=1 is set; ran with pread/pwrite"
-                    .to_string(),
-            ),
-        );
-    }
-    (choice, None)
-}
-
 /// Runs `job` once on a target that [`target::open`] opened (and the caller keeps open until
-/// it has read back and analysed what it wrote: O_EXCL holds for the whole run).
+/// it has read back and analysed what it wrote: O_EXCL holds for the whole run), on the engine
+/// [`settle`] settled on.
 pub fn run(
     root: &SysRoot,
     target: &OpenTarget,
     job: &Job,
+    settled: &Settled,
     cancel: Arc<AtomicBool>,
     on_sample: impl FnMut(&Sample, &[TimedIo]),
 ) -> Result<Run, RunError> {
     if job.mode == Mode::Nocache || job.drop_cache_first {
         let _ = crate::sys::drop_cache(&target.file);
     }
-    let (choice, engine_note) = engine_choice(job);
-    let engine = choice.engine;
+    let engine = settled.engine;
     // Other processes' I/O over the run (/proc/PID/io), to tell what else moved data.
     let procs0 = ProcSnapshot::read(root);
     // diskstats of the devices under the test, from just before the first I/O.
@@ -220,10 +203,11 @@ pub fn run(
     let mut totals = Totals::of(&outcomes, job, target.plan.region);
     let engine_used = totals.engine_used.unwrap_or(engine);
     // The variable's note first, else the first job's (io_uring fell back).
-    totals.engine_note = engine_note.or(totals.engine_note.take());
+    totals.engine_note = settled.note.clone().or(totals.engine_note.take());
     let plan = target.plan;
     let mut measured = totals.measured(job, engine_used, timing, plan.total, series, cancelled);
-    measured.engine_why = choice.why;
+    measured.engine_why = settled.why.clone();
+    measured.engine_probe = settled.probe;
     measured.cpu = cpu_used(cpu0, cpu1, &measured.samples);
     measured.stamp = stamp(job, &outcomes, target.plan.region, run_seed);
     let mut zeros = ZeroSampler::for_region(target.plan.region);
@@ -548,6 +532,7 @@ impl Totals {
             },
             engine: engine_used.as_str(),
             engine_why: None,
+            engine_probe: None,
             engine_note: self.engine_note,
             polled: job.hipri && engine_used == EngineKind::Uring,
             to_workers: self.to_workers,

@@ -4,6 +4,8 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::job::EngineKind;
+
 /// Latency buckets of a heatmap column: log-scaled from 1 us to 10 s, four per decade (bucket
 /// i holds latencies from 10^(3 + i/4) ns up to the next; the first also holds anything faster,
 /// the last anything slower).
@@ -191,7 +193,9 @@ pub struct Measured {
     /// The engine that ran (`uring` or `psync`).
     pub engine: &'static str,
     /// Why blkscope picked this engine, when the job left the choice to it (`--engine auto`).
-    pub engine_why: Option<&'static str>,
+    pub engine_why: Option<String>,
+    /// What the probe that chose the engine measured, when there was one ([`super::probe`]).
+    pub engine_probe: Option<Probe>,
     /// Why io_uring was not used, when the job asked for it.
     pub engine_note: Option<String>,
     /// Completions were reaped by polling the device's poll queues (`--hipri`: io_uring's
@@ -236,7 +240,7 @@ impl Measured {
     /// The engine and why blkscope took it, when the job left the choice to it: "psync (one
     /// I/O in flight per job: a pread/pwrite loop costs least; --engine uring forces io_uring)".
     pub fn engine_chosen(&self) -> Option<String> {
-        Some(engine_chosen(self.engine, self.engine_why?))
+        Some(engine_chosen(self.engine, self.engine_why.as_deref()?))
     }
 }
 
@@ -274,5 +278,55 @@ mod tests {
         assert!((l.p50 as i64 - 500_000).abs() < 1000, "{l:?}");
         assert!((l.p99 as i64 - 990_000).abs() < 2000, "{l:?}");
         assert!(l.max >= 1_000_000 && l.max < 1_001_000);
+    }
+}
+
+/// Paths whose IOPS are within this share of each other are level: the one with less CPU per
+/// I/O is taken (the least overhead for the same rate).
+pub const LEVEL: f64 = 0.05;
+
+/// What `auto`'s probe measured (`engine::probe`): each path's IOPS and CPU per I/O over the
+/// same job.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Probe {
+    /// How long each path's counted part ran (its IOPS: the median of its 10 ms slices).
+    pub seconds: f64,
+    /// io_uring at the job's depth, through the kernel's io-wq workers.
+    pub ring_iops: f64,
+    /// pread/pwrite, one I/O at a time per job.
+    pub loop_iops: f64,
+    /// The whole process's CPU time (its io-wq workers' too) over each path's I/Os, ramps
+    /// included, in microseconds.
+    pub ring_cpu_us: f64,
+    pub loop_cpu_us: f64,
+}
+
+impl Probe {
+    /// The path taken: the faster, or where the two are level ([`LEVEL`]) the one with less CPU
+    /// per I/O.
+    pub fn winner(&self) -> EngineKind {
+        let (ring, each) = (self.ring_iops, self.loop_iops);
+        let loop_wins = if ring > each * (1.0 + LEVEL) {
+            false
+        } else if each > ring * (1.0 + LEVEL) {
+            true
+        } else {
+            self.loop_cpu_us <= self.ring_cpu_us
+        };
+        if loop_wins {
+            EngineKind::Psync
+        } else {
+            EngineKind::Uring
+        }
+    }
+
+    /// Whether the two paths' IOPS were level ([`LEVEL`]).
+    pub fn level(&self) -> bool {
+        let (hi, lo) = if self.ring_iops > self.loop_iops {
+            (self.ring_iops, self.loop_iops)
+        } else {
+            (self.loop_iops, self.ring_iops)
+        };
+        hi <= lo * (1.0 + LEVEL)
     }
 }

@@ -392,7 +392,7 @@ impl From<&RunResult> for SavedResult {
     fn from(r: &RunResult) -> Self {
         SavedResult {
             engine: Some(r.engine.to_string()),
-            engine_why: r.engine_why.map(str::to_string),
+            engine_why: r.engine_why.clone(),
             bytes: Some(r.bytes),
             bytes_per_sec: r.bytes_per_sec,
             iops: r.iops,

@@ -135,6 +135,9 @@ fn run_repeated(
     } = r;
     let repeat = repeat.max(1);
     let mut runs = Vec::new();
+    // Every repeat on the engine the first settled on: a spread over two engines would be the
+    // engines', not the device's.
+    let mut settled = None;
     for i in 0..repeat {
         if cancel.load(Ordering::Relaxed) {
             break;
@@ -145,9 +148,16 @@ fn run_repeated(
             j.drop_cache_first = true;
         }
         let live = obs.wants_findings();
-        let ran = run::run_once(root, spec, &j, cancel.clone(), live, |s, f| {
-            obs.sample(s, f)
-        })?;
+        let ran = run::run_once(
+            root,
+            spec,
+            &j,
+            settled.as_ref(),
+            cancel.clone(),
+            live,
+            |s, f| obs.sample(s, f),
+        )?;
+        settled.get_or_insert(ran.settled);
         let (info, res) = (ran.info, ran.result);
         if device.is_none() {
             *device = ran.holding;

@@ -12,7 +12,7 @@ use crate::analysis::steps::{self, Steps};
 use crate::analysis::traced::TraceSummary;
 use crate::device::Device;
 use crate::engine::{
-    self, Job, OpenTarget, Run, RunError, Sample, TargetInfo, TargetSpec, TimedIo,
+    self, Job, OpenTarget, Run, RunError, Sample, Settled, TargetInfo, TargetSpec, TimedIo,
 };
 use crate::result::RunResult;
 use crate::sysroot::SysRoot;
@@ -27,28 +27,38 @@ pub fn run_job(
     cancel: Arc<AtomicBool>,
     mut on_sample: impl FnMut(&Sample),
 ) -> Result<(TargetInfo, RunResult), RunError> {
-    run_once(root, spec, job, cancel, false, |s, _| on_sample(s)).map(|r| (r.info, r.result))
+    run_once(root, spec, job, None, cancel, false, |s, _| on_sample(s)).map(|r| (r.info, r.result))
 }
 
-/// One run: the target as it was opened, the device that holds a file target, the result.
+/// One run: the target as it was opened, the device that holds a file target, the engine it
+/// ran on, the result.
 pub(super) struct Ran {
     pub info: TargetInfo,
     pub holding: Option<Device>,
+    pub settled: Settled,
     pub result: RunResult,
 }
 
 /// [`run_job`], also handing back the device that holds a file target, as opening it found it;
 /// with `live_findings`, each live sample comes with what the analysis makes of the test so far.
+/// `settled`: the engine an earlier run of the same job settled on (repeats run on one engine);
+/// None to settle it now (a probe, before the counters and the trace start: `engine::probe`).
 pub(super) fn run_once(
     root: &SysRoot,
     spec: &TargetSpec,
     job: &Job,
+    settled: Option<&Settled>,
     cancel: Arc<AtomicBool>,
     live_findings: bool,
     on_sample: impl FnMut(&Sample, &[Finding]),
 ) -> Result<Ran, RunError> {
     let mut target = engine::target::open(root, spec, job, &cancel)?;
-    // How much of what a read test reads held nothing when it began.
+    let settled = match settled {
+        Some(s) => s.clone(),
+        None => engine::settle(&target, job, &cancel),
+    };
+    // How much of what a read test reads held nothing when it began (after the probe, whose
+    // writes the run then finds).
     let unwritten = analysis::unwritten_before(root, &target, job);
     // The block layer's trace of the devices under the target, over the run only.
     let tracer = trace::wanted().then(|| trace::Tracer::start(root, &target.watch));
@@ -86,7 +96,7 @@ pub(super) fn run_once(
         };
         on_sample(&s, &found)
     };
-    let run = engine::run(root, &target, job, cancel.clone(), each);
+    let run = engine::run(root, &target, job, &settled, cancel.clone(), each);
     let trace = match tracer {
         None => TraceSummary::off("--no-trace"),
         Some(Err(why)) => TraceSummary::off(why),
@@ -114,6 +124,7 @@ pub(super) fn run_once(
     Ok(Ran {
         info,
         holding,
+        settled,
         result: RunResult::of(run.measured, analysis, verify),
     })
 }

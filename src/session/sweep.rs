@@ -60,10 +60,13 @@ pub fn suite(param: Param, values: &[u64], base: &Job) -> crate::suite::Suite {
                 offset: None,
                 mode: Some(base.mode),
                 data: None,
-                // One engine for every depth of a depth sweep, so that the curve is the
-                // device's and not a change of engine at QD2.
+                // One engine for every point, so that the curve is the device's and not a
+                // change of engine: io_uring for every depth of a depth sweep (not a loop at
+                // QD1), and for a sweep at depth (not the probe's choice point by point,
+                // `engine::probe`).
                 engine: Some(match (param, base.engine) {
                     (Param::Iodepth, EngineKind::Auto) => EngineKind::Uring,
+                    (_, EngineKind::Auto) if qd > 1 => EngineKind::Uring,
                     (_, named) => named,
                 }),
                 rwmixread: None,
@@ -168,20 +171,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_depth_sweep_keeps_one_engine_and_a_block_size_sweep_leaves_it_to_the_job() {
-        let base = Job::default();
-        let engines = |param, values: &[u64]| -> Vec<EngineKind> {
-            suite(param, values, &base)
+    fn a_sweep_keeps_one_engine_and_never_probes_point_by_point() {
+        let engines = |param, values: &[u64], base: &Job| -> Vec<(EngineKind, bool)> {
+            suite(param, values, base)
                 .tests
                 .iter()
-                .map(|t| t.job(512).engine_to_use().engine)
+                .map(|t| {
+                    let j = t.job(512);
+                    (j.engine_to_use().engine, j.may_probe_engine())
+                })
                 .collect()
         };
-        let qd = engines(Param::Iodepth, &[1, 2, 32]);
-        let bs = engines(Param::Bs, &[4096, 1 << 20]);
-        println!("depth sweep {qd:?}, block size sweep at QD1 {bs:?}");
-        assert_eq!(qd, vec![EngineKind::Uring; 3]);
-        assert_eq!(bs, vec![EngineKind::Psync; 2]);
+        let qd1 = Job::default();
+        let qd8 = Job {
+            iodepth: 8,
+            ..Job::default()
+        };
+        let qd = engines(Param::Iodepth, &[1, 2, 32], &qd1);
+        let bs = engines(Param::Bs, &[4096, 1 << 20], &qd1);
+        let bs8 = engines(Param::Bs, &[4096, 1 << 20], &qd8);
+        println!("depth sweep {qd:?}, block size sweeps at QD1 {bs:?} and QD8 {bs8:?}");
+        assert_eq!(qd, vec![(EngineKind::Uring, false); 3]);
+        assert_eq!(bs, vec![(EngineKind::Psync, false); 2]);
+        assert_eq!(bs8, vec![(EngineKind::Uring, false); 2]);
     }
 
     #[test]

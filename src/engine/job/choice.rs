@@ -1,7 +1,7 @@
 //! The engine a job runs on when it asks for none (`--engine auto`, the default): the path with
 //! the least overhead for the job, by rule, and the words that say why.
 
-use super::{EngineKind, Job};
+use super::{EngineKind, Job, Mode};
 
 /// The engine that will run a job and, when blkscope chose it, why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,11 +46,27 @@ impl Job {
             },
         }
     }
+
+    /// Whether `auto`'s ring may lose to a pread/pwrite loop, so that a run probes both where
+    /// io_uring hands the target's I/O to io-wq (`engine::probe`): at depth, direct I/O (the
+    /// hand-over to io-wq is made only for it), and not polling (only the ring polls). A job
+    /// that writes only when it runs for a time at random offsets: a probe of one pass over a
+    /// size would write more than the job asked for, and sequential writes on a host-managed
+    /// zoned device would move its write pointers (random writes are refused there before).
+    pub fn may_probe_engine(&self) -> bool {
+        self.engine == EngineKind::Auto
+            && self.iodepth > 1
+            && !self.hipri
+            && !self.sqpoll
+            && self.mode == Mode::Direct
+            && (!self.op.writes() || (self.op.is_random() && self.runtime.is_some()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Op;
 
     fn auto(iodepth: u32, hipri: bool, sqpoll: bool) -> Choice {
         Job {
@@ -77,6 +93,79 @@ mod tests {
             assert_eq!(c.engine, want);
             assert!(c.why.is_some_and(|w| !w.is_empty()));
         }
+    }
+
+    #[test]
+    fn only_auto_at_depth_on_direct_io_without_polling_may_probe_and_writes_only_for_a_time() {
+        let base = Job {
+            op: Op::Randread,
+            engine: EngineKind::Auto,
+            iodepth: 8,
+            mode: Mode::Direct,
+            ..Job::default()
+        };
+        assert!(base.may_probe_engine());
+        for (what, j) in [
+            (
+                "QD1",
+                Job {
+                    iodepth: 1,
+                    ..base.clone()
+                },
+            ),
+            (
+                "named",
+                Job {
+                    engine: EngineKind::Uring,
+                    ..base.clone()
+                },
+            ),
+            (
+                "hipri",
+                Job {
+                    hipri: true,
+                    ..base.clone()
+                },
+            ),
+            (
+                "sqpoll",
+                Job {
+                    sqpoll: true,
+                    ..base.clone()
+                },
+            ),
+            (
+                "buffered",
+                Job {
+                    mode: Mode::Fdatasync,
+                    ..base.clone()
+                },
+            ),
+            (
+                "random writes, one pass",
+                Job {
+                    op: Op::Randwrite,
+                    ..base.clone()
+                },
+            ),
+            (
+                "sequential writes for a time",
+                Job {
+                    op: Op::Write,
+                    runtime: Some(std::time::Duration::from_secs(1)),
+                    ..base.clone()
+                },
+            ),
+        ] {
+            println!("{what}: {}", j.may_probe_engine());
+            assert!(!j.may_probe_engine(), "{what}");
+        }
+        let timed_mix = Job {
+            op: Op::Randrw,
+            runtime: Some(std::time::Duration::from_secs(1)),
+            ..base.clone()
+        };
+        assert!(timed_mix.may_probe_engine(), "random writes for a time");
     }
 
     #[test]

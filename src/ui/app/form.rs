@@ -74,6 +74,9 @@ impl App {
                 Data::Zero => "zero".into(),
             },
             "engine" => match j.engine {
+                EngineKind::Auto if j.may_probe_engine() => {
+                    "auto: uring, or psync if faster".into()
+                }
                 EngineKind::Auto => format!("auto: {}", j.engine_to_use().engine.as_str()),
                 named => named.as_str().into(),
             },

@@ -202,7 +202,7 @@ impl App {
                         target: run.target.clone(),
                         info: o.target.clone(),
                         dd: explain::dd_line_for_run(&t.job, &path, total, moved),
-                        fio: explain::fio_command(&t.job, &path, total),
+                        fio: fio_as_ran(&t.job, &t.result, &path, total),
                         result: Some(t.result),
                         error: None,
                         saved_id: saved_id.clone(),
@@ -239,13 +239,10 @@ impl App {
             self.note_written(info, run.job.op.writes());
         }
         let dd = explain::dd_line_for_run(&run.job, &path, total, moved);
-        let to_workers = outcome.as_ref().is_ok_and(|(_, r)| r.measured.to_workers);
-        let engine = outcome
-            .as_ref()
-            .ok()
-            .and_then(|(_, r)| EngineKind::from_name(r.measured.engine))
-            .unwrap_or(run.job.engine);
-        let fio = explain::fio_command_as_run(&run.job, &path, total, engine, to_workers);
+        let fio = match &outcome {
+            Ok((_, r)) => fio_as_ran(&run.job, r, &path, total),
+            Err(_) => explain::fio_command(&run.job, &path, total),
+        };
         let (info, result, error) = match outcome {
             Ok((i, r)) => (Some(i), Some(r), None),
             Err(e) => (None, None, Some(e)),
@@ -296,6 +293,13 @@ pub(super) fn device_name(path: &str) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.to_string())
+}
+
+/// A result's fio line: the engine that ran (`auto` may have probed its way to pread/pwrite),
+/// with `--force_async=1` where it handed its I/O to io-wq.
+fn fio_as_ran(job: &Job, r: &RunResult, path: &str, total: u64) -> String {
+    let engine = EngineKind::from_name(r.measured.engine).unwrap_or(job.engine);
+    explain::fio_command_as_run(job, path, total, engine, r.measured.to_workers)
 }
 
 /// A saved result's fio line, as its live result had it: the engine that ran (a saved run has
