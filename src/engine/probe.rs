@@ -1,12 +1,13 @@
 //! The engine a job runs on, settled before its run: what it named, what `auto`'s rule gives
 //! ([`Job::engine_to_use`]), and, for a job at depth ([`Job::may_probe_engine`]) on a target
-//! whose I/O io_uring can only hand to the kernel's io-wq workers (a driver without non-blocking I/O, such as zram), a
-//! short probe of the ring against a pread/pwrite loop. There the ring's depth is the workers'
-//! threads, whose hand-offs cost more than their parallelism gives back until the ring holds
-//! enough bytes, and where that lies depends on the machine's CPUs: so it is measured, not
-//! ruled; paths level in IOPS go to the one with less CPU per I/O. The probe runs before the
-//! run's counters, trace and clock start, and its time and figures are said with the choice.
-//! docs/architecture.md, "The engine auto picks at depth".
+//! whose I/O io_uring can only hand to the kernel's io-wq workers (a driver without
+//! non-blocking I/O, such as zram), a short probe of the ring against a pread/pwrite loop.
+//! There the ring's depth is the workers' threads, whose hand-offs cost more than their
+//! parallelism gives back until the ring holds enough bytes, and where that lies depends on the
+//! machine's CPUs: so it is measured, not ruled; paths level in IOPS go to the one with less
+//! CPU per I/O. The probe runs before the run's counters, trace and clock start, and its time
+//! and figures are said with the choice. docs/architecture.md, "The engine auto picks at
+//! depth".
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
