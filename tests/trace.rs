@@ -1037,6 +1037,11 @@ fn a_reader_of_another_partition_is_named_with_its_partition() {
         m.contains(&format!("on {n2}")),
         "names the reader's partition: {m}"
     );
+    // The reader's partition is not under the test's, but beside it on their disk.
+    assert!(
+        m.contains("on the devices under the test and their disks"),
+        "says where it is: {m}"
+    );
 }
 
 #[test]

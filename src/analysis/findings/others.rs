@@ -152,8 +152,8 @@ pub fn traced_finding(
             _ => "; the block layer's trace".to_string(),
         };
         parts.push(format!(
-            "other processes moved {} on the devices under the test while it ran ({:.0}% of the \
-             test's bytes{how}): {}{}",
+            "other processes moved {} on the devices under the test and their disks while it \
+             ran ({:.0}% of the test's bytes{how}): {}{}",
             fmt_size(bytes),
             bytes as f64 * 100.0 / ours.max(1) as f64,
             names.join("; "),
