@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 pub use job::{Data, EngineKind, Job, Mode, Op};
-pub use probe::{Probe, Settled, settle};
-pub use result::{Measured, Sample};
+pub use probe::{Settled, settle};
+pub use result::{Measured, Probe, Sample};
 pub use target::{OpenTarget, TargetInfo, TargetSpec};
 
 use crate::device::safety::SafetyReport;

@@ -14,10 +14,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::job::{EngineKind, Job};
-pub use super::result::{LEVEL, Probe};
+use super::result::Probe;
 use super::target::OpenTarget;
 use super::worker::io_worker_threads;
-use super::{Timing, Totals, sample_until_done, spawn_jobs, uring_disabled_by_env};
+use super::{Timing, sample_until_done, spawn_jobs, uring_disabled_by_env};
 use crate::sys::{Completion, Dir, UringQueue};
 
 /// How long each path's counted part runs, after its ramp ([`ramp`]).
@@ -86,7 +86,7 @@ pub fn settle(target: &OpenTarget, job: &Job, cancel: &Arc<AtomicBool>) -> Settl
     let engine = probe.winner();
     Settled {
         engine,
-        why: Some(probed_why(&probe, engine)),
+        why: Some(probed_why(&probe)),
         note: None,
         probe: Some(probe),
     }
@@ -165,7 +165,7 @@ fn run_path(
         .filter_map(|h| h.join().ok())
         .collect();
     let (u1, s1) = crate::sys::cpu_times();
-    let t = Totals::of(&outcomes, &short, target.plan.region);
+    let failed = outcomes.iter().any(|o| o.error.is_some());
     // Whole slices after the ramp (the last one is cut short by the jobs' end).
     let mut rates: Vec<f64> = series
         .iter()
@@ -173,7 +173,7 @@ fn run_path(
         .map(|s| s.iops)
         .collect();
     rates.sort_by(f64::total_cmp);
-    let ok = t.error.is_none() && !rates.is_empty() && !cancel.load(Ordering::Relaxed);
+    let ok = !failed && !rates.is_empty() && !cancel.load(Ordering::Relaxed);
     ok.then(|| Path {
         iops: rates[rates.len() / 2],
         ios_done: series.iter().map(|s| s.ios).sum(),
@@ -181,8 +181,8 @@ fn run_path(
     })
 }
 
-/// Why the probe's winner was taken, with both paths' figures.
-fn probed_why(p: &Probe, engine: EngineKind) -> String {
+/// Why the probe's winner ([`Probe::winner`]) was taken, with both paths' figures.
+fn probed_why(p: &Probe) -> String {
     let head = "io_uring hands this target's I/O to the kernel's io-wq workers";
     let s = p.seconds;
     let (ring, ring_cpu) = (p.ring_iops.round(), p.ring_cpu_us);
@@ -193,7 +193,7 @@ fn probed_why(p: &Probe, engine: EngineKind) -> String {
     } else {
         ""
     };
-    match engine {
+    match p.winner() {
         EngineKind::Psync => format!(
             "{head}; in a {s} s probe of each, {each_path} ran {each} IOPS at {each_cpu:.1} us \
              of CPU an I/O, and the ring {ring} IOPS at {ring_cpu:.1} us{tail}"
@@ -236,7 +236,7 @@ mod tests {
     #[test]
     fn the_winner_is_said_with_both_figures() {
         let p = probe(158_509.4, 446_285.6, 6.71, 2.28);
-        let w = probed_why(&p, p.winner());
+        let w = probed_why(&p);
         println!("{w}");
         assert!(
             w.contains(
@@ -246,14 +246,14 @@ mod tests {
         );
         assert!(w.contains("0.1 s probe"), "{w}");
         let p = probe(480_000.0, 462_000.0, 3.7, 2.3);
-        let w = probed_why(&p, p.winner());
+        let w = probed_why(&p);
         println!("{w}");
         assert!(
             w.ends_with("level, so the one with less CPU per I/O"),
             "{w}"
         );
         let p = probe(544_000.0, 464_000.0, 3.6, 2.2);
-        let w = probed_why(&p, p.winner());
+        let w = probed_why(&p);
         println!("{w}");
         assert!(
             w.contains("the ring ran 544000 IOPS at 3.6 us of CPU an I/O"),

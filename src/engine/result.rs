@@ -263,24 +263,6 @@ pub struct Stream {
     pub bytes_per_sec: f64,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn latency_from_histogram() {
-        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
-        for v in 1..=1000u64 {
-            h.record(v * 1000).unwrap();
-        }
-        let l = Latency::from_histogram(&h);
-        assert_eq!(l.min, 1000);
-        assert!((l.p50 as i64 - 500_000).abs() < 1000, "{l:?}");
-        assert!((l.p99 as i64 - 990_000).abs() < 2000, "{l:?}");
-        assert!(l.max >= 1_000_000 && l.max < 1_001_000);
-    }
-}
-
 /// Paths whose IOPS are within this share of each other are level: the one with less CPU per
 /// I/O is taken (the least overhead for the same rate).
 pub const LEVEL: f64 = 0.05;
@@ -305,13 +287,10 @@ impl Probe {
     /// The path taken: the faster, or where the two are level ([`LEVEL`]) the one with less CPU
     /// per I/O.
     pub fn winner(&self) -> EngineKind {
-        let (ring, each) = (self.ring_iops, self.loop_iops);
-        let loop_wins = if ring > each * (1.0 + LEVEL) {
-            false
-        } else if each > ring * (1.0 + LEVEL) {
-            true
-        } else {
+        let loop_wins = if self.level() {
             self.loop_cpu_us <= self.ring_cpu_us
+        } else {
+            self.loop_iops > self.ring_iops
         };
         if loop_wins {
             EngineKind::Psync
@@ -328,5 +307,23 @@ impl Probe {
             (self.loop_iops, self.ring_iops)
         };
         hi <= lo * (1.0 + LEVEL)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_from_histogram() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        for v in 1..=1000u64 {
+            h.record(v * 1000).unwrap();
+        }
+        let l = Latency::from_histogram(&h);
+        assert_eq!(l.min, 1000);
+        assert!((l.p50 as i64 - 500_000).abs() < 1000, "{l:?}");
+        assert!((l.p99 as i64 - 990_000).abs() < 2000, "{l:?}");
+        assert!(l.max >= 1_000_000 && l.max < 1_001_000);
     }
 }
