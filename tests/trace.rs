@@ -5,7 +5,8 @@
 //! left by kill -9 goes at the next start. Neighbours that start in the middle of a fast test
 //! (a reader, a writer, a loop of short dds), one on another partition of the disk, and one
 //! whose child ended before the test and is reaped during it are named as they did, live and
-//! at the end; a middle I/O's parts add up to the run's median.
+//! at the end; one reading the file below a loop device is named with the file, and the loop
+//! device's own reads of it are tied to it; a middle I/O's parts add up to the run's median.
 
 mod common;
 
@@ -1163,4 +1164,110 @@ fn ended_children(pid: u32) -> usize {
             f.next() == Some("Z") && f.next() == Some(pid.to_string().as_str())
         })
         .count()
+}
+
+/// What /proc/PID/io says `pid` (and the children it reaped) read, in bytes.
+fn proc_read_bytes(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("read_bytes:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// A loop device's backing file read directly by a shell loop of dds, beside a read test of
+/// the loop device traced throughout: the trace follows the file onto the disk below it (its
+/// extents), names the dds there with the loop device's backing file and bytes within a
+/// factor of two of what the shell's /proc/PID/io says its reaped children read meanwhile, and
+/// ties the loop device's own reads of the file (its worker's, a kernel thread) to it: about
+/// the test's bytes, not a neighbour's.
+#[test]
+fn a_reader_of_the_file_below_a_loop_device_is_named_with_the_file() {
+    if !require(true, &["losetup", "dd"]) {
+        return;
+    }
+    let _one = one_at_a_time();
+    let lo = filled_direct_loop(64 * MIB);
+    let file = lo.image.path_str().to_string();
+    let reader = Neighbour::sh(&format!(
+        "while :; do dd if={file} of=/dev/null bs=1M count=16 iflag=direct status=none; done"
+    ));
+    wait_until(10, "the file's reader to read", || {
+        proc_read_bytes(reader.pid()) > 16 * MIB
+    });
+    let (before, started) = (proc_read_bytes(reader.pid()), std::time::Instant::now());
+    let out = bin()
+        .env("BLKSCOPE_TRACE_MAX_RATE", "1e9")
+        .args(["run", lo.dev(), "--op", "randread", "--bs", "4k"])
+        .args(["--iodepth", "4", "--runtime", "1s", "--no-save", "--json"])
+        .output()
+        .unwrap();
+    let read_by_dds = proc_read_bytes(reader.pid()) - before;
+    let wall = started.elapsed().as_secs_f64();
+    drop(reader);
+    let (doc, _) = json_of(&out, &["the test"]);
+    if !traced(&doc) {
+        return;
+    }
+    let r = first_result(&doc);
+    let subs = r["trace"]["submitters"].as_array().unwrap();
+    println!("{}", serde_json::to_string_pretty(subs).unwrap());
+    let in_file = |s: &serde_json::Value| s["backing_file_of"]["loop_device"] == lo.name.as_str();
+    let sum = |pick: &dyn Fn(&serde_json::Value) -> bool| -> u64 {
+        subs.iter()
+            .filter(|s| pick(s))
+            .map(|s| s["read_bytes"].as_u64().unwrap_or(0))
+            .sum()
+    };
+    let workers = sum(&|s| in_file(s) && s["who"] == "kernel");
+    if workers == 0 {
+        // The file system under the temporary directory does not map its files (tmpfs).
+        assert!(
+            !required(),
+            "CI: the file below {} must be traced: {subs:?}",
+            lo.name
+        );
+        eprintln!("SKIPPED: the file below {} is not traced here", lo.name);
+        return;
+    }
+    let dds = sum(&|s| in_file(s) && s["comm"] == "dd" && s["who"] == "other");
+    let test = r["read_bytes"].as_u64().unwrap();
+    // The dds read at a steady rate: their count over blkscope's whole life, at that rate
+    // over the trace's own time.
+    let traced_for = r["trace"]["of_seconds"].as_f64().unwrap();
+    let own_count = read_by_dds as f64 * traced_for / wall;
+    println!(
+        "dds read {read_by_dds} by the shell's count in {wall:.2} s, so {own_count:.0} in the \
+         trace's {traced_for:.2} s, and {dds} traced; test {test}, its worker {workers}"
+    );
+    let ratio = dds as f64 / own_count.max(1.0);
+    assert!((0.5..2.0).contains(&ratio), "dds {dds} against {own_count}");
+    let tied = workers as f64 / test.max(1) as f64;
+    assert!(
+        (0.5..2.0).contains(&tied),
+        "worker {workers} against the test's {test}"
+    );
+    assert!(
+        !subs
+            .iter()
+            .any(|s| s["comm"] == "dd" && s["device"] == lo.name.as_str()),
+        "dd did nothing on {} itself: {subs:?}",
+        lo.name
+    );
+    let m = busy_message(r);
+    assert!(
+        m.contains(&format!("on {}'s backing file on ", lo.name)),
+        "names the file: {m}"
+    );
+    // Three are named; the total is all of theirs, and the words say how many more there were.
+    let others: std::collections::BTreeSet<u64> = subs
+        .iter()
+        .filter(|s| s["who"] == "other")
+        .filter_map(|s| s["pid"].as_u64())
+        .collect();
+    if others.len() > 3 {
+        let more = format!("; and {} more", others.len() - 3);
+        assert!(m.contains(&more), "{} processes seen: {m}", others.len());
+    }
 }

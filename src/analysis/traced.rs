@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::steps::{self, Steps};
 use crate::engine::TimedIo;
 use crate::engine::result::Latency;
-use crate::trace::{Coverage, LiveOther, LiveView, Row, Traced, Who};
+use crate::trace::{Coverage, FileOf, LiveOther, LiveView, Row, Traced, Who};
 
 /// The trace of one run, as results and reports carry it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -53,6 +53,19 @@ pub struct TraceSummary {
     pub steps_why: Option<String>,
 }
 
+/// What a loop device under the test asked of the disk below it, in its backing file
+/// ([`TraceSummary::below`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Below {
+    pub loop_device: String,
+    pub file: String,
+    pub disk: String,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// The kernel threads that did it, the first three seen.
+    pub threads: Vec<String>,
+}
+
 /// What one process did on one device while the test ran.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct SubmitterIo {
@@ -60,6 +73,10 @@ pub struct SubmitterIo {
     pub device: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disk: Option<String>,
+    /// The loop device whose backing file the I/O was in, on `device` (a kernel thread's
+    /// there served the loop device; another process's was on its file directly).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backing_file_of: Option<FileOf>,
     pub who: Who,
     pub pid: u32,
     pub comm: String,
@@ -78,6 +95,14 @@ pub struct SubmitterIo {
 }
 
 impl SubmitterIo {
+    /// Where its I/O was, in words: "loop0p2", "loop0's backing file on vda".
+    pub fn place(&self) -> String {
+        match &self.backing_file_of {
+            Some(f) => format!("{}'s backing file on {}", f.loop_device, self.device),
+            None => self.device.clone(),
+        }
+    }
+
     /// `n` of its figures, as a total counts it.
     pub fn counted(&self, n: u64) -> u64 {
         (n as f64 * self.weight).round() as u64
@@ -195,6 +220,7 @@ impl TraceSummary {
                 let mut s = SubmitterIo {
                     device: r.device.clone(),
                     disk: r.disk.clone(),
+                    backing_file_of: r.file.clone(),
                     who: if r.who.0 == own {
                         Who::Test
                     } else if m.kernel {
@@ -262,12 +288,46 @@ impl TraceSummary {
             .map(|s| LiveOther {
                 comm: s.comm.clone(),
                 pid: s.pid,
-                device: s.device.clone(),
+                device: s.place(),
                 bytes: s.read_bytes + s.write_bytes,
                 read_bytes: s.read_bytes,
                 write_bytes: s.write_bytes,
             })
             .collect()
+    }
+
+    /// What each loop device under the test asked of the disk below it: the kernel's I/O in
+    /// its backing file (its worker's, and writeback of the file's pages), as a total counts
+    /// it. Another process's there is a neighbour's ([`Self::others`]).
+    pub fn below(&self) -> Vec<Below> {
+        let mut v: Vec<Below> = Vec::new();
+        let kernel = self.submitters.iter().filter(|s| s.who == Who::Kernel);
+        for s in kernel {
+            let Some(f) = &s.backing_file_of else {
+                continue;
+            };
+            let at = match v.iter().position(|b| b.loop_device == f.loop_device) {
+                Some(i) => i,
+                None => {
+                    v.push(Below {
+                        loop_device: f.loop_device.clone(),
+                        file: f.file.clone(),
+                        disk: s.device.clone(),
+                        read_bytes: 0,
+                        write_bytes: 0,
+                        threads: Vec::new(),
+                    });
+                    v.len() - 1
+                }
+            };
+            let b = &mut v[at];
+            b.read_bytes += s.counted(s.read_bytes);
+            b.write_bytes += s.counted(s.write_bytes);
+            if b.threads.len() < 3 && !b.threads.contains(&s.comm) {
+                b.threads.push(s.comm.clone());
+            }
+        }
+        v
     }
 
     /// Whether it says whose the I/O was.
@@ -452,6 +512,7 @@ mod tests {
         let row = |pid: u32, bytes: u64, life: Option<(u64, u64)>| Row {
             device: "loop0".into(),
             disk: None,
+            file: None,
             who: Submitter(pid),
             moved: Moved {
                 comm: "p".into(),
@@ -500,6 +561,7 @@ mod tests {
         let zram = Row {
             device: "zram0".into(),
             disk: None,
+            file: None,
             who: Submitter(500),
             moved: Moved {
                 comm: "blkscope".into(),

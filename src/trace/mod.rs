@@ -13,6 +13,7 @@
 //! [`MAX_EVENTS_PER_SEC`] is kept in windows spread over the run (`reader`, `mode: sampled`);
 //! below it, the whole test is traced.
 
+pub mod below;
 pub mod event;
 pub mod pick;
 mod reader;
@@ -27,8 +28,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+pub use below::FileBelow;
 pub use reader::{Coverage, WINDOW_EVERY};
-pub use tally::{Moved, Part, Row, Stepped, Submitter, Tally, Who};
+pub use tally::{FileOf, Moved, Part, Row, Stepped, Submitter, Tally, Who};
 
 use crate::sysroot::SysRoot;
 
@@ -218,7 +220,15 @@ impl Tracer {
         if devices.is_empty() {
             return Err("no block device to trace under the target".into());
         }
-        let (devices, parts) = with_partitions(root, devices);
+        let (mut devices, parts) = with_partitions(root, devices);
+        // A loop device's backing file: its disk is traced where the file lies on it.
+        let files = below::files_below(root, &devices);
+        let whole: Vec<(u32, u32)> = devices.iter().map(|(d, _)| *d).collect();
+        for f in &files {
+            if !devices.iter().any(|(d, _)| *d == f.disk) {
+                devices.push((f.disk, f.disk_name.clone()));
+            }
+        }
         // One instance a trace: a process's first is `blkscope-PID`, one beside it (the TUI's
         // doctor pane while a test runs) `blkscope-PID.N`.
         static TRACES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -240,7 +250,7 @@ impl Tracer {
             devices,
         };
         tracer
-            .set_up()
+            .set_up(&filter(&tracer.devices, &whole, &files))
             .map_err(|e| format!("setting up {}: {e}", tracer.dir.display()))?;
         let pipe = OpenOptions::new()
             .read(true)
@@ -250,29 +260,26 @@ impl Tracer {
         let (stop, dir) = (tracer.stop.clone(), tracer.dir.clone());
         let live = tracer.live.clone();
         let names = tracer.devices.clone();
+        let tally = Tally::new(std::process::id())
+            .with_parts(parts)
+            .with_files(files, &whole);
         let reader = std::thread::Builder::new()
             .name("blkscope-trace".into())
-            .spawn(move || reader::read_pipe(pipe, &dir, &stop, &live, &names, parts))
+            .spawn(move || reader::read_pipe(pipe, &dir, &stop, &live, &names, tally))
             .map_err(|e| format!("starting the trace reader: {e}"))?;
         tracer.reader = Some(reader);
         Ok(tracer)
     }
 
     /// The instance's options, filter and events: the test's devices only.
-    fn set_up(&self) -> io::Result<()> {
+    fn set_up(&self, filter: &str) -> io::Result<()> {
         let w = |f: &str, v: &str| fs::write(self.dir.join(f), v);
         w("tracing_on", "0")?;
         w("options/record-tgid", "1")?;
         w("trace_clock", "mono")?;
         w("buffer_size_kb", "8192")?;
-        let filter = self
-            .devices
-            .iter()
-            .map(|((maj, min), _)| format!("dev == {}", (maj << 20) | min))
-            .collect::<Vec<_>>()
-            .join(" || ");
         for e in EVENTS {
-            w(&format!("events/block/{e}/filter"), &filter)?;
+            w(&format!("events/block/{e}/filter"), filter)?;
             w(&format!("events/block/{e}/enable"), "1")?;
         }
         // Without them a process is taken to have been there all along (a kernel built
@@ -321,6 +328,53 @@ impl Drop for Tracer {
     }
 }
 
+/// The events' filter: the devices in `whole`, and of the others (disks below loop devices)
+/// the sectors of the loop devices' files, [`FILTER_RANGES`] ranges in all.
+fn filter(devices: &Named, whole: &[(u32, u32)], files: &[FileBelow]) -> String {
+    let dev = |(maj, min): (u32, u32)| format!("dev == {}", (maj << 20) | min);
+    let mut any: Vec<String> = devices
+        .iter()
+        .filter(|(d, _)| whole.contains(d))
+        .map(|(d, _)| dev(*d))
+        .collect();
+    let mut disks: Vec<(u32, u32)> = files.iter().map(|f| f.disk).collect();
+    disks.retain(|d| !whole.contains(d));
+    disks.sort_unstable();
+    disks.dedup();
+    let plain = any.len();
+    let each = FILTER_RANGES / disks.len().max(1);
+    for disk in disks {
+        let all: Vec<(u64, u64)> = files
+            .iter()
+            .filter(|f| f.disk == disk)
+            .flat_map(|f| f.ranges.iter().copied())
+            .collect();
+        let ranges = below::coarse(&all, each)
+            .iter()
+            .map(|(a, b)| format!("(sector >= {a} && sector < {b})"))
+            .collect::<Vec<_>>()
+            .join(" || ");
+        any.push(format!("({} && ({ranges}))", dev(disk)));
+    }
+    let joined = any.join(" || ");
+    if joined.len() < MAX_FILTER {
+        return joined;
+    }
+    // Too long for the kernel: those disks whole (the tally still counts only the files).
+    let whole_disks = files.iter().map(|f| dev(f.disk));
+    let mut any: Vec<String> = any.into_iter().take(plain).chain(whole_disks).collect();
+    any.sort_unstable();
+    any.dedup();
+    any.join(" || ")
+}
+
+/// A filter's length at most: the kernel takes less than a page.
+const MAX_FILTER: usize = 4000;
+
+/// The files' ranges in the filter, at most (a filter is a page at most, each range about 45
+/// characters, and the devices take some).
+const FILTER_RANGES: usize = 48;
+
 /// The devices with the partitions of each (named, so that I/O in one is said to be there),
 /// and where each partition lies on its disk: the block layer's events name the disk.
 fn with_partitions(root: &SysRoot, mut devices: Named) -> (Named, Vec<Part>) {
@@ -360,4 +414,40 @@ fn devno(root: &SysRoot, name: &str) -> Option<(u32, u32)> {
     let s = fs::read_to_string(root.sys(format!("class/block/{name}/dev"))).ok()?;
     let (a, b) = s.trim().split_once(':')?;
     Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(disk: (u32, u32), n: u64) -> FileBelow {
+        FileBelow {
+            loop_dev: (7, 0),
+            file: "/tmp/a.img".into(),
+            disk,
+            disk_name: "vda".into(),
+            ranges: (0..n).map(|i| (i * 1000, i * 1000 + 8)).collect(),
+        }
+    }
+
+    /// A fragmented backing file's ranges are joined to fit a page; with too many devices for
+    /// that, its disk is filtered whole (the tally still counts only the file's sectors).
+    #[test]
+    fn the_filter_fits_a_page_and_covers_the_file() {
+        let loop0 = vec![((7, 0), "loop0".to_string())];
+        let f = filter(&loop0, &[(7, 0)], &[file((254, 0), 1000)]);
+        println!("{} characters: {}...", f.len(), &f[..120]);
+        assert!(f.len() < MAX_FILTER);
+        assert!(f.starts_with(&format!("dev == {} || (dev == {} && (", 7 << 20, 254 << 20)));
+        assert!(f.contains("(sector >= 0 && sector < "), "{f}");
+        assert!(
+            f.ends_with(&format!("sector < {})))", 999 * 1000 + 8)),
+            "{f}"
+        );
+        let many: Named = (0..200).map(|i| ((7, i), format!("loop{i}"))).collect();
+        let whole: Vec<(u32, u32)> = many.iter().map(|(d, _)| *d).collect();
+        let f = filter(&many, &whole, &[file((254, 0), 1000)]);
+        println!("{} characters with 200 devices", f.len());
+        assert!(f.contains(&format!("dev == {}", 254 << 20)) && !f.contains("sector"));
+    }
 }

@@ -113,7 +113,7 @@ pub fn read_pipe(
     stop: &AtomicBool,
     live: &Live,
     names: &[((u32, u32), String)],
-    parts: Vec<super::Part>,
+    tally: Tally,
 ) -> Kept {
     let now = Instant::now();
     let mut r = Reader {
@@ -121,7 +121,7 @@ pub fn read_pipe(
         dir: dir.to_path_buf(),
         live,
         names,
-        tally: Tally::new(std::process::id()).with_parts(parts),
+        tally,
         buf: vec![0u8; 1 << 16],
         carry: String::new(),
         lost: 0,

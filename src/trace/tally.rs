@@ -2,11 +2,12 @@
 //! the time of the test's own I/Os went (queue to issue, Q2D: in the scheduler and the queue;
 //! issue to completion, D2C: in the device), as blktrace's btt names them.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use super::below::FileBelow;
 use super::event::{Event, Kind, Life};
 use super::pick::Pick;
 
@@ -76,6 +77,10 @@ pub struct Tally {
     pub by: HashMap<((u32, u32), Submitter), Moved>,
     /// Bios in flight by (device, first sector).
     open: BTreeMap<((u32, u32), u64), Open>,
+    /// Requests issued to the driver and not yet completed, by (device, sector, sectors): a
+    /// driver that could not take one (a full virtio queue) has it issued again, and its
+    /// bytes are counted once.
+    issued: HashSet<((u32, u32), u64, u32)>,
     pub q2d: Histogram<u64>,
     pub d2c: Histogram<u64>,
     /// Some of the test's bios, timed at each step, and the level that picked them.
@@ -90,6 +95,21 @@ pub struct Tally {
     parents: HashMap<u32, u32>,
     /// The traced disks' partitions: I/O in one is counted on it.
     parts: Vec<Part>,
+    /// Loop devices' backing files: I/O in one is counted on it ([`FILE_MAJOR`]), and on a disk
+    /// traced only for them (`only_files`) the rest is not counted.
+    files: Vec<FileBelow>,
+    only_files: Vec<(u32, u32)>,
+}
+
+/// The major number the tally gives the backing file of a loop device (the `n`th of
+/// [`Tally::with_files`] is minor `n`): a kernel's majors have 12 bits.
+pub const FILE_MAJOR: u32 = 1 << 12;
+
+/// Where I/O in a loop device's backing file was: the loop device and the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileOf {
+    pub loop_device: String,
+    pub file: String,
 }
 
 /// Processes whose beginning or end is kept, at most this many of each (a machine that forks
@@ -114,6 +134,8 @@ pub struct Row {
     pub device: String,
     /// The disk, where `device` is a partition of it.
     pub disk: Option<String>,
+    /// The loop device whose backing file the I/O was in (then `device` holds the file).
+    pub file: Option<FileOf>,
     pub who: Submitter,
     pub moved: Moved,
     pub began_ns: Option<u64>,
@@ -132,6 +154,7 @@ impl Tally {
             lookup: lineage,
             by: HashMap::new(),
             open: BTreeMap::new(),
+            issued: HashSet::new(),
             q2d: histogram(),
             d2c: histogram(),
             stepped: Vec::new(),
@@ -141,6 +164,8 @@ impl Tally {
             ended: HashMap::new(),
             parents: HashMap::new(),
             parts: Vec::new(),
+            files: Vec::new(),
+            only_files: Vec::new(),
         }
     }
 
@@ -150,8 +175,30 @@ impl Tally {
         self
     }
 
-    /// Where I/O at `sector` of `dev` is counted: the partition it falls in, else the device.
+    /// The same, counting I/O in these loop devices' backing files on them; on their disks
+    /// not among `whole` (the devices traced whole), I/O elsewhere is not counted.
+    pub fn with_files(mut self, files: Vec<FileBelow>, whole: &[(u32, u32)]) -> Self {
+        self.only_files = files
+            .iter()
+            .map(|f| f.disk)
+            .filter(|d| !whole.contains(d))
+            .collect();
+        self.files = files;
+        self
+    }
+
+    /// Whether an event is on a disk traced only for a backing file, outside it (the kernel's
+    /// filter is given the files' ranges coarsely).
+    fn outside(&self, e: &Event) -> bool {
+        self.only_files.contains(&e.dev) && !self.files.iter().any(|f| f.holds(e.dev, e.sector))
+    }
+
+    /// Where I/O at `sector` of `dev` is counted: the backing file it falls in, else the
+    /// partition, else the device.
     fn place(&self, dev: (u32, u32), sector: u64) -> (u32, u32) {
+        if let Some(i) = self.files.iter().position(|f| f.holds(dev, sector)) {
+            return (FILE_MAJOR, i as u32);
+        }
         self.parts
             .iter()
             .find(|p| p.disk == dev && (p.start..p.end).contains(&sector))
@@ -194,6 +241,9 @@ impl Tally {
     /// Counts one event.
     pub fn add(&mut self, e: &Event) {
         self.events += 1;
+        if self.outside(e) {
+            return;
+        }
         match e.kind {
             Kind::Queue => self.queued(e),
             Kind::Issue => self.issued(e),
@@ -230,6 +280,12 @@ impl Tally {
     /// merged after its first, or the bio it is part of) go to the driver now.
     fn issued(&mut self, e: &Event) {
         if e.sectors == 0 {
+            return;
+        }
+        if self.issued.len() >= MAX_OPEN {
+            self.issued.clear();
+        }
+        if !self.issued.insert((e.dev, e.sector, e.sectors)) {
             return;
         }
         let key = (e.dev, e.sector);
@@ -275,6 +331,7 @@ impl Tally {
     /// A request completed: its first bio's time in the device is its submitter's; each bio
     /// in it is done once all its sectors are, and one of the test's is timed at each step.
     fn completed(&mut self, e: &Event) {
+        self.issued.remove(&(e.dev, e.sector, e.sectors));
         if let Some(Open {
             who,
             issued: Some(d),
@@ -344,7 +401,14 @@ impl Tally {
         self.by
             .iter()
             .map(|((dev, who), m)| Row {
-                device: name(names, *dev),
+                device: match self.file_at(*dev) {
+                    Some(f) => f.disk_name.clone(),
+                    None => name(names, *dev),
+                },
+                file: self.file_at(*dev).map(|f| FileOf {
+                    loop_device: name(names, f.loop_dev),
+                    file: f.file.clone(),
+                }),
                 disk: self
                     .parts
                     .iter()
@@ -358,10 +422,18 @@ impl Tally {
             .collect()
     }
 
+    /// The backing file a device of the tally's stands for ([`FILE_MAJOR`]).
+    fn file_at(&self, dev: (u32, u32)) -> Option<&FileBelow> {
+        (dev.0 == FILE_MAJOR)
+            .then(|| self.files.get(dev.1 as usize))
+            .flatten()
+    }
+
     /// Forgets the bios in flight: the events are about to be turned on again after a gap, and
     /// a request's issue or completion then would be matched with a bio queued before it.
     pub fn forget_open(&mut self) {
         self.open.clear();
+        self.issued.clear();
     }
 
     /// The test's process.
@@ -537,6 +609,36 @@ mod tests {
         );
         assert!(t.open.is_empty(), "{:?}", t.open);
         assert_eq!(t.d2c.len(), 2, "one D2C a request the test's bio starts");
+    }
+
+    /// A request the driver could not take (a full virtio queue) is issued again by kblockd:
+    /// its bytes are counted once, for whoever queued its bio; one issued again after it
+    /// completed is a new request.
+    #[test]
+    fn a_request_issued_again_before_it_completes_is_counted_once() {
+        let mut t = Tally::new(500);
+        for l in [
+            "              dd-900 (    900) [001] .....  1.000100: block_bio_queue: 254,0 R 4096 + 2048 [dd]",
+            "              dd-900 (    900) [001] .....  1.000110: block_rq_issue: 254,0 R 1044480 () 4096 + 2040 be,0,4 [dd]",
+            "    kworker/1:1H-44 (     44) [001] .....  1.000300: block_rq_issue: 254,0 R 1044480 () 4096 + 2040 be,0,4 [kworker/1:1H]",
+            "          <idle>-0 (      0) [001] ..s..  1.000900: block_rq_complete: 254,0 R () 4096 + 2040 be,0,4 [0]",
+            "              dd-901 (    901) [001] .....  1.001100: block_bio_queue: 254,0 R 4096 + 2040 [dd]",
+            "              dd-901 (    901) [001] .....  1.001110: block_rq_issue: 254,0 R 1044480 () 4096 + 2040 be,0,4 [dd]",
+        ] {
+            t.add(&parse(l).unwrap());
+        }
+        let by: Vec<(u32, u64, u64)> =
+            t.by.iter()
+                .map(|((_, w), m)| (w.0, m.read_bytes, m.ios))
+                .collect();
+        println!("{by:?}");
+        let of = |pid| t.by.iter().find(|((_, w), _)| w.0 == pid).map(|(_, m)| m);
+        assert_eq!(of(900).map(|m| (m.read_bytes, m.ios)), Some((1044480, 1)));
+        assert_eq!(of(901).map(|m| (m.read_bytes, m.ios)), Some((1044480, 1)));
+        assert!(
+            of(44).is_none(),
+            "kblockd issued dd's request again: {by:?}"
+        );
     }
 
     #[test]

@@ -655,6 +655,7 @@ pub(super) mod tests {
         let io = |who, comm: &str, pid, read_bytes| SubmitterIo {
             device: "loop0".into(),
             disk: None,
+            backing_file_of: None,
             who,
             pid,
             comm: comm.into(),

@@ -105,24 +105,7 @@ pub fn traced_finding(
     let on_ours = t.others();
     let (read, written) = t.others_total();
     let bytes = read + written;
-    let traced_pids: Vec<u32> = on_ours.iter().map(|o| o.1).collect();
-    // /proc/PID/io adds a reaped child's bytes to its parent's: a parent whose bytes are at
-    // least half its traced descendants' is not busy elsewhere, its children were busy here.
-    let descendants = |pid: u32| -> u64 {
-        t.submitters
-            .iter()
-            .filter(|s| s.who == crate::trace::Who::Other && s.ancestors.contains(&pid))
-            .map(|s| s.counted(s.read_bytes + s.write_bytes))
-            .sum()
-    };
-    let away: Vec<&BusyProcess> = elsewhere
-        .map(|o| {
-            o.busy
-                .iter()
-                .filter(|p| !traced_pids.contains(&p.pid) && descendants(p.pid) * 2 < p.bytes)
-                .collect()
-        })
-        .unwrap_or_default();
+    let away = busy_elsewhere(t, &on_ours, elsewhere);
     let away_bytes: u64 = away.iter().map(|p| p.bytes).sum();
     let here = worth_naming(bytes, ours);
     if !here && away.is_empty() {
@@ -135,34 +118,16 @@ pub fn traced_finding(
         .filter(|s| s.who == crate::trace::Who::Other)
         .take(3)
         .collect();
-    if here {
-        let names: Vec<String> = named
+    // Processes beyond those named (a shell loop of short dds: the total is all of theirs).
+    let more = on_ours.len().saturating_sub(
+        named
             .iter()
-            .map(|s| {
-                let did = crate::units::read_wrote(s.read_bytes, s.write_bytes, "");
-                format!("{} (pid {}) {did} on {}", s.comm, s.pid, s.device)
-            })
-            .collect();
-        let no_rmw = matches!(job.op, Op::Write | Op::Randwrite) && read > 0 && t.test_reads() == 0;
-        let how = match t.mode {
-            "sampled" => format!(
-                "; the block layer's trace, {:.2} s of {:.1} s in {} windows, scaled to the run",
-                t.seconds, t.of_seconds, t.windows
-            ),
-            _ => "; the block layer's trace".to_string(),
-        };
-        parts.push(format!(
-            "other processes moved {} on the devices under the test and their disks while it \
-             ran ({:.0}% of the test's bytes{how}): {}{}",
-            fmt_size(bytes),
-            bytes as f64 * 100.0 / ours.max(1) as f64,
-            names.join("; "),
-            if no_rmw {
-                "; the test read nothing itself: no read-modify-write"
-            } else {
-                ""
-            }
-        ));
+            .map(|s| s.pid)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+    );
+    if here {
+        parts.push(on_devices_words(t, job, &named, more, ours));
     }
     if !away.is_empty() {
         let names: Vec<String> = away.iter().take(3).map(|p| rates(p)).collect();
@@ -180,12 +145,15 @@ pub fn traced_finding(
         ("share_on_devices", bytes as f64 / ours.max(1) as f64),
         ("traced", 1.0),
     ]);
+    if here && more > 0 {
+        e.insert("more_processes", more as f64);
+    }
     if here {
         let records = named.iter().map(|s| {
             Figure::record([
                 ("comm", s.comm.as_str().into()),
                 ("pid", s.pid.into()),
-                ("device", s.device.as_str().into()),
+                ("device", s.place().into()),
                 ("read_bytes", s.read_bytes.into()),
                 ("write_bytes", s.write_bytes.into()),
             ])
@@ -202,4 +170,74 @@ pub fn traced_finding(
         e.insert("windows", t.windows as f64);
     }
     Some(Finding::new(Kind::BusyProcesses, e, |_| parts.join(". ")).on(""))
+}
+
+/// Those /proc/PID/io saw busy (`elsewhere`) that the trace did not see on the test's devices.
+/// /proc/PID/io adds a reaped child's bytes to its parent's: a parent whose bytes are at most
+/// twice its traced descendants' is not busy elsewhere, its children were busy here.
+fn busy_elsewhere<'a>(
+    t: &TraceSummary,
+    on_ours: &[(String, u32, u64, u64)],
+    elsewhere: Option<&'a OtherIo>,
+) -> Vec<&'a BusyProcess> {
+    let traced_pids: Vec<u32> = on_ours.iter().map(|o| o.1).collect();
+    let descendants = |pid: u32| -> u64 {
+        t.submitters
+            .iter()
+            .filter(|s| s.who == crate::trace::Who::Other && s.ancestors.contains(&pid))
+            .map(|s| s.counted(s.read_bytes + s.write_bytes))
+            .sum()
+    };
+    elsewhere
+        .map(|o| {
+            o.busy
+                .iter()
+                .filter(|p| !traced_pids.contains(&p.pid) && descendants(p.pid) * 2 < p.bytes)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The words for the others the trace saw on the test's devices: their total, the first three
+/// by name with what and where, how many more, and no read-modify-write where it applies.
+fn on_devices_words(
+    t: &TraceSummary,
+    job: &Job,
+    named: &[&crate::analysis::traced::SubmitterIo],
+    more: usize,
+    ours: u64,
+) -> String {
+    let (read, written) = t.others_total();
+    let bytes = read + written;
+    let names: Vec<String> = named
+        .iter()
+        .map(|s| {
+            let did = crate::units::read_wrote(s.read_bytes, s.write_bytes, "");
+            format!("{} (pid {}) {did} on {}", s.comm, s.pid, s.place())
+        })
+        .collect();
+    let no_rmw = matches!(job.op, Op::Write | Op::Randwrite) && read > 0 && t.test_reads() == 0;
+    let how = match t.mode {
+        "sampled" => format!(
+            "; the block layer's trace, {:.2} s of {:.1} s in {} windows, scaled to the run",
+            t.seconds, t.of_seconds, t.windows
+        ),
+        _ => "; the block layer's trace".to_string(),
+    };
+    let more = match more {
+        0 => String::new(),
+        n => format!("; and {n} more"),
+    };
+    format!(
+        "other processes moved {} on the devices under the test and their disks while it ran \
+         ({:.0}% of the test's bytes{how}): {}{more}{}",
+        fmt_size(bytes),
+        bytes as f64 * 100.0 / ours.max(1) as f64,
+        names.join("; "),
+        if no_rmw {
+            "; the test read nothing itself: no read-modify-write"
+        } else {
+            ""
+        }
+    )
 }

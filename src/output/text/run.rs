@@ -41,6 +41,24 @@ pub fn trace_line(t: &crate::analysis::traced::TraceSummary) -> String {
     }
 }
 
+/// What each loop device under the test asked of the disk below it, one line each: "below
+/// loop0: its backing file /tmp/a.img on vda read 64M for it (kworker/u8:2-loop0)".
+pub fn below_lines(t: &crate::analysis::traced::TraceSummary) -> Vec<String> {
+    t.below()
+        .iter()
+        .map(|b| {
+            let did = crate::units::read_wrote(b.read_bytes, b.write_bytes, "");
+            format!(
+                "below {}: its backing file {} on {} {did} for it ({})",
+                b.loop_device,
+                b.file,
+                b.disk,
+                b.threads.join(", ")
+            )
+        })
+        .collect()
+}
+
 /// Where all of a middle I/O's time went, from the engine's submission to its seeing the
 /// completion: "where a middle I/O's 63.0 us went (1359 of 6798 timed): submitting 0.7 us,
 /// queue 0.4 us, device 53.5 us, completing 8.3 us"; or why that cannot be told.
@@ -227,6 +245,9 @@ fn how_it_ran(out: &mut String, r: &RunResult) {
     if let Some(t) = &r.trace {
         let _ = writeln!(out, "  {}", trace_line(t));
         if let Some(line) = steps_line(t) {
+            let _ = writeln!(out, "  {line}");
+        }
+        for line in below_lines(t) {
             let _ = writeln!(out, "  {line}");
         }
     }

@@ -189,6 +189,11 @@ pub(super) fn result_notes(
         } else if t.q2d_ns.is_some() {
             lines.push(Line::from(crate::output::text::trace_line(t)));
         }
+        lines.extend(
+            crate::output::text::below_lines(t)
+                .into_iter()
+                .map(Line::from),
+        );
     }
     if let Some(e) = &r.error {
         lines.push(Line::from(Span::styled(
