@@ -1271,3 +1271,72 @@ fn a_reader_of_the_file_below_a_loop_device_is_named_with_the_file() {
         assert!(m.contains(&more), "{} processes seen: {m}", others.len());
     }
 }
+
+/// Direct I/O on a file: the engine places each I/O by the file's extents (FIEMAP), so the
+/// test's bios are found in the trace and a middle I/O's time is split as on a device (its
+/// parts about the run's median); a buffered test of the same file says why it has none.
+#[test]
+fn a_direct_test_of_a_file_has_its_time_split_by_the_files_extents() {
+    if !require(true, &["losetup", "mkfs.ext4"]) {
+        return;
+    }
+    let _one = one_at_a_time();
+    let lo = Loop::new(256 * MIB, None, false);
+    direct_io(&lo);
+    sh("mkfs.ext4", &["-q", "-F", lo.dev()]);
+    let m = Mount::new(lo.dev());
+    let dir = m.dir.path().to_str().unwrap();
+    let run = |mode: &str| {
+        let args = [
+            "run",
+            dir,
+            "--op",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "64M",
+            "--runtime",
+            "1s",
+            "--mode",
+            mode,
+            "--no-save",
+            "--json",
+        ];
+        let (doc, code) = blkscope_json(&args);
+        assert_eq!(code, 0, "{doc}");
+        doc
+    };
+    // Up to three tries, as for a device: a neighbour's burst in the windows moves the traced
+    // I/Os and not the rest.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let doc = run("direct");
+        if !traced(&doc) {
+            return;
+        }
+        let t = &first_result(&doc)["trace"];
+        println!("steps {} | why {}", t["steps"], t["steps_why"]);
+        let (total, p50, parts) = middle_io(&doc).unwrap_or_else(|| panic!("no steps: {t}"));
+        // In windows, the middle I/O is the windows' median (the trace's cost is in them).
+        let median = t["steps"]["in_windows_p50_ns"].as_f64().unwrap_or(p50);
+        println!("middle {total:.0} ns, median {median:.0} ns (run p50 {p50:.0}), parts {parts:?}");
+        assert!(t["steps"]["timed"].as_u64() > Some(0), "{t}");
+        assert!(
+            parts[2] > total / 2.0,
+            "the device holds most of it: {parts:?}"
+        );
+        seen.push((total / median - 1.0).abs());
+        if seen.last() <= Some(&0.1) {
+            break;
+        }
+    }
+    assert!(
+        seen.iter().any(|&off| off <= 0.1),
+        "a middle I/O's parts against the median, off by {seen:?}"
+    );
+    let doc = run("buffered");
+    let why = first_result(&doc)["trace"]["steps_why"].to_string();
+    println!("buffered: {why}");
+    assert!(why.contains("page cache"), "{why}");
+}

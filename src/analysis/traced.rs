@@ -160,8 +160,9 @@ impl TraceSummary {
             }
             Err(paired) => {
                 self.steps_why = Some(if engine.is_empty() {
-                    "the test's I/Os are not its bios (a file, or I/O through the page cache): \
-                     the block layer's times cannot be paired with the test's"
+                    "the test's I/Os are not its bios (I/O through the page cache, or a file \
+                     whose blocks its file system does not place on one device): the block \
+                     layer's times cannot be paired with the test's"
                         .into()
                 } else if let Some(why) = &self.split_why {
                     why.clone()

@@ -15,6 +15,7 @@
 mod classify;
 pub mod deepen;
 mod discover;
+pub mod extents;
 pub mod mounts;
 pub mod safety;
 pub mod signatures;

@@ -281,7 +281,7 @@ fn spawn_jobs(
             cpus: job.cpus.clone(),
             // Direct I/O goes to the block layer as the engine issued it (a buffered one goes
             // through the page cache): only then is an I/O's sector its bio's.
-            first_sector: target.first_sector.filter(|_| job.mode == Mode::Direct),
+            sectors: target.sectors.clone().filter(|_| job.mode == Mode::Direct),
         };
         let cancel = cancel.clone();
         let h = std::thread::Builder::new()

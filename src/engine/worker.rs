@@ -15,6 +15,7 @@ use super::pattern::{Pattern, Shuffle, body_pattern, shuffle_key, stamp};
 use super::result::IoFailure;
 use super::wait::{Spin, WAKE_NS, WaitShare};
 use super::zeros::ZeroSampler;
+use crate::device::extents::sector_of;
 use crate::sys::{AlignedBuf, Completion, Dir, UringQueue};
 use crate::trace::pick::Pick;
 
@@ -80,9 +81,9 @@ pub(crate) struct WorkerSpec {
     pub seed: u64,
     /// Bind this job's thread and its io-wq workers to these CPUs.
     pub cpus: Option<super::cpus::CpuList>,
-    /// Where the target begins on the traced device (512-byte sectors), where the job's I/Os
-    /// are its bios (direct I/O on a block device): some are then timed ([`TimedIo`]).
-    pub first_sector: Option<u64>,
+    /// Where the target's bytes lie on the traced device (512-byte sectors), where the job's
+    /// I/Os are its bios (direct I/O): some are then timed ([`TimedIo`]).
+    pub sectors: Option<super::target::Sectors>,
 }
 
 /// One of the job's I/Os, by the sector the block layer sees it at, with when it was submitted
@@ -199,8 +200,8 @@ struct Recorder<'a> {
     ramp_end: u64,
     counted_from: Option<u64>,
     counted_to: Option<u64>,
-    /// The target's first sector where the job's I/Os are timed, and which of them are.
-    first_sector: Option<u64>,
+    /// Where the target's bytes lie where the job's I/Os are timed, and which of them are.
+    sectors: Option<super::target::Sectors>,
     pick: Pick,
 }
 
@@ -226,15 +227,13 @@ impl Recorder<'_> {
                 self.counted_from = Some(now - lat.min(now - self.ramp_end));
             }
             self.counted_to = Some(now);
-            if let Some(first) = self.first_sector {
-                let sector = first + off / 512;
-                if self.pick.keeps(sector) {
-                    self.local.timed.push(TimedIo {
-                        sector,
-                        submitted: now - lat,
-                        completed: now,
-                    });
-                }
+            let sector = self.sectors.as_ref().and_then(|m| sector_of(m, off));
+            if let Some(sector) = sector.filter(|&s| self.pick.keeps(s)) {
+                self.local.timed.push(TimedIo {
+                    sector,
+                    submitted: now - lat,
+                    completed: now,
+                });
             }
             let _ = self.out.hist.record(ns);
             self.out.ios += 1;
@@ -444,7 +443,7 @@ fn recorder<'a>(spec: &WorkerSpec, acc: &'a Mutex<IntervalAcc>, clock: &Clock) -
         ramp_end: clock.ns(spec.ramp_end),
         counted_from: None,
         counted_to: None,
-        first_sector: spec.first_sector,
+        sectors: spec.sectors.clone(),
         pick: Pick::default(),
     }
 }

@@ -4,10 +4,9 @@
 //! below (a `dd` of the backing file, a backup reading it): both are told apart from the
 //! machine's other I/O on that disk by the file's sectors.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use super::{Named, devno};
+use super::Named;
 use crate::sysroot::SysRoot;
 
 /// A loop device's backing file as the block layer's events see it: the disk they name, and
@@ -50,21 +49,9 @@ pub fn coarse(ranges: &[(u64, u64)], n: usize) -> Vec<(u64, u64)> {
     v
 }
 
-/// File systems whose extents' physical offsets are offsets on their one block device (btrfs'
-/// are addresses in its own space over several).
-fn maps_onto_its_device(fs: &str) -> bool {
-    matches!(
-        fs,
-        "ext2" | "ext3" | "ext4" | "xfs" | "f2fs" | "vfat" | "exfat"
-    )
-}
-
 /// The backing files of the loop devices among `devices`, where blkscope can tell their
-/// sectors (the live system, a file system above that maps files onto one device).
+/// sectors ([`crate::device::extents::on_disk`]).
 pub fn files_below(root: &SysRoot, devices: &Named) -> Vec<FileBelow> {
-    if !root.is_live() {
-        return Vec::new();
-    }
     devices
         .iter()
         .filter_map(|(dev, name)| file_below(root, *dev, name))
@@ -76,63 +63,27 @@ fn file_below(root: &SysRoot, loop_dev: (u32, u32), name: &str) -> Option<FileBe
         .ok()?
         .trim_end()
         .to_string();
-    let path = Path::new(&file);
-    let fs = crate::device::mounts::fs_type_of(root, path)?;
-    if !maps_onto_its_device(&fs) {
-        return None;
-    }
-    let st_dev = std::fs::metadata(path).ok()?.dev();
-    let (disk, disk_name, start) = disk_of(root, (libc::major(st_dev), libc::minor(st_dev)))?;
-    let ranges = extents(path, start)?;
-    (!ranges.is_empty()).then_some(FileBelow {
-        loop_dev,
-        file,
-        disk,
-        disk_name,
-        ranges,
-    })
-}
-
-/// The disk the block layer's events name for the device `dev` holding a file system, its name,
-/// and where `dev` starts on it (a partition's `start`; 0 for a whole device).
-fn disk_of(root: &SysRoot, dev: (u32, u32)) -> Option<((u32, u32), String, u64)> {
-    let dir = std::fs::canonicalize(root.sys(format!("dev/block/{}:{}", dev.0, dev.1))).ok()?;
-    let name_of = |d: &Path| d.file_name().map(|n| n.to_string_lossy().into_owned());
-    if dir.join("partition").exists() {
-        let start = crate::sysroot::read_u64(&dir.join("start"))?;
-        let disk_dir = dir.parent()?;
-        let disk = name_of(disk_dir)?;
-        Some((devno(root, &disk)?, disk, start))
-    } else {
-        Some((dev, name_of(&dir)?, 0))
-    }
-}
-
-/// The file's extents as sectors of its disk (`start`: its file system's first sector there),
-/// sorted, adjacent ones joined; None if the file system cannot say. Extents without a place
-/// of their own on the device (delayed, inline, encoded) are left out.
-fn extents(path: &Path, start: u64) -> Option<Vec<(u64, u64)>> {
-    use fiemap::{FiemapExtentFlags as F, FiemapFlags};
-    let file = std::fs::File::open(path).ok()?;
-    let placeless = F::UNKNOWN | F::DELALLOC | F::ENCODED | F::DATA_INLINE | F::DATA_TAIL;
-    let mut v: Vec<(u64, u64)> = Vec::new();
-    for e in fiemap::Fiemap::with_flags(&file, FiemapFlags::SYNC) {
-        let e = e.ok()?;
-        if e.fe_flags.intersects(placeless) || e.fe_length == 0 {
-            continue;
-        }
-        let a = start + e.fe_physical / 512;
-        v.push((a, a + e.fe_length.div_ceil(512)));
-    }
-    v.sort_unstable();
-    let mut joined: Vec<(u64, u64)> = Vec::with_capacity(v.len());
-    for (a, b) in v {
+    let on = crate::device::extents::on_disk(root, Path::new(&file))?;
+    let mut ranges: Vec<(u64, u64)> = on
+        .extents
+        .iter()
+        .map(|e| (e.sector, e.sector + e.len.div_ceil(512)))
+        .collect();
+    ranges.sort_unstable();
+    let mut joined: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for (a, b) in ranges {
         match joined.last_mut() {
             Some(last) if a <= last.1 => last.1 = last.1.max(b),
             _ => joined.push((a, b)),
         }
     }
-    Some(joined)
+    Some(FileBelow {
+        loop_dev,
+        file,
+        disk: on.disk,
+        disk_name: on.disk_name,
+        ranges: joined,
+    })
 }
 
 #[cfg(test)]
@@ -170,25 +121,5 @@ mod tests {
         assert_eq!(c, vec![(0, 110), (1000, 1010)]);
         assert_eq!(coarse(&ranges, 10).len(), 4);
         assert_eq!(coarse(&ranges, 0), vec![(0, 1010)]);
-    }
-
-    /// A file of this machine's (the test binary's own directory holds one), where its file
-    /// system maps files onto a device: its extents, joined and sorted, cover its size.
-    #[test]
-    fn a_files_extents_cover_its_size() {
-        let dir = std::env::temp_dir().join(format!("blkscope-fiemap-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("f");
-        std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
-        let got = extents(&path, 0);
-        let _ = std::fs::remove_dir_all(&dir);
-        println!("extents of a 1 MiB file: {got:?}");
-        let Some(v) = got else {
-            println!("this file system does not map files (FIEMAP)");
-            return;
-        };
-        let sectors: u64 = v.iter().map(|(a, b)| b - a).sum();
-        assert!(sectors >= 2048, "{sectors} sectors for 1 MiB");
-        assert!(v.windows(2).all(|w| w[0].1 < w[1].0), "{v:?}");
     }
 }

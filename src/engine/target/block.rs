@@ -101,7 +101,7 @@ pub(super) fn open_block(
         cache_below,
         fs_block: None,
         holding: None,
-        first_sector: Some(dev.start_sector.unwrap_or(0)),
+        sectors: Some(from_sector(dev.start_sector.unwrap_or(0))),
         remove_on_drop: None,
     })
 }

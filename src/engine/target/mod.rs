@@ -95,6 +95,24 @@ impl FsBlock {
     }
 }
 
+/// Where a target's bytes lie on the disk the trace names, by offset
+/// ([`crate::device::extents::sector_of`]).
+pub type Sectors = std::sync::Arc<Vec<crate::device::extents::Extent>>;
+
+/// A device's bytes, all from `start` (a partition's first sector on its disk) on.
+pub fn from_sector(start: u64) -> Sectors {
+    std::sync::Arc::new(vec![crate::device::extents::Extent {
+        logical: 0,
+        len: u64::MAX / 2,
+        sector: start,
+    }])
+}
+
+/// A file's bytes, where its file system places them on a disk.
+pub fn of_file(root: &SysRoot, path: &Path) -> Option<Sectors> {
+    crate::device::extents::on_disk(root, path).map(|o| std::sync::Arc::new(o.extents))
+}
+
 /// An open target. Dropping it closes the device (ending O_EXCL) or removes the test's file.
 pub struct OpenTarget {
     pub file: File,
@@ -114,10 +132,10 @@ pub struct OpenTarget {
     /// For a file: the device holding it, as discovery found it (without reading any device),
     /// so that a saved run need not look for it again.
     pub holding: Option<crate::device::Device>,
-    /// Where the target's first byte lies on the device the block layer's trace names (a
-    /// partition's start on its disk), in 512-byte sectors; None for a file, whose blocks lie
-    /// where its file system put them.
-    pub first_sector: Option<u64>,
+    /// Where the target's bytes lie on the device the block layer's trace names, in 512-byte
+    /// sectors: from a partition's start on its disk, or a file's extents there; None where
+    /// that cannot be told (a file on tmpfs or btrfs).
+    pub sectors: Option<Sectors>,
     remove_on_drop: Option<ScratchFile>,
 }
 

@@ -65,7 +65,7 @@ pub(super) fn open_named_file(
         cache_below: under.cache_below,
         fs_block,
         holding: under.device,
-        first_sector: None,
+        sectors: of_file(root, path),
         remove_on_drop: None,
     })
 }

@@ -143,6 +143,7 @@ pub(super) fn open_dir_file(
         let _ = sys::drop_cache(&guard.file);
     }
     guard.file = reopen_as_created(&guard.file, &path, created_id, writes, flags)?;
+    guard.sectors = of_file(root, &path);
     let under = watch_for_file(root, &path);
     guard.watch = under.watch;
     guard.below_count = under.below;
@@ -255,7 +256,7 @@ pub(super) fn scratch_target(
         cache_below: None,
         fs_block: None,
         holding: None,
-        first_sector: None,
+        sectors: None,
         remove_on_drop: Some(scratch),
     }
 }
