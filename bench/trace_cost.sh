@@ -8,9 +8,12 @@
 # Needs root, zram and fio (for the fill).
 #
 # JOBS gives the job counts (each row with --jobs N); PINNED=0 leaves out the pinned rows.
+# DEVICE=loop runs the rows on a direct-I/O loop device over a filled 1 GiB file in a temporary
+# directory instead of zram (its speed is the disk below's, whose noise the pairs must outlast).
 #
 #   sudo bash bench/trace_cost.sh                 # ROUNDS=3 RUNTIME=2 QDS="1 32" BSS="4k 64k"
 #   JOBS="1 2 4" QDS=1 BSS=4k PINNED=0 sudo -E bash bench/trace_cost.sh   # the QD1 rows
+#   DEVICE=loop PINNED=0 ROUNDS=5 sudo -E bash bench/trace_cost.sh         # a loop device
 set -euo pipefail
 ROUNDS=${ROUNDS:-3}
 RUNTIME=${RUNTIME:-2}
@@ -18,13 +21,23 @@ QDS=${QDS:-1 32}
 BSS=${BSS:-4k 64k}
 JOBS=${JOBS:-1}
 PINNED=${PINNED:-1}
+DEVICE=${DEVICE:-zram}
 pins=("")
 [ "$PINNED" = 1 ] && pins+=("--cpus 0")
 . "$(dirname "$0")/lib.sh"
 bench_need_fio
-bench_need_zram
 bench_build
-bench_zram z 1G
+if [ "$DEVICE" = loop ]; then
+  # A direct-I/O loop device over a filled file in a temporary directory: the trace then also
+  # follows it onto the disk below (the file's sectors there).
+  bench_tmpdir work
+  fallocate -l 1G "$work/loop.img"
+  bench_loop dev "$work/loop.img" --direct-io=on
+  z=${dev#/dev/}
+else
+  bench_need_zram
+  bench_zram z 1G
+fi
 bench_fill "/dev/$z"
 one() { # $1 row label, $2 mode (off|full|default), then run's extra arguments
   local label=$1 mode=$2; shift 2
