@@ -475,7 +475,14 @@ fn live_samples_carry_the_queue_and_device_split_while_the_trace_runs() {
             "--iodepth",
             "4",
         ])
-        .args(["--runtime", "2500ms", "--no-save", "--ndjson"])
+        .args([
+            "--runtime",
+            "2500ms",
+            "--interval",
+            "100ms",
+            "--no-save",
+            "--ndjson",
+        ])
         .output()
         .unwrap();
     let text = ok_stdout(&out, "run --ndjson");
@@ -502,6 +509,18 @@ fn live_samples_carry_the_queue_and_device_split_while_the_trace_runs() {
         .position(|s| s.get("q2d_p50_ns").is_some())
         .unwrap();
     assert_eq!(split.len(), samples.len() - first, "once there, it stays");
+    // Before it, each sample says why there is none yet (samples every 0.1 s: some come
+    // before the first read).
+    let before: Vec<&serde_json::Value> =
+        samples[..first].iter().map(|s| &s["split_why"]).collect();
+    println!("before the first read: {before:?}");
+    assert!(first > 0, "a sample before the trace's first read");
+    assert!(
+        before
+            .iter()
+            .all(|w| w.as_str().is_some_and(|w| w.contains("not been read yet"))),
+        "{before:?}"
+    );
     assert!(split.iter().all(|(q, d)| *q > 0 && *d > 0));
     // All of a middle I/O's time, live as at the end: parts that add up, near the result's.
     let parts = |s: &serde_json::Value| -> Option<(u64, u64)> {

@@ -140,9 +140,14 @@ fn with_trace(s: &Sample, view: Option<&trace::LiveView>, t: Option<&TraceSummar
     if let Some(t) = t {
         s.others_traced = t.live_others();
         s.split_why = t.split_why.clone();
+    } else if view.is_some_and(|v| !v.read()) {
+        s.split_why = Some(NOT_READ_YET.into());
     }
     s
 }
+
+/// Why a live sample has no split before the trace's reader has read it once.
+const NOT_READ_YET: &str = "the trace has not been read yet";
 
 /// `--verify`: reads back what the run wrote (a random-data write has a stamp to check).
 fn read_back(
