@@ -3,8 +3,10 @@
 # where the cost is under 3%). 4K random reads on a filled 1 GiB zram device of its own, at
 # every queue depth in QDS (and with `--cpus 0` for the pinned rows), ROUNDS alternating pairs
 # of RUNTIME-second runs: `--no-trace` against a full trace (BLKSCOPE_TRACE_MAX_RATE raised so
-# that it never stops at a sample), and against blkscope's default (a sample above 40000
-# events a second). Prints each pair, then per row the medians and the ratios to --no-trace.
+# that it never stops at a sample), and against blkscope's default (windows above 10000
+# events a second). Prints each pair, then per row the medians and the ratios to --no-trace:
+# of IOPS, and of the whole machine's CPU time per I/O (/proc/stat, so that what the events
+# cost a loop device's worker and the interrupts counts too).
 # Needs root, zram and fio (for the fill).
 #
 # JOBS gives the job counts (each row with --jobs N); PINNED=0 leaves out the pinned rows.
@@ -39,19 +41,28 @@ else
   bench_zram z 1G
 fi
 bench_fill "/dev/$z"
+# The whole machine's busy time so far (/proc/stat's cpu line without idle and iowait), in
+# clock ticks: tracing costs where the events fire, in the loop device's worker and interrupts
+# too, not only in blkscope's process.
+busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9; exit}' /proc/stat; }
 one() { # $1 row label, $2 mode (off|full|default), then run's extra arguments
   local label=$1 mode=$2; shift 2
-  local env=() flag=()
+  local env=() flag=() out b0 b1
   case $mode in
     off) flag=(--no-trace) ;;
     full) env=(BLKSCOPE_TRACE_MAX_RATE=1e12) ;;
   esac
-  env "${env[@]}" "$BIN" "${flag[@]}" run "/dev/$z" --op randread --runtime "${RUNTIME}s" \
-      --size 1G --confirm "$z" --no-save --json "$@" |
-    python3 -c 'import json, sys
-r = json.load(sys.stdin)["results"][0]
+  b0=$(busy)
+  out=$(env "${env[@]}" "$BIN" "${flag[@]}" run "/dev/$z" --op randread --runtime "${RUNTIME}s" \
+      --size 1G --confirm "$z" --no-save --json "$@")
+  b1=$(busy)
+  python3 -c 'import json, os, sys
+r = json.loads(sys.argv[4])["results"][0]
 t = r.get("trace", {})
-print("%-22s %-8s %9d  %s events %s lost %s" % (sys.argv[1], sys.argv[2], r["iops"], t.get("mode"), t.get("events"), t.get("lost")))' "$label" "$mode"
+# The machine CPU of the whole command per I/O of its run, in microseconds.
+cpu = (int(sys.argv[3]) * 1e6 / os.sysconf("SC_CLK_TCK")) / max(r["ios"], 1)
+print("%-22s %-8s %9d %8.2f  %s events %s lost %s" % (sys.argv[1], sys.argv[2], r["iops"], cpu, t.get("mode"), t.get("events"), t.get("lost")))' \
+    "$label" "$mode" "$((b1 - b0))" "$out"
 }
 for bs in $BSS; do
 for qd in $QDS; do
@@ -71,12 +82,15 @@ for jobs in $JOBS; do
 done
 done
 done | tee /dev/stderr | python3 -c 'import statistics, sys
-runs = {}
+runs, cpus = {}, {}
 for line in sys.stdin:
-    row, mode, iops = line.split()[:3]
+    row, mode, iops, cpu = line.split()[:4]
     runs.setdefault(row, {}).setdefault(mode, []).append(int(iops))
+    cpus.setdefault(row, {}).setdefault(mode, []).append(float(cpu))
 print()
-print("%-22s %9s %9s %9s %7s %7s" % ("row", "off", "full", "default", "full/off", "dflt/off"))
+print("IOPS, and the machine CPU per I/O (us), medians:")
+print("%-22s %9s %9s %9s %7s %7s %6s %6s %6s %7s %7s" % ("row", "off", "full", "default", "full/off", "dflt/off", "cpu o", "cpu f", "cpu d", "f/o", "d/o"))
 for row, m in runs.items():
     o, f, d = (statistics.median(m[k]) for k in ("off", "full", "default"))
-    print("%-22s %9d %9d %9d %7.3f %7.3f" % (row, o, f, d, f / o, d / o))'
+    co, cf, cd = (statistics.median(cpus[row][k]) for k in ("off", "full", "default"))
+    print("%-22s %9d %9d %9d %7.3f %7.3f %6.2f %6.2f %6.2f %7.3f %7.3f" % (row, o, f, d, f / o, d / o, co, cf, cd, cf / co, cd / co))'
