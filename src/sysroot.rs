@@ -81,6 +81,13 @@ pub fn read_u64(path: &Path) -> Option<u64> {
     read_attr(path).and_then(|s| s.parse().ok())
 }
 
+/// Reads a sysfs `dev` attribute ("major:minor") as (major, minor).
+pub fn read_devno(path: &Path) -> Option<(u32, u32)> {
+    let s = read_attr(path)?;
+    let (a, b) = s.split_once(':')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
 /// Names of the entries of a directory, sorted naturally (`loop2` before `loop10`); empty when
 /// the directory does not exist.
 pub fn dir_names(path: &Path) -> io::Result<Vec<String>> {

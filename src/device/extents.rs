@@ -63,13 +63,8 @@ fn disk_of(root: &SysRoot, dev: (u32, u32)) -> Option<((u32, u32), String, u64)>
     }
     let start = crate::sysroot::read_u64(&dir.join("start"))?;
     let disk_dir = dir.parent()?;
-    let s = std::fs::read_to_string(disk_dir.join("dev")).ok()?;
-    let (a, b) = s.trim().split_once(':')?;
-    Some((
-        (a.parse().ok()?, b.parse().ok()?),
-        name_of(disk_dir)?,
-        start,
-    ))
+    let disk = crate::sysroot::read_devno(&disk_dir.join("dev"))?;
+    Some((disk, name_of(disk_dir)?, start))
 }
 
 /// The file's extents on its file system's device, by logical offset (FIEMAP, syncing delayed

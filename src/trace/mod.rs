@@ -411,9 +411,7 @@ type Named = Vec<((u32, u32), String)>;
 
 /// (major, minor) of a block device by kernel name, from sysfs.
 fn devno(root: &SysRoot, name: &str) -> Option<(u32, u32)> {
-    let s = fs::read_to_string(root.sys(format!("class/block/{name}/dev"))).ok()?;
-    let (a, b) = s.trim().split_once(':')?;
-    Some((a.parse().ok()?, b.parse().ok()?))
+    crate::sysroot::read_devno(&root.sys(format!("class/block/{name}/dev")))
 }
 
 #[cfg(test)]

@@ -400,24 +400,24 @@ impl Tally {
     pub fn rows(&self, names: &[((u32, u32), String)]) -> Vec<Row> {
         self.by
             .iter()
-            .map(|((dev, who), m)| Row {
-                device: match self.file_at(*dev) {
-                    Some(f) => f.disk_name.clone(),
-                    None => name(names, *dev),
-                },
-                file: self.file_at(*dev).map(|f| FileOf {
-                    loop_device: name(names, f.loop_dev),
-                    file: f.file.clone(),
-                }),
-                disk: self
-                    .parts
-                    .iter()
-                    .find(|p| p.dev == *dev)
-                    .map(|p| name(names, p.disk)),
-                who: *who,
-                moved: m.clone(),
-                began_ns: self.began.get(&who.0).copied(),
-                ended_ns: self.ended.get(&who.0).copied(),
+            .map(|((dev, who), m)| {
+                let file = self.file_at(*dev);
+                Row {
+                    device: file.map_or_else(|| name(names, *dev), |f| f.disk_name.clone()),
+                    file: file.map(|f| FileOf {
+                        loop_device: name(names, f.loop_dev),
+                        file: f.file.clone(),
+                    }),
+                    disk: self
+                        .parts
+                        .iter()
+                        .find(|p| p.dev == *dev)
+                        .map(|p| name(names, p.disk)),
+                    who: *who,
+                    moved: m.clone(),
+                    began_ns: self.began.get(&who.0).copied(),
+                    ended_ns: self.ended.get(&who.0).copied(),
+                }
             })
             .collect()
     }
