@@ -10,6 +10,8 @@
 # Needs root, zram and fio (for the fill).
 #
 # JOBS gives the job counts (each row with --jobs N); PINNED=0 leaves out the pinned rows.
+# MODES gives the runs of each round (off, full, default; `text`: the default read from the
+# kernel's text pipe, as before blkscope read the ring buffer's pages, BLKSCOPE_TRACE_TEXT=1).
 # DEVICE=loop runs the rows on a direct-I/O loop device over a filled 1 GiB file in a temporary
 # directory instead of zram (its speed is the disk below's, whose noise the pairs must outlast).
 #
@@ -23,6 +25,7 @@ QDS=${QDS:-1 32}
 BSS=${BSS:-4k 64k}
 JOBS=${JOBS:-1}
 PINNED=${PINNED:-1}
+MODES=${MODES:-off full default}
 DEVICE=${DEVICE:-zram}
 pins=("")
 [ "$PINNED" = 1 ] && pins+=("--cpus 0")
@@ -51,6 +54,7 @@ one() { # $1 row label, $2 mode (off|full|default), then run's extra arguments
   case $mode in
     off) flag=(--no-trace) ;;
     full) env=(BLKSCOPE_TRACE_MAX_RATE=1e12) ;;
+    text) env=(BLKSCOPE_TRACE_TEXT=1) ;;
   esac
   b0=$(busy)
   out=$(env "${env[@]}" "$BIN" "${flag[@]}" run "/dev/$z" --op randread --runtime "${RUNTIME}s" \
@@ -71,8 +75,9 @@ for jobs in $JOBS; do
     label="$bs-QD$qd-x$jobs${pin:+ pinned}"
     for i in $(seq 1 "$ROUNDS"); do
       # Each round in another order.
-      modes=(off full default)
-      [ $((i % 2)) = 0 ] && modes=(default full off)
+      # shellcheck disable=SC2206
+      modes=($MODES)
+      [ $((i % 2)) = 0 ] && modes=($(printf '%s\n' $MODES | tac))
       for m in "${modes[@]}"; do
         # shellcheck disable=SC2086
         one "${label// /_}" "$m" --bs "$bs" --iodepth "$qd" --jobs "$jobs" $pin
@@ -88,9 +93,13 @@ for line in sys.stdin:
     runs.setdefault(row, {}).setdefault(mode, []).append(int(iops))
     cpus.setdefault(row, {}).setdefault(mode, []).append(float(cpu))
 print()
-print("IOPS, and the machine CPU per I/O (us), medians:")
-print("%-22s %9s %9s %9s %7s %7s %6s %6s %6s %7s %7s" % ("row", "off", "full", "default", "full/off", "dflt/off", "cpu o", "cpu f", "cpu d", "f/o", "d/o"))
+print("IOPS, and the machine CPU per I/O (us), medians; each mode against off:")
+modes = sys.argv[1].split()
+others = [m for m in modes if m != "off"]
+print("%-22s" % "row" + "".join("%10s" % m for m in modes) + "".join("%9s" % (m[:4] + "/off") for m in others)
+      + "".join("%9s" % ("cpu " + m[:4]) for m in modes) + "".join("%9s" % ("c " + m[:4] + "/o") for m in others))
 for row, m in runs.items():
-    o, f, d = (statistics.median(m[k]) for k in ("off", "full", "default"))
-    co, cf, cd = (statistics.median(cpus[row][k]) for k in ("off", "full", "default"))
-    print("%-22s %9d %9d %9d %7.3f %7.3f %6.2f %6.2f %6.2f %7.3f %7.3f" % (row, o, f, d, f / o, d / o, co, cf, cd, cf / co, cd / co))'
+    i = {k: statistics.median(v) for k, v in m.items()}
+    c = {k: statistics.median(v) for k, v in cpus[row].items()}
+    print("%-22s" % row + "".join("%10d" % i[k] for k in modes) + "".join("%9.3f" % (i[k] / i["off"]) for k in others)
+          + "".join("%9.2f" % c[k] for k in modes) + "".join("%9.3f" % (c[k] / c["off"]) for k in others))' "$MODES"

@@ -35,13 +35,112 @@ fn findings(doc: &serde_json::Value) -> Vec<String> {
 /// fail).
 fn traced(doc: &serde_json::Value) -> bool {
     let t = &first_result(doc)["trace"];
-    println!("trace: {} {}", t["mode"], t["why"]);
+    println!("trace: {} {} read as {}", t["mode"], t["why"], t["read_as"]);
     if t["mode"] == "off" {
         assert!(!required(), "CI: the block layer must be traced here: {t}");
         eprintln!("SKIPPED: not traced here: {}", t["why"]);
         return false;
     }
+    // This machine's kernel describes its ring buffer as blkscope reads it: the text is only
+    // for a kernel that does not.
+    assert_eq!(
+        t["read_as"], "pages",
+        "the ring buffer's pages were not read"
+    );
     true
+}
+
+/// One traced 4K random read test beside a reader of the device, its events read as the ring
+/// buffer's pages or as the kernel's text: (the run's bytes, the test's traced reads, the
+/// reader's traced reads, the device's reads for others while the trace was on, read_as, Q2D
+/// and D2C p50).
+fn pages_or_text(lo: &Loop, text: bool) -> (u64, u64, u64, u64, String, f64, f64) {
+    let (r0, _) = diskstats_sectors(&lo.name);
+    let reader = Neighbour::reading(lo);
+    let (r1, _) = diskstats_sectors(&lo.name);
+    let began = std::time::Instant::now();
+    let args = [
+        "run",
+        lo.dev(),
+        "--op",
+        "randread",
+        "--bs",
+        "4k",
+        "--runtime",
+        "1s",
+        "--no-save",
+        "--json",
+    ];
+    let out = bin()
+        .env("BLKSCOPE_TRACE_MAX_RATE", "100000000")
+        .env("BLKSCOPE_TRACE_TEXT", if text { "1" } else { "0" })
+        .args(args)
+        .output()
+        .unwrap();
+    let (r2, _) = diskstats_sectors(&lo.name);
+    let wall = began.elapsed().as_secs_f64();
+    drop(reader);
+    let (doc, code) = json_of(&out, &args);
+    assert_eq!(code, 0, "{doc}");
+    let r = first_result(&doc);
+    let t = &r["trace"];
+    let subs = t["submitters"].as_array().cloned().unwrap_or_default();
+    let read_by = |who: &str, comm: &str| -> u64 {
+        subs.iter()
+            .filter(|s| s["who"] == who && (comm.is_empty() || s["comm"] == comm))
+            .filter_map(|s| s["read_bytes"].as_u64())
+            .sum()
+    };
+    let p50 = |k: &str| t[k]["p50"].as_f64().unwrap_or(0.0);
+    let got = (
+        r["bytes"].as_u64().unwrap(),
+        read_by("test", ""),
+        read_by("other", "dd"),
+        // The device's reads for others while blkscope ran, over the part of that time the
+        // trace was on (blkscope starts and ends around it).
+        (((r2 - r1) * 512).saturating_sub(r["bytes"].as_u64().unwrap()) as f64
+            * t["of_seconds"].as_f64().unwrap_or(0.0)
+            / wall) as u64,
+        t["read_as"].as_str().unwrap_or("").to_string(),
+        p50("q2d_ns"),
+        p50("d2c_ns"),
+    );
+    println!(
+        "text {text}: {got:?} (the reader read {} bytes before)",
+        (r1 - r0) * 512
+    );
+    got
+}
+
+#[test]
+fn the_ring_buffers_pages_say_what_the_kernels_text_says() {
+    if !require(true, &["losetup", "dd"]) {
+        return;
+    }
+    let _one = one_at_a_time();
+    let lo = Loop::new(256 * MIB, None, false);
+    direct_io(&lo);
+    let pages = pages_or_text(&lo, false);
+    let text = pages_or_text(&lo, true);
+    if pages.4.is_empty() {
+        assert!(!required(), "CI: the block layer must be traced here");
+        eprintln!("SKIPPED: not traced here");
+        return;
+    }
+    assert_eq!((pages.4.as_str(), text.4.as_str()), ("pages", "text"));
+    for (how, (bytes, test, dd, dd_own, _, q2d, d2c)) in [("pages", pages), ("text", text)] {
+        // Traced throughout: the test's reads are all its own, the reader's within 2x of
+        // what the device read beside the test.
+        assert!(
+            (test as f64 - bytes as f64).abs() <= bytes as f64 / 100.0,
+            "{how}: the test's traced reads {test}, its run's bytes {bytes}"
+        );
+        assert!(
+            dd as f64 >= dd_own as f64 / 2.0 && dd as f64 <= dd_own as f64 * 2.0 + 4.0 * MIB as f64,
+            "{how}: dd traced {dd}, the device read {dd_own} for others"
+        );
+        assert!(q2d > 0.0 && d2c > 0.0, "{how}: the split {q2d} {d2c}");
+    }
 }
 
 #[test]
@@ -537,8 +636,11 @@ fn live_samples_carry_the_queue_and_device_split_while_the_trace_runs() {
     );
     let (last, end) = (live.last().expect("no live steps"), end.expect("no steps"));
     assert!(live.iter().all(|(t, sum)| t == sum && *t > 0), "{live:?}");
+    // The neighbour's 1M reads make the test's latency two-humped (about 20 us, or 150 us
+    // behind one of them; the samples' p50s jump between them), so a middle I/O of the run
+    // so far and of the whole run may sit on different humps: within 3x, not 2x.
     let ratio = last.0 as f64 / end.0 as f64;
-    assert!((0.5..2.0).contains(&ratio), "live {last:?}, end {end:?}");
+    assert!((0.33..3.0).contains(&ratio), "live {last:?}, end {end:?}");
 }
 
 /// A fast test and another blkscope that starts in its middle: the other's pid and result,

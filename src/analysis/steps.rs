@@ -20,7 +20,8 @@ use crate::trace::Stepped;
 /// Fewer paired I/Os than this say nothing of a middle one.
 pub const MIN_TIMED: usize = 10;
 
-/// The trace prints microseconds: its times are up to this much before the true ones.
+/// The trace read as text prints microseconds: its times are up to this much before the true
+/// ones (its pages give nanoseconds).
 const PRINTED_NS: u64 = 1_000;
 
 /// One paired I/O's four parts, ns.

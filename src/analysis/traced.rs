@@ -26,6 +26,10 @@ pub struct TraceSummary {
     pub of_seconds: f64,
     /// The windows the events were on in (1 when traced throughout).
     pub windows: u32,
+    /// How the events were read: `pages` (each CPU's ring buffer, as the kernel keeps it) or
+    /// `text` (as the kernel prints it; a kernel whose pages blkscope cannot read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_as: Option<&'static str>,
     /// The run's time over the windows': what the figures of a process there all along were
     /// multiplied by to speak for the whole run (one there for part of it: by its own time).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -118,6 +122,7 @@ impl TraceSummary {
             seconds: 0.0,
             of_seconds: 0.0,
             windows: 0,
+            read_as: None,
             scaled_by: None,
             events: 0,
             lost: 0,
@@ -267,6 +272,7 @@ impl TraceSummary {
             seconds,
             of_seconds,
             windows: c.windows(),
+            read_as: (!c.read_as.is_empty()).then_some(c.read_as),
             scaled_by: (c.windowed && seconds > 0.0).then(|| of_seconds / seconds),
             events,
             lost,
@@ -509,6 +515,7 @@ mod tests {
             start_ns: 0,
             end_ns: 10 * s,
             windows_ns: (0..10).map(|i| (i * s, i * s + s / 10)).collect(),
+            read_as: "pages",
         };
         let row = |pid: u32, bytes: u64, life: Option<(u64, u64)>| Row {
             device: "loop0".into(),

@@ -1,5 +1,5 @@
-//! One line of a tracefs instance's `trace_pipe` with `record-tgid` on, for the three block
-//! events blkscope enables:
+//! The events blkscope enables, and one line of a tracefs instance's `trace_pipe` with
+//! `record-tgid` on (read where the ring buffer's pages cannot be, `raw`):
 //!
 //! ```text
 //!   dd-2676    (   2676) [000] .....  3626.337937: block_bio_queue: 254,0 RA 12580616 + 8 [dd]

@@ -9,13 +9,15 @@
 //! disturbed; no BPF, no daemon. The instance is removed when the [`Tracer`] is dropped, and one
 //! left by a blkscope killed outright is removed at the next start ([`remove_stale`]).
 //!
-//! A tracepoint costs CPU on every I/O, and reading its text more: a trace that sees more than
-//! [`MAX_EVENTS_PER_SEC`] is kept in windows spread over the run (`reader`, `mode: sampled`);
-//! below it, the whole test is traced.
+//! The events are read as the ring buffer's pages (`raw`), or where those cannot be as the
+//! kernel's text (`event`). A tracepoint costs CPU on every I/O, and reading its events more:
+//! a trace that sees more than [`MAX_EVENTS_PER_SEC`] is kept in windows spread over the run
+//! (`reader`, `mode: sampled`); below it, the whole test is traced.
 
 pub mod below;
 pub mod event;
 pub mod pick;
+mod raw;
 mod reader;
 pub mod tally;
 
@@ -252,11 +254,19 @@ impl Tracer {
         tracer
             .set_up(&filter(&tracer.devices, &whole, &files))
             .map_err(|e| format!("setting up {}: {e}", tracer.dir.display()))?;
-        let pipe = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(tracer.dir.join("trace_pipe"))
-            .map_err(|e| format!("opening trace_pipe: {e}"))?;
+        // BLKSCOPE_TRACE_TEXT=1 reads the kernel's text, for measuring what the pages save.
+        let text = std::env::var_os("BLKSCOPE_TRACE_TEXT").is_some_and(|v| v == "1");
+        let pipes = (!text).then(|| raw::Pipes::open(&tracer.dir, &base));
+        let source = match pipes {
+            Some(Ok(pipes)) => reader::Source::Raw(Box::new(pipes)),
+            _ => reader::Source::Text(
+                OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(tracer.dir.join("trace_pipe"))
+                    .map_err(|e| format!("opening trace_pipe: {e}"))?,
+            ),
+        };
         let (stop, dir) = (tracer.stop.clone(), tracer.dir.clone());
         let live = tracer.live.clone();
         let names = tracer.devices.clone();
@@ -265,7 +275,7 @@ impl Tracer {
             .with_files(files, &whole);
         let reader = std::thread::Builder::new()
             .name("blkscope-trace".into())
-            .spawn(move || reader::read_pipe(pipe, &dir, &stop, &live, &names, tally))
+            .spawn(move || reader::read_pipe(source, &dir, &stop, &live, &names, tally))
             .map_err(|e| format!("starting the trace reader: {e}"))?;
         tracer.reader = Some(reader);
         Ok(tracer)

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::event;
+use super::raw::{Item, Pipes};
 use super::tally::Tally;
 use super::{EVENTS, Live, LiveView, SAMPLE_FOR, max_events_per_sec};
 
@@ -34,6 +35,9 @@ pub struct Coverage {
     pub start_ns: u64,
     pub end_ns: u64,
     pub windows_ns: Vec<(u64, u64)>,
+    /// How the events were read: `pages` (the ring buffer's, `raw`) or `text` (the kernel's
+    /// printing of them).
+    pub read_as: &'static str,
 }
 
 impl Coverage {
@@ -89,9 +93,16 @@ pub struct Kept {
     pub lost: u64,
 }
 
+/// Where the events are read from: each CPU's pages (`raw`), or the kernel's text where the
+/// pages cannot be read as `raw` expects.
+pub enum Source {
+    Raw(Box<Pipes>),
+    Text(File),
+}
+
 /// The reader's state between its wakes.
 struct Reader<'a> {
-    pipe: File,
+    source: Source,
     dir: PathBuf,
     live: &'a Live,
     names: &'a [((u32, u32), String)],
@@ -106,9 +117,9 @@ struct Reader<'a> {
     max_rate: f64,
 }
 
-/// Reads `pipe` of the instance at `dir` until told to stop, then what is left.
+/// Reads `source` of the instance at `dir` until told to stop, then what is left.
 pub fn read_pipe(
-    pipe: File,
+    source: Source,
     dir: &Path,
     stop: &AtomicBool,
     live: &Live,
@@ -116,8 +127,12 @@ pub fn read_pipe(
     tally: Tally,
 ) -> Kept {
     let now = Instant::now();
+    let read_as = match source {
+        Source::Raw(_) => "pages",
+        Source::Text(_) => "text",
+    };
     let mut r = Reader {
-        pipe,
+        source,
         dir: dir.to_path_buf(),
         live,
         names,
@@ -132,6 +147,7 @@ pub fn read_pipe(
             Coverage {
                 start_ns: ns,
                 windows_ns: vec![(ns, 0)],
+                read_as,
                 ..Coverage::default()
             }
         },
@@ -217,39 +233,32 @@ impl Reader<'_> {
         }
     }
 
-    /// Reads what the pipe holds now (at most `limit` bytes) into the tally; true when it
+    /// Reads what the pipe holds now (at most about `limit` bytes) into the tally; true when it
     /// stopped at the limit with more to read.
     fn drain(&mut self, limit: usize) -> io::Result<bool> {
-        let mut taken = 0usize;
-        loop {
-            if taken >= limit {
-                return Ok(true);
+        let more = match &mut self.source {
+            Source::Raw(pipes) => {
+                let tally = &mut self.tally;
+                let (lost, more) = pipes.drain(limit, |item| match item {
+                    Item::Io(e) => tally.add(&e),
+                    Item::Life(l) => tally.life(l),
+                })?;
+                self.lost += lost;
+                more
             }
-            match self.pipe.read(&mut self.buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    taken += n;
-                    self.carry
-                        .push_str(&String::from_utf8_lossy(&self.buf[..n]));
-                    let end = self.carry.rfind('\n').map_or(0, |i| i + 1);
-                    for line in self.carry[..end].lines() {
-                        if let Some(e) = event::parse(line) {
-                            self.tally.add(&e);
-                        } else if let Some(l) = event::parse_life(line) {
-                            self.tally.life(l);
-                        } else {
-                            self.lost += lost_in(line);
-                        }
-                    }
-                    self.carry.drain(..end);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+            Source::Text(pipe) => drain_text(
+                pipe,
+                limit,
+                &mut self.buf,
+                &mut self.carry,
+                &mut self.tally,
+                &mut self.lost,
+            )?,
+        };
+        if !more {
+            self.drained_at = Instant::now();
         }
-        self.drained_at = Instant::now();
-        Ok(false)
+        Ok(more)
     }
 
     fn publish(&self) {
@@ -281,6 +290,45 @@ impl Reader<'_> {
             tally: self.tally,
             coverage: self.coverage,
             lost: self.lost,
+        }
+    }
+}
+
+/// Reads the kernel's text (at most `limit` bytes) into the tally; true when it stopped at the
+/// limit with more to read.
+fn drain_text(
+    pipe: &mut File,
+    limit: usize,
+    buf: &mut [u8],
+    carry: &mut String,
+    tally: &mut Tally,
+    lost: &mut u64,
+) -> io::Result<bool> {
+    let mut taken = 0usize;
+    loop {
+        if taken >= limit {
+            return Ok(true);
+        }
+        match pipe.read(buf) {
+            Ok(0) => return Ok(false),
+            Ok(n) => {
+                taken += n;
+                carry.push_str(&String::from_utf8_lossy(&buf[..n]));
+                let end = carry.rfind('\n').map_or(0, |i| i + 1);
+                for line in carry[..end].lines() {
+                    if let Some(e) = event::parse(line) {
+                        tally.add(&e);
+                    } else if let Some(l) = event::parse_life(line) {
+                        tally.life(l);
+                    } else {
+                        *lost += lost_in(line);
+                    }
+                }
+                carry.drain(..end);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
 }

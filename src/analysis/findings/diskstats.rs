@@ -674,6 +674,7 @@ pub(super) mod tests {
                 seconds: 2.0,
                 of_seconds: 2.0,
                 windows: 1,
+                read_as: Some("pages"),
                 scaled_by: None,
                 events: 10,
                 lost: 0,
