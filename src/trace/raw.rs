@@ -715,7 +715,7 @@ print fmt: \"%d,%d %s\", ((unsigned int) ((REC->dev) >> 20))
         assert_eq!(records(&p, layout, &mut recs), 0);
         println!("{recs:?}");
         assert_eq!(recs.len(), 1);
-        assert_eq!(recs[0].ts_ns, (7u64 << 59) | ((2 << 27) | 5) + 10);
+        assert_eq!(recs[0].ts_ns, (7u64 << 59) | (((2 << 27) | 5) + 10));
         assert_eq!((recs[0].start, recs[0].len), (16 + 16 + 8 + 4, 64));
     }
 
