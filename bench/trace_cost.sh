@@ -5,8 +5,8 @@
 # of RUNTIME-second runs: `--no-trace` against a full trace (BLKSCOPE_TRACE_MAX_RATE raised so
 # that it never stops at a sample), and against blkscope's default (windows above 10000
 # events a second). Prints each pair, then per row the medians and the ratios to --no-trace:
-# of IOPS, and of the whole machine's CPU time per I/O (/proc/stat, so that what the events
-# cost a loop device's worker and the interrupts counts too).
+# of IOPS, of the whole machine's CPU time per I/O (/proc/stat, so that what the events cost a
+# loop device's worker and the interrupts counts too), and of the command's own CPU per I/O.
 # Needs root, zram and fio (for the fill).
 #
 # JOBS gives the job counts (each row with --jobs N); PINNED=0 leaves out the pinned rows.
@@ -44,6 +44,8 @@ else
   bench_zram z 1G
 fi
 bench_fill "/dev/$z"
+bench_tmpdir scratch
+own=$scratch/own
 # The whole machine's busy time so far (/proc/stat's cpu line without idle and iowait), in
 # clock ticks: tracing costs where the events fire, in the loop device's worker and interrupts
 # too, not only in blkscope's process.
@@ -57,16 +59,23 @@ one() { # $1 row label, $2 mode (off|full|default), then run's extra arguments
     text) env=(BLKSCOPE_TRACE_TEXT=1) ;;
   esac
   b0=$(busy)
-  out=$(env "${env[@]}" "$BIN" "${flag[@]}" run "/dev/$z" --op randread --runtime "${RUNTIME}s" \
-      --size 1G --confirm "$z" --no-save --json "$@")
+  # The command's own CPU time (every thread of it, as bench/matrix.sh counts it) goes to $own.
+  out=$(python3 -c 'import resource, subprocess, sys
+r = subprocess.run(sys.argv[2:], stdout=subprocess.PIPE, check=True)
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%f" % (u.ru_utime + u.ru_stime))
+sys.stdout.buffer.write(r.stdout)' "$own" env "${env[@]}" "$BIN" "${flag[@]}" run "/dev/$z" \
+      --op randread --runtime "${RUNTIME}s" --size 1G --confirm "$z" --no-save --json "$@")
   b1=$(busy)
   python3 -c 'import json, os, sys
 r = json.loads(sys.argv[4])["results"][0]
 t = r.get("trace", {})
-# The machine CPU of the whole command per I/O of its run, in microseconds.
-cpu = (int(sys.argv[3]) * 1e6 / os.sysconf("SC_CLK_TCK")) / max(r["ios"], 1)
-print("%-22s %-8s %9d %8.2f  %s events %s lost %s" % (sys.argv[1], sys.argv[2], r["iops"], cpu, t.get("mode"), t.get("events"), t.get("lost")))' \
-    "$label" "$mode" "$((b1 - b0))" "$out"
+# The machine CPU of the whole command per I/O of its run, and its own, in microseconds.
+ios = max(r["ios"], 1)
+cpu = (int(sys.argv[3]) * 1e6 / os.sysconf("SC_CLK_TCK")) / ios
+own = float(open(sys.argv[5]).read()) * 1e6 / ios
+print("%-22s %-8s %9d %8.2f %8.2f  %s events %s lost %s" % (sys.argv[1], sys.argv[2], r["iops"], cpu, own, t.get("mode"), t.get("events"), t.get("lost")))' \
+    "$label" "$mode" "$((b1 - b0))" "$out" "$own"
 }
 for bs in $BSS; do
 for qd in $QDS; do
@@ -87,11 +96,12 @@ for jobs in $JOBS; do
 done
 done
 done | tee /dev/stderr | python3 -c 'import statistics, sys
-runs, cpus = {}, {}
+runs, cpus, owns = {}, {}, {}
 for line in sys.stdin:
-    row, mode, iops, cpu = line.split()[:4]
+    row, mode, iops, cpu, own = line.split()[:5]
     runs.setdefault(row, {}).setdefault(mode, []).append(int(iops))
     cpus.setdefault(row, {}).setdefault(mode, []).append(float(cpu))
+    owns.setdefault(row, {}).setdefault(mode, []).append(float(own))
 print()
 print("IOPS, and the machine CPU per I/O (us), medians; each mode against off:")
 modes = sys.argv[1].split()
@@ -102,4 +112,10 @@ for row, m in runs.items():
     i = {k: statistics.median(v) for k, v in m.items()}
     c = {k: statistics.median(v) for k, v in cpus[row].items()}
     print("%-22s" % row + "".join("%10d" % i[k] for k in modes) + "".join("%9.3f" % (i[k] / i["off"]) for k in others)
-          + "".join("%9.2f" % c[k] for k in modes) + "".join("%9.3f" % (c[k] / c["off"]) for k in others))' "$MODES"
+          + "".join("%9.2f" % c[k] for k in modes) + "".join("%9.3f" % (c[k] / c["off"]) for k in others))
+print()
+print("The command own CPU per I/O (us, all its threads, as bench/matrix.sh counts it), medians:")
+print("%-22s" % "row" + "".join("%10s" % m for m in modes) + "".join("%9s" % (m[:4] + "/off") for m in others))
+for row, m in owns.items():
+    o = {k: statistics.median(v) for k, v in m.items()}
+    print("%-22s" % row + "".join("%10.2f" % o[k] for k in modes) + "".join("%9.3f" % (o[k] / o["off"]) for k in others))' "$MODES"
