@@ -351,6 +351,8 @@ pub struct Pipes {
     arena: Vec<u8>,
     records: Vec<Record>,
     tgids: Tgids,
+    /// When the last drain was.
+    drained_at: std::time::Instant,
 }
 
 impl Pipes {
@@ -374,22 +376,31 @@ impl Pipes {
                 saved_at: base.join("saved_tgids"),
                 ..Tgids::default()
             },
+            drained_at: std::time::Instant::now(),
         })
     }
 
     /// Reads what the pipes hold now (at most about `limit` bytes of pages) and hands each
-    /// event to `on` in time order over the CPUs; the events lost, and whether it stopped at
-    /// the limit.
+    /// event to `on` in time order over the CPUs; the events lost, and whether to read again
+    /// soon (it stopped at the limit, or pages came at [`SOON`] a second or more).
     pub fn drain(&mut self, limit: usize, mut on: impl FnMut(Item)) -> io::Result<(u64, bool)> {
         self.arena.clear();
         self.records.clear();
         self.tgids.saved = None;
         let (mut lost, mut more) = (0, false);
+        // Each CPU its share: one that fills the limit would leave the others to lose events.
+        let share = limit / self.cpus.len().max(1);
         for cpu in 0..self.cpus.len() {
-            let (l, m) = self.read_pages(cpu, limit)?;
+            let (l, m) = self.read_pages(cpu, self.arena.len().saturating_add(share))?;
             lost += l;
             more |= m;
         }
+        // Pages coming at this rate would fill the kernel's buffers in a second's wait: read
+        // again soon (a full trace raised above the default rate, BLKSCOPE_TRACE_MAX_RATE).
+        let now = std::time::Instant::now();
+        let seconds = now.duration_since(self.drained_at).as_secs_f64().max(1e-3);
+        self.drained_at = now;
+        more |= self.arena.len() as f64 / seconds >= SOON as f64;
         self.records.sort_by_key(|r| r.ts_ns);
         for r in &self.records {
             let Some(rec) = self.arena.get(r.start..r.start + r.len) else {
@@ -403,11 +414,11 @@ impl Pipes {
     }
 
     /// Reads one CPU's pages into the arena and their records (until it has none, or the arena
-    /// holds `limit` bytes): the events lost, and whether it stopped at the limit.
-    fn read_pages(&mut self, cpu: usize, limit: usize) -> io::Result<(u64, bool)> {
+    /// holds `until` bytes): the events lost, and whether it stopped there.
+    fn read_pages(&mut self, cpu: usize, until: usize) -> io::Result<(u64, bool)> {
         let mut lost = 0;
         loop {
-            if self.arena.len() >= limit {
+            if self.arena.len() >= until {
                 return Ok((lost, true));
             }
             let at = self.arena.len();
@@ -430,6 +441,10 @@ impl Pipes {
         }
     }
 }
+
+/// Pages a second past which the next drain comes soon: a quarter of the 8 MiB a CPU's buffer
+/// holds.
+const SOON: usize = 2 << 20;
 
 fn bad(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what.to_string())
