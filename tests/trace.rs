@@ -56,10 +56,12 @@ struct Seen {
     /// The run's bytes, and what the trace gave the test.
     bytes: u64,
     test: u64,
-    /// What the trace gave the reader (dd), and what the device read for others while the
-    /// trace was on (diskstats, over the trace's part of blkscope's time).
+    /// What the trace gave the reader (dd); what the device read for others during the run
+    /// (the result's own diskstats, an interval inside the trace's); and during the whole
+    /// command (diskstats read by the test before and after it).
     dd: u64,
-    dd_own: u64,
+    others_run: u64,
+    others_wall: u64,
     read_as: String,
     lost: u64,
     q2d: f64,
@@ -111,17 +113,22 @@ fn pages_or_text(lo: &Loop, text: bool) -> Seen {
         bytes,
         test: read_by("test", ""),
         dd: read_by("other", "dd"),
-        dd_own: (((r2 - r1) * 512).saturating_sub(bytes) as f64
-            * t["of_seconds"].as_f64().unwrap_or(0.0)
-            / wall) as u64,
+        others_run: ((r["diskstats"][0]["rkB/s"].as_f64().unwrap_or(0.0) * 1024.0
+            - bytes as f64 / r["seconds"].as_f64().unwrap_or(1.0))
+            * r["seconds"].as_f64().unwrap_or(0.0))
+        .max(0.0) as u64,
+        others_wall: ((r2 - r1) * 512).saturating_sub(bytes),
         read_as: t["read_as"].as_str().unwrap_or("").to_string(),
         lost: t["lost"].as_u64().unwrap_or(0),
         q2d: p50("q2d_ns"),
         d2c: p50("d2c_ns"),
     };
     println!(
-        "text {text}: {seen:?} (the reader read {} bytes before)",
-        (r1 - r0) * 512
+        "text {text}: {seen:?} (the reader read {} bytes before; the trace was on {} s, the \
+         run {} s, the command {wall:.2} s)",
+        (r1 - r0) * 512,
+        t["of_seconds"],
+        r["seconds"]
     );
     seen
 }
@@ -151,28 +158,48 @@ fn the_ring_buffers_pages_say_what_the_kernels_text_says() {
     assert_eq!(pages.lost, 0, "the pages kept every event: {pages:?}");
     for s in [&pages, &text] {
         // The test's reads are its own: its run's bytes, and blkscope's few reads around the
-        // run (at most 2% more).
+        // run (at most 2% more). The text may fall behind this reader and lose events (CI saw
+        // 50189 lost and 0.78x of the bytes traced); then it says so, and is only not above.
+        let low = if s.lost == 0 { s.bytes } else { 0 };
         assert!(
-            s.test >= s.bytes && s.test as f64 <= s.bytes as f64 * 1.02,
-            "{}: the test's traced reads {}, its run's bytes {}",
+            s.test >= low && s.test as f64 <= s.bytes as f64 * 1.02,
+            "{}: the test's traced reads {}, its run's bytes {}, {} events lost",
             s.read_as,
             s.test,
-            s.bytes
+            s.bytes,
+            s.lost
         );
-        assert!(s.q2d > 0.0 && s.d2c > 0.0, "{s:?}");
+        // The split is given only when nothing was lost; the text prints microseconds, so a
+        // loop device's Q2D (~0.4 us) can be 0 in it.
+        if s.lost == 0 {
+            assert!(s.d2c > 0.0 && (s.q2d > 0.0 || s.read_as == "text"), "{s:?}");
+        } else {
+            assert!(
+                s.d2c == 0.0 && s.q2d == 0.0,
+                "no split from a lossy trace: {s:?}"
+            );
+        }
     }
-    // The reader's bytes within 2x of what the device read for others (0.64-0.98x seen); the
-    // text's are printed (0.43-0.70x seen: it falls further behind at this rate, with and
-    // without events it says it lost).
-    let (dd, own) = (pages.dd as f64, pages.dd_own as f64);
-    assert!(
-        dd >= own / 2.0 && dd <= own * 2.0 + 4.0 * MIB as f64,
-        "pages: dd traced {dd}, the device read {own} for others"
+    // The trace is on around the run, so the reader's traced bytes are at least what the
+    // device read for others during the run (the result's own diskstats; less 10% for reads
+    // queued before the interval and completed in it) and at most what it read for others while
+    // the command ran (4 MiB more for the reads in flight at either end).
+    let (dd, run, wall) = (
+        pages.dd as f64,
+        pages.others_run as f64,
+        pages.others_wall as f64,
     );
     println!(
-        "dd traced over the device's reads for others: pages {:.2}, text {:.2}",
-        dd / own,
-        text.dd as f64 / text.dd_own as f64
+        "dd traced over the device's reads for others in the run and in the command: pages \
+         {:.2} {:.2}, text {:.2} {:.2}",
+        dd / run,
+        dd / wall,
+        text.dd as f64 / text.others_run as f64,
+        text.dd as f64 / text.others_wall as f64
+    );
+    assert!(
+        dd >= run * 0.9 && dd <= wall + 4.0 * MIB as f64,
+        "pages: dd traced {dd}, the device read {run} for others in the run, {wall} in the command"
     );
 }
 
