@@ -323,12 +323,9 @@ impl Tgids {
 
 /// A live thread's process, from /proc.
 fn proc_tgid(pid: u32) -> Option<u32> {
-    let s = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    s.lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))?
-        .trim()
-        .parse()
-        .ok()
+    use procfs_core::FromRead;
+    let s = procfs_core::process::Status::from_file(format!("/proc/{pid}/status")).ok()?;
+    u32::try_from(s.tgid).ok()
 }
 
 /// `saved_tgids`: "PID TGID" lines.
@@ -741,7 +738,20 @@ print fmt: \"%d,%d %s\", ((unsigned int) ((REC->dev) >> 20))
             (t.get(&700), t.get(&701), t.len()),
             (Some(&690), Some(&701), 2)
         );
-        // This process is found in /proc.
-        assert_eq!(proc_tgid(std::process::id()), Some(std::process::id()));
+        // This process is found in /proc, and so is each of its threads' (the tests' runner has
+        // several).
+        let me = std::process::id();
+        assert_eq!(proc_tgid(me), Some(me));
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let held = std::thread::spawn(move || rx.recv());
+        let tids: Vec<u32> = fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .collect();
+        let of: Vec<_> = tids.iter().map(|&t| proc_tgid(t)).collect();
+        drop(tx);
+        held.join().unwrap().ok();
+        println!("threads {tids:?}, their process {of:?}");
+        assert!(tids.len() >= 2 && of.iter().all(|&p| p == Some(me)));
     }
 }
