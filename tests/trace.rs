@@ -135,7 +135,7 @@ fn pages_or_text(lo: &Loop, text: bool) -> Seen {
 
 /// A reader of the device as fast as a sparse loop device gives (some GB a second) beside a
 /// test traced throughout: the pages keep every event and tell the test's bytes as the text
-/// does, and the reader's within 2x of what the device read for others.
+/// does, and the reader's at least what the device read for others in the run.
 #[test]
 fn the_ring_buffers_pages_say_what_the_kernels_text_says() {
     if !require(true, &["losetup", "dd"]) {
@@ -773,7 +773,7 @@ fn live_kinds(s: &serde_json::Value) -> Vec<String> {
 /// A fast write test (4K random writes at depth 16: its events come faster than a trace may
 /// cost, so it is traced in windows) and another blkscope that starts reading the same device
 /// in its middle, after the first window: the reader is named live and at the end, with its
-/// direction and with bytes within a factor of two of its own count; the test is not blamed
+/// direction and with bytes within 10% of its own count; the test is not blamed
 /// (no read-modify-write, live or at the end); and this test's own process, which reaps the
 /// reader (so that /proc/PID/io adds the reader's bytes to it), is not named as busy elsewhere.
 #[test]
@@ -846,7 +846,8 @@ fn a_reader_that_starts_in_the_middle_of_a_fast_test_is_named_live_and_at_the_en
             .contains(&format!("(pid {pid}) read")),
         "{live_busy}"
     );
-    // At the end: its bytes within a factor of two of its own count, scaled from the windows.
+    // At the end: its bytes within 10% of its own count: the windows say whose the reads were,
+    // the device's diskstats how many (its count plus 1.35 MiB seen in eight runs).
     let sub = t["submitters"]
         .as_array()
         .unwrap()
@@ -857,8 +858,8 @@ fn a_reader_that_starts_in_the_middle_of_a_fast_test_is_named_live_and_at_the_en
     println!("traced {traced} against its own {own_count}: {sub}");
     assert_eq!(sub["who"], "other");
     assert!(
-        traced * 2 >= own_count && traced <= own_count * 2,
-        "{traced} is not within 2x of {own_count}"
+        (traced as f64 / own_count as f64 - 1.0).abs() <= 0.1,
+        "{traced} is not within 10% of {own_count}"
     );
     assert!(
         !findings(&doc).contains(&"read_modify_write".into()),
@@ -870,7 +871,16 @@ fn a_reader_that_starts_in_the_middle_of_a_fast_test_is_named_live_and_at_the_en
         m.contains(&format!("(pid {pid}) read")) && m.contains("windows"),
         "{m}"
     );
-    assert!(m.contains("no read-modify-write"), "{m}");
+    let tests: Vec<_> = t["submitters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["who"] == "test")
+        .collect();
+    assert!(
+        m.contains("no read-modify-write"),
+        "{m}; the test's: {tests:?}"
+    );
     assert!(
         !m.contains(&format!("(pid {})", std::process::id())),
         "the reader's parent is not busy elsewhere: {m}"
@@ -1259,7 +1269,8 @@ fn a_writer_that_starts_in_the_middle_of_a_fast_read_test_is_named_with_its_writ
         })
     });
     assert!(named_live, "no sample named pid {pid} writing");
-    // At the end: its writes within a factor of two of its own count, none of them the test's.
+    // At the end: its writes within 10% of its own count (the device's diskstats; the windows'
+    // time alone gave 0.54-1.28x here, and once more than 2x in CI), none of them the test's.
     let subs = t["submitters"].as_array().unwrap();
     let sub = subs
         .iter()
@@ -1268,8 +1279,8 @@ fn a_writer_that_starts_in_the_middle_of_a_fast_read_test_is_named_with_its_writ
     let traced = sub["write_bytes"].as_u64().unwrap();
     println!("traced {traced} against its own {own_count}: {sub}");
     assert!(
-        traced * 2 >= own_count && traced <= own_count * 2,
-        "{traced} is not within 2x of {own_count}"
+        (traced as f64 / own_count as f64 - 1.0).abs() <= 0.1,
+        "{traced} is not within 10% of {own_count}"
     );
     let test_writes: u64 = subs
         .iter()

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::steps::{self, Steps};
 use crate::engine::TimedIo;
 use crate::engine::result::Latency;
-use crate::trace::{Coverage, FileOf, LiveOther, LiveView, Row, Traced, Who};
+use crate::trace::{Coverage, DeviceBytes, FileOf, LiveOther, LiveView, Row, Traced, Who};
 
 /// The trace of one run, as results and reports carry it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -139,6 +139,7 @@ impl TraceSummary {
     pub fn of(t: &Traced) -> Self {
         let rows = t.tally.rows(&t.devices);
         let mut s = Self::of_rows(&rows, t.tally.own(), &t.coverage, t.tally.events, t.lost);
+        s.fit_to_counters(&t.device_bytes);
         // Requests are matched with their events by device and sector: with events lost, some
         // would be matched with another request's.
         if t.lost == 0 && !t.tally.q2d.is_empty() {
@@ -209,6 +210,7 @@ impl TraceSummary {
     pub fn so_far(v: &LiveView) -> Option<Self> {
         v.read().then(|| {
             let mut s = Self::of_rows(&v.rows, v.own, &v.coverage, v.events, v.lost);
+            s.fit_to_counters(&v.device_bytes);
             if v.split.is_none() {
                 s.split_why = Some(s.no_split());
             }
@@ -249,11 +251,7 @@ impl TraceSummary {
                 s
             })
             .collect();
-        submitters.sort_by(|a, b| {
-            (b.read_bytes + b.write_bytes)
-                .cmp(&(a.read_bytes + a.write_bytes))
-                .then(a.pid.cmp(&b.pid))
-        });
+        most_first(&mut submitters);
         let (seconds, of_seconds) = (c.traced(), c.total());
         Self {
             mode: if c.windowed { "sampled" } else { "on" },
@@ -262,7 +260,7 @@ impl TraceSummary {
                     "more than {:.0} block events a second: traced in {} windows of up to {:.2} \
                      s, one every {:.0} s ({seconds:.2} s of {of_seconds:.1} s), so that tracing \
                      would not cost the test its speed; what each process moved is scaled to \
-                     its own time in the run",
+                     its own time in the run, then to what each device moved by its diskstats",
                     crate::trace::max_events_per_sec(),
                     c.windows(),
                     crate::trace::SAMPLE_FOR.as_secs_f64(),
@@ -283,6 +281,24 @@ impl TraceSummary {
             steps: None,
             steps_why: None,
         }
+    }
+
+    /// Each device's reads and writes, as the windows share them among those seen, made to
+    /// add up to what the device moved by its diskstats over the trace (`counted`, empty when
+    /// traced throughout): the windows say who, the kernel's counters how much, between the
+    /// windows too. Where the windows saw none of a direction, or the counters none, it is left
+    /// as the windows' time made it.
+    fn fit_to_counters(&mut self, counted: &[DeviceBytes]) {
+        for d in counted {
+            let on = |s: &SubmitterIo| s.backing_file_of.is_none() && s.device == d.device;
+            fit(&mut self.submitters, on, d.read_bytes, |s| {
+                &mut s.read_bytes
+            });
+            fit(&mut self.submitters, on, d.write_bytes, |s| {
+                &mut s.write_bytes
+            });
+        }
+        most_first(&mut self.submitters);
     }
 
     /// Other processes' I/O on each traced device, most first, at most three: the lines a live
@@ -469,6 +485,49 @@ impl TraceSummary {
     }
 }
 
+/// Submitters by the bytes they moved, most first.
+fn most_first(subs: &mut [SubmitterIo]) {
+    subs.sort_by(|a, b| {
+        (b.read_bytes + b.write_bytes)
+            .cmp(&(a.read_bytes + a.write_bytes))
+            .then(a.pid.cmp(&b.pid))
+    });
+}
+
+/// Scales the figure `of` of the submitters `on` a device so that, as totals count them, they
+/// add up to `total` ([`TraceSummary::fit_to_counters`]). Those there for less than the windows'
+/// period keep the figures they were seen with (each counts for those like it unseen, by its
+/// weight); the rest of the total goes to those there for longer, by their shares in the
+/// windows. Where short ones share the device, a rest of less than half or more than twice what
+/// the windows gave the long ones says the short ones' count was off, and nothing is changed.
+fn fit(
+    subs: &mut [SubmitterIo],
+    on: impl Fn(&SubmitterIo) -> bool,
+    total: u64,
+    of: impl Fn(&mut SubmitterIo) -> &mut u64,
+) {
+    let (mut short, mut long, mut any_short) = (0u64, 0u64, false);
+    for s in subs.iter_mut().filter(|s| on(s)) {
+        let n = *of(s);
+        if s.weight > 1.0 {
+            (short, any_short) = (short + s.counted(n), true);
+        } else {
+            long += n;
+        }
+    }
+    if long == 0 || total == 0 || total <= short {
+        return;
+    }
+    let k = (total - short) as f64 / long as f64;
+    if any_short && !(0.5..=2.0).contains(&k) {
+        return;
+    }
+    for s in subs.iter_mut().filter(|s| on(s) && s.weight <= 1.0) {
+        let n = of(s);
+        *n = (*n as f64 * k).round() as u64;
+    }
+}
+
 /// A submitter's figures in windows, made to speak for its time in the run: multiplied by that
 /// time over the windows' part of it (from when it began, or the trace did, to when it ended,
 /// or the trace did). Shares among those there all along stay as the windows saw them; one that
@@ -560,6 +619,84 @@ mod tests {
 
     /// Where there is no split, the summary says why: events dropped, or a device that makes
     /// no requests of the test's I/O (zram: its bios are never issued as requests).
+    /// The windows say who moved what share; diskstats how much in all. The test's reads and
+    /// a neighbour's writes on loop0, a short reader there counted for three like it, and the
+    /// file below untouched (the disk's counters hold the rest of the disk).
+    #[test]
+    fn the_windows_shares_add_up_to_what_the_devices_counters_say() {
+        let s = 1_000_000_000u64;
+        let c = Coverage {
+            windowed: true,
+            start_ns: 0,
+            end_ns: 10 * s,
+            windows_ns: (0..10).map(|i| (i * s, i * s + s / 10)).collect(),
+            read_as: "pages",
+        };
+        let row = |pid: u32, (r, w): (u64, u64), file: bool| Row {
+            device: if file { "vda" } else { "loop0" }.into(),
+            disk: None,
+            file: file.then(|| FileOf {
+                loop_device: "loop0".into(),
+                file: "/f".into(),
+            }),
+            who: Submitter(pid),
+            moved: Moved {
+                comm: "p".into(),
+                read_bytes: r,
+                write_bytes: w,
+                ..Moved::default()
+            },
+            began_ns: None,
+            ended_ns: None,
+        };
+        let rows = [
+            row(500, (30, 0), false),
+            row(900, (0, 5), false),
+            row(901, (10, 0), false),
+            row(902, (7, 7), true),
+        ];
+        let mut t = TraceSummary::of_rows(&rows, 500, &c, 0, 0);
+        t.submitters
+            .iter_mut()
+            .find(|x| x.pid == 901)
+            .unwrap()
+            .weight = 3.0;
+        let on = |n: &str, r: u64, w: u64| DeviceBytes {
+            device: n.into(),
+            read_bytes: r,
+            write_bytes: w,
+        };
+        t.fit_to_counters(&[on("loop0", 750, 80), on("vda", 1_000_000, 1_000_000)]);
+        let by = |t: &TraceSummary, pid: u32| {
+            let x = t.submitters.iter().find(|x| x.pid == pid).unwrap();
+            (x.read_bytes, x.write_bytes)
+        };
+        println!("{:?}", t.submitters);
+        // Seen in the windows (times ten): the test 300, the short reader 100 counted three
+        // times; of diskstats' 750, the test's the 450 that the short one leaves.
+        assert_eq!(by(&t, 500), (450, 0));
+        assert_eq!(by(&t, 901), (100, 0), "the short one as it was seen");
+        assert_eq!(
+            by(&t, 900),
+            (0, 80),
+            "the only writer: all of the device's writes"
+        );
+        assert_eq!(
+            by(&t, 902),
+            (70, 70),
+            "the file below: as the windows' time made it"
+        );
+        // A direction the counters saw none of is left as it was.
+        t.fit_to_counters(&[on("loop0", 0, 0)]);
+        assert_eq!((by(&t, 500), by(&t, 900)), ((450, 0), (0, 80)));
+        // A rest beyond twice the long ones' with a short one beside them: its count was off
+        // (an unseen burst between the windows), and the figures stay.
+        t.fit_to_counters(&[on("loop0", 300 + 1000, 80)]);
+        assert_eq!(by(&t, 500), (450, 0));
+        t.fit_to_counters(&[on("loop0", 300 + 810, 80)]);
+        assert_eq!(by(&t, 500), (810, 0));
+    }
+
     #[test]
     fn no_split_says_why() {
         let c = Coverage {

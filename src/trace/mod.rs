@@ -10,20 +10,23 @@
 //! left by a blkscope killed outright is removed at the next start ([`remove_stale`]).
 //!
 //! The events are read as the ring buffer's pages (`raw`), or where those cannot be as the
-//! kernel's text (`event`). A tracepoint costs CPU on every I/O, and reading its events more:
-//! a trace that sees more than [`MAX_EVENTS_PER_SEC`] is kept in windows spread over the run
-//! (`reader`, `mode: sampled`); below it, the whole test is traced.
+//! kernel's text (`text`, its lines parsed by `event`). A tracepoint costs CPU on every I/O, and
+//! reading its events more: a trace that sees more than [`MAX_EVENTS_PER_SEC`] is kept in
+//! windows spread over the run (`reader`, `mode: sampled`), with the devices' diskstats over the
+//! same time (`counted`) for the windows' shares to be scaled to; below it, the whole test is
+//! traced.
 
 pub mod below;
+mod counted;
 pub mod event;
 pub mod pick;
 mod raw;
 mod reader;
 pub mod tally;
+mod text;
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +34,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use below::FileBelow;
+pub use counted::DeviceBytes;
 pub use reader::{Coverage, WINDOW_EVERY};
 pub use tally::{FileOf, Moved, Part, Row, Stepped, Submitter, Tally, Who};
 
@@ -161,6 +165,9 @@ pub struct LiveView {
     /// Some of the test's bios timed at each step so far ([`Stepped`]), shared: a live view is
     /// copied for every sample.
     pub stepped: Arc<Vec<Stepped>>,
+    /// What diskstats says each device moved so far (kept in windows only: the windows'
+    /// figures are scaled to it).
+    pub device_bytes: Vec<DeviceBytes>,
 }
 
 impl LiveView {
@@ -194,6 +201,8 @@ pub struct Traced {
     pub coverage: Coverage,
     /// Events the kernel could not keep (the reader fell behind).
     pub lost: u64,
+    /// What diskstats says each device moved while the trace ran (kept in windows only).
+    pub device_bytes: Vec<DeviceBytes>,
 }
 
 /// A trace under way: the instance, and the thread that reads it.
@@ -260,22 +269,24 @@ impl Tracer {
         let source = match pipes {
             Some(Ok(pipes)) => reader::Source::Raw(Box::new(pipes)),
             _ => reader::Source::Text(
-                OpenOptions::new()
-                    .read(true)
-                    .custom_flags(libc::O_NONBLOCK)
-                    .open(tracer.dir.join("trace_pipe"))
-                    .map_err(|e| format!("opening trace_pipe: {e}"))?,
+                text::Text::open(&tracer.dir).map_err(|e| format!("opening trace_pipe: {e}"))?,
             ),
         };
         let (stop, dir) = (tracer.stop.clone(), tracer.dir.clone());
         let live = tracer.live.clone();
         let names = tracer.devices.clone();
+        let whole_named: Named = names
+            .iter()
+            .filter(|(d, _)| whole.contains(d))
+            .cloned()
+            .collect();
+        let counted = counted::Counted::begin(root, &whole_named, &parts);
         let tally = Tally::new(std::process::id())
             .with_parts(parts)
             .with_files(files, &whole);
         let reader = std::thread::Builder::new()
             .name("blkscope-trace".into())
-            .spawn(move || reader::read_pipe(source, &dir, &stop, &live, &names, tally))
+            .spawn(move || reader::read_pipe(source, &dir, &stop, &live, &names, tally, counted))
             .map_err(|e| format!("starting the trace reader: {e}"))?;
         tracer.reader = Some(reader);
         Ok(tracer)
@@ -318,12 +329,14 @@ impl Tracer {
                 tally: Tally::new(std::process::id()),
                 coverage: Coverage::default(),
                 lost: 0,
+                device_bytes: Vec::new(),
             });
         Traced {
             tally: kept.tally,
             devices: std::mem::take(&mut self.devices),
             coverage: kept.coverage,
             lost: kept.lost,
+            device_bytes: kept.device_bytes,
         }
     }
 }

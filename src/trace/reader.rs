@@ -8,15 +8,16 @@
 //! this one did. Every window counts the test and the others alike, so their shares hold for
 //! the whole run, and a neighbour that starts in the middle is in the windows after it started.
 
-use std::fs::{self, File};
-use std::io::{self, Read};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::event;
+use super::counted::{Counted, DeviceBytes};
 use super::raw::{Item, Pipes};
 use super::tally::Tally;
+use super::text::Text;
 use super::{EVENTS, Live, LiveView, SAMPLE_FOR, max_events_per_sec};
 
 /// How often a window opens once the trace is kept in windows.
@@ -91,13 +92,14 @@ pub struct Kept {
     pub tally: Tally,
     pub coverage: Coverage,
     pub lost: u64,
+    pub device_bytes: Vec<DeviceBytes>,
 }
 
 /// Where the events are read from: each CPU's pages (`raw`), or the kernel's text where the
 /// pages cannot be read as `raw` expects.
 pub enum Source {
     Raw(Box<Pipes>),
-    Text(File),
+    Text(Text),
 }
 
 /// The reader's state between its wakes.
@@ -107,8 +109,8 @@ struct Reader<'a> {
     live: &'a Live,
     names: &'a [((u32, u32), String)],
     tally: Tally,
-    buf: Vec<u8>,
-    carry: String,
+    /// The devices' diskstats since the trace began, for a trace kept in windows.
+    counted: Counted,
     lost: u64,
     started: Instant,
     /// When the trace was last read to its end.
@@ -125,6 +127,7 @@ pub fn read_pipe(
     live: &Live,
     names: &[((u32, u32), String)],
     tally: Tally,
+    counted: Counted,
 ) -> Kept {
     let now = Instant::now();
     let read_as = match source {
@@ -137,8 +140,7 @@ pub fn read_pipe(
         live,
         names,
         tally,
-        buf: vec![0u8; 1 << 16],
-        carry: String::new(),
+        counted,
         lost: 0,
         started: now,
         drained_at: now,
@@ -246,14 +248,7 @@ impl Reader<'_> {
                 self.lost += lost;
                 more
             }
-            Source::Text(pipe) => drain_text(
-                pipe,
-                limit,
-                &mut self.buf,
-                &mut self.carry,
-                &mut self.tally,
-                &mut self.lost,
-            )?,
+            Source::Text(text) => text.drain(limit, &mut self.tally, &mut self.lost)?,
         };
         if !more {
             self.drained_at = Instant::now();
@@ -265,6 +260,7 @@ impl Reader<'_> {
         let mut view = live_view(&self.tally, self.names);
         view.coverage = self.coverage_now();
         view.lost = self.lost;
+        view.device_bytes = self.device_bytes();
         if let Ok(mut l) = self.live.lock() {
             *l = view;
         }
@@ -285,50 +281,22 @@ impl Reader<'_> {
         let now = crate::sys::monotonic_ns();
         self.coverage.end_window(now);
         self.coverage.end_ns = now;
+        let device_bytes = self.device_bytes();
         let _ = self.drain(usize::MAX);
         Kept {
+            device_bytes,
             tally: self.tally,
             coverage: self.coverage,
             lost: self.lost,
         }
     }
-}
 
-/// Reads the kernel's text (at most `limit` bytes) into the tally; true when it stopped at the
-/// limit with more to read.
-fn drain_text(
-    pipe: &mut File,
-    limit: usize,
-    buf: &mut [u8],
-    carry: &mut String,
-    tally: &mut Tally,
-    lost: &mut u64,
-) -> io::Result<bool> {
-    let mut taken = 0usize;
-    loop {
-        if taken >= limit {
-            return Ok(true);
-        }
-        match pipe.read(buf) {
-            Ok(0) => return Ok(false),
-            Ok(n) => {
-                taken += n;
-                carry.push_str(&String::from_utf8_lossy(&buf[..n]));
-                let end = carry.rfind('\n').map_or(0, |i| i + 1);
-                for line in carry[..end].lines() {
-                    if let Some(e) = event::parse(line) {
-                        tally.add(&e);
-                    } else if let Some(l) = event::parse_life(line) {
-                        tally.life(l);
-                    } else {
-                        *lost += lost_in(line);
-                    }
-                }
-                carry.drain(..end);
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+    /// What diskstats says the devices moved so far, where the trace is kept in windows.
+    fn device_bytes(&self) -> Vec<DeviceBytes> {
+        if self.coverage.windowed {
+            self.counted.so_far()
+        } else {
+            Vec::new()
         }
     }
 }
@@ -374,11 +342,3 @@ fn buffered_events(dir: &Path) -> u64 {
 /// The most a reader takes from the pipe at one wake while the trace runs (text, about 100000
 /// events).
 const DRAIN_PER_WAKE: usize = 8 << 20;
-
-/// The count of a `CPU:N [LOST M EVENTS]` line.
-fn lost_in(line: &str) -> u64 {
-    line.split_once("[LOST ")
-        .and_then(|(_, r)| r.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
