@@ -344,9 +344,11 @@ pub struct Pipes {
     layout: Layout,
     formats: HashMap<u16, Format>,
     page: usize,
-    /// The pages read at one drain, and their records in time order.
+    /// The pages read at one drain, and their records in time order; between drains, the
+    /// records kept for the next ([`Pipes::hand_out`]). `spare` is where they are gathered.
     arena: Vec<u8>,
     records: Vec<Record>,
+    spare: Vec<u8>,
     tgids: Tgids,
     /// When the last drain was.
     drained_at: std::time::Instant,
@@ -369,6 +371,7 @@ impl Pipes {
             page,
             arena: Vec::new(),
             records: Vec::new(),
+            spare: Vec::new(),
             tgids: Tgids {
                 saved_at: base.join("saved_tgids"),
                 ..Tgids::default()
@@ -380,26 +383,42 @@ impl Pipes {
     /// Reads what the pipes hold now (at most about `limit` bytes of pages) and hands each
     /// event to `on` in time order over the CPUs; the events lost, and whether to read again
     /// soon (it stopped at the limit, or pages came at [`SOON`] a second or more).
-    pub fn drain(&mut self, limit: usize, mut on: impl FnMut(Item)) -> io::Result<(u64, bool)> {
-        self.arena.clear();
-        self.records.clear();
+    pub fn drain(&mut self, limit: usize, on: impl FnMut(Item)) -> io::Result<(u64, bool)> {
+        // Every CPU is read after this: each one's events before it are all in this drain.
+        let mut horizon = crate::sys::monotonic_ns();
+        let held = self.arena.len();
         self.tgids.saved = None;
         let (mut lost, mut more) = (0, false);
         // Each CPU its share: one that fills the limit would leave the others to lose events.
         let share = limit / self.cpus.len().max(1);
         for cpu in 0..self.cpus.len() {
+            let first = self.records.len();
             let (l, m) = self.read_pages(cpu, self.arena.len().saturating_add(share))?;
             lost += l;
             more |= m;
+            // Stopped at its share: its events after the last one read are still to come.
+            if m && let Some(last) = self.records[first..].iter().map(|r| r.ts_ns).max() {
+                horizon = horizon.min(last + 1);
+            }
         }
         // Pages coming at this rate would fill the kernel's buffers in a second's wait: read
         // again soon (a full trace raised above the default rate, BLKSCOPE_TRACE_MAX_RATE).
         let now = std::time::Instant::now();
         let seconds = now.duration_since(self.drained_at).as_secs_f64().max(1e-3);
         self.drained_at = now;
-        more |= self.arena.len() as f64 / seconds >= SOON as f64;
+        more |= (self.arena.len() - held) as f64 / seconds >= SOON as f64;
+        self.hand_out(horizon, on);
+        Ok((lost, more))
+    }
+
+    /// Hands out the records before `horizon` in time order over the CPUs, and keeps the
+    /// others for the next drain: a CPU read later in a drain gives events newer than the
+    /// last of one read earlier, whose newer ones come in the next (a bio queued on one CPU
+    /// and issued on another would be seen issued first).
+    fn hand_out(&mut self, horizon: u64, mut on: impl FnMut(Item)) {
         self.records.sort_by_key(|r| r.ts_ns);
-        for r in &self.records {
+        let keep = self.records.partition_point(|r| r.ts_ns < horizon);
+        for r in &self.records[..keep] {
             let Some(rec) = self.arena.get(r.start..r.start + r.len) else {
                 continue;
             };
@@ -407,7 +426,14 @@ impl Pipes {
                 on(item);
             }
         }
-        Ok((lost, more))
+        self.records.drain(..keep);
+        self.spare.clear();
+        for r in &mut self.records {
+            let rec = self.arena.get(r.start..r.start + r.len).unwrap_or_default();
+            (r.start, r.len) = (self.spare.len(), rec.len());
+            self.spare.extend_from_slice(rec);
+        }
+        std::mem::swap(&mut self.arena, &mut self.spare);
     }
 
     /// Reads one CPU's pages into the arena and their records (until it has none, or the arena
@@ -729,6 +755,64 @@ print fmt: \"%d,%d %s\", ((unsigned int) ((REC->dev) >> 20))
         assert_eq!(recs.len(), 1);
         assert_eq!(recs[0].ts_ns, (7u64 << 59) | (((2 << 27) | 5) + 10));
         assert_eq!((recs[0].start, recs[0].len), (16 + 16 + 8 + 4, 64));
+    }
+
+    /// Two CPUs, the first read in two drains (a share of one page each): the second CPU's
+    /// newer event waits for the first's older one of the next drain, so the events come in
+    /// time order over both drains (a bio's queue on one CPU before its issue on another).
+    #[test]
+    fn a_cpus_newer_events_wait_for_the_others_older_ones_read_in_the_next_drain() {
+        let dir = tempfile::tempdir().unwrap();
+        let ev = |t: u64| issue_record(700, 7 << 20, t, 8, "R", "dd");
+        // Events at 100 and 300, then at 400, on CPU 0; at 200 and 5000 on CPU 1 (the
+        // record's sector is its time, to tell them apart).
+        let cpu0 = [
+            page(100, &[(0, ev(100)), (200, ev(300))], 0, None),
+            page(400, &[(0, ev(400))], 0, None),
+        ]
+        .concat();
+        let cpu1 = page(200, &[(0, ev(200)), (4800, ev(5000))], 0, None);
+        let open = |name: &str, bytes: &[u8]| {
+            std::fs::write(dir.path().join(name), bytes).unwrap();
+            File::open(dir.path().join(name)).unwrap()
+        };
+        let mut tgids = Tgids::default();
+        tgids.known.insert(700, Some(700));
+        let mut pipes = Pipes {
+            cpus: vec![open("cpu0", &cpu0), open("cpu1", &cpu1)],
+            layout: Layout::read(HEADER_PAGE).unwrap(),
+            formats: [format("block_rq_issue", ISSUE).unwrap()].into(),
+            page: 4096,
+            arena: Vec::new(),
+            records: Vec::new(),
+            spare: Vec::new(),
+            tgids,
+            drained_at: std::time::Instant::now(),
+        };
+        let mut seen: Vec<(u64, u64)> = Vec::new();
+        let mut drain = |seen: &mut Vec<(u64, u64)>, limit: usize| {
+            pipes
+                .drain(limit, |i| {
+                    if let Item::Io(e) = i {
+                        seen.push((e.ts_ns, e.sector));
+                    }
+                })
+                .unwrap();
+        };
+        drain(&mut seen, 2 * 4096);
+        let first = seen.len();
+        // CPU 0 stops at its share again (at 400: what comes after it is not known yet), and
+        // the last drain, as the trace's end makes it, reads all.
+        drain(&mut seen, 2 * 4096);
+        let second = seen.len();
+        drain(&mut seen, usize::MAX);
+        println!("{seen:?}, {first} in the first drain, {second} by the second");
+        assert_eq!(
+            seen,
+            [(100, 100), (200, 200), (300, 300), (400, 400), (5000, 5000)]
+        );
+        assert_eq!((first, second), (3, 4), "5000 waited for CPU 0's 400");
+        assert!(pipes.records.is_empty() && pipes.arena.is_empty());
     }
 
     #[test]
