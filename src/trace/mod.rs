@@ -56,6 +56,13 @@ pub fn max_events_per_sec() -> f64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(MAX_EVENTS_PER_SEC)
 }
+/// The kernel's buffer for each CPU, in KiB: two seconds of events at the rate a trace may
+/// keep, all on one CPU, at 80 bytes an event (a record and its header), from 2 MiB to 8 MiB.
+/// Each KiB is allocated when the trace starts and freed when it ends (docs/architecture.md).
+fn buffer_kb(rate: f64) -> u64 {
+    ((rate * 2.0 * 80.0 / 1024.0) as u64).clamp(2048, 8192)
+}
+
 /// How long a window of a trace kept in windows is open at the most.
 pub const SAMPLE_FOR: Duration = Duration::from_millis(250);
 
@@ -298,7 +305,7 @@ impl Tracer {
         w("tracing_on", "0")?;
         w("options/record-tgid", "1")?;
         w("trace_clock", "mono")?;
-        w("buffer_size_kb", "8192")?;
+        w("buffer_size_kb", &buffer_kb(max_events_per_sec()).to_string())?;
         for e in EVENTS {
             w(&format!("events/block/{e}/filter"), filter)?;
             w(&format!("events/block/{e}/enable"), "1")?;
@@ -440,6 +447,13 @@ fn devno(root: &SysRoot, name: &str) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kernels_buffer_holds_two_seconds_at_the_rate_limit() {
+        let kb = [1.0, MAX_EVENTS_PER_SEC, 40_000.0, 1e12].map(buffer_kb);
+        println!("{kb:?}");
+        assert_eq!(kb, [2048, 2048, 6250, 8192]);
+    }
 
     fn file(disk: (u32, u32), n: u64) -> FileBelow {
         FileBelow {
