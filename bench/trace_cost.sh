@@ -11,7 +11,9 @@
 #
 # JOBS gives the job counts (each row with --jobs N); PINNED=0 leaves out the pinned rows.
 # MODES gives the runs of each round (off, full, default; `text`: the default read from the
-# kernel's text pipe, as before blkscope read the ring buffer's pages, BLKSCOPE_TRACE_TEXT=1).
+# kernel's text pipe, as before blkscope read the ring buffer's pages, BLKSCOPE_TRACE_TEXT=1;
+# `least`: windows as short as the reader makes them, BLKSCOPE_TRACE_MAX_RATE=1, which leaves
+# the trace's cost per run and per window without most of its events).
 # DEVICE=loop runs the rows on a direct-I/O loop device over a filled 1 GiB file in a temporary
 # directory instead of zram (its speed is the disk below's, whose noise the pairs must outlast).
 #
@@ -50,13 +52,14 @@ own=$scratch/own
 # clock ticks: tracing costs where the events fire, in the loop device's worker and interrupts
 # too, not only in blkscope's process.
 busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9; exit}' /proc/stat; }
-one() { # $1 row label, $2 mode (off|full|default), then run's extra arguments
+one() { # $1 row label, $2 mode (off|full|default|text|least), then run's extra arguments
   local label=$1 mode=$2; shift 2
   local env=() flag=() out b0 b1
   case $mode in
     off) flag=(--no-trace) ;;
     full) env=(BLKSCOPE_TRACE_MAX_RATE=1e12) ;;
     text) env=(BLKSCOPE_TRACE_TEXT=1) ;;
+    least) env=(BLKSCOPE_TRACE_MAX_RATE=1) ;;
   esac
   b0=$(busy)
   # The command's own CPU time (every thread of it, as bench/matrix.sh counts it) goes to $own.

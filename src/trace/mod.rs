@@ -305,7 +305,10 @@ impl Tracer {
         w("tracing_on", "0")?;
         w("options/record-tgid", "1")?;
         w("trace_clock", "mono")?;
-        w("buffer_size_kb", &buffer_kb(max_events_per_sec()).to_string())?;
+        w(
+            "buffer_size_kb",
+            &buffer_kb(max_events_per_sec()).to_string(),
+        )?;
         for e in EVENTS {
             w(&format!("events/block/{e}/filter"), filter)?;
             w(&format!("events/block/{e}/enable"), "1")?;
