@@ -563,19 +563,26 @@ mod tests {
     use super::*;
     use crate::trace::{Moved, Submitter};
 
-    /// Ten windows of 0.1 s, one a second, over 10 s: a process there all along is scaled by
-    /// ten; one there for 0.2 s of it, seen in one window for 0.1 s, by two, and in a total it
-    /// stands for the 3.3 like it that windows a second apart would have seen one of.
-    #[test]
-    fn windows_scale_each_process_by_its_own_time_and_totals_by_its_chance_to_be_seen() {
-        let s = 1_000_000_000u64;
-        let c = Coverage {
+    const SECOND: u64 = 1_000_000_000;
+
+    /// Ten windows of 0.1 s, one a second, over 10 s.
+    fn ten_windows() -> Coverage {
+        let s = SECOND;
+        Coverage {
             windowed: true,
             start_ns: 0,
             end_ns: 10 * s,
             windows_ns: (0..10).map(|i| (i * s, i * s + s / 10)).collect(),
             read_as: "pages",
-        };
+        }
+    }
+
+    /// Ten windows of 0.1 s, one a second, over 10 s: a process there all along is scaled by
+    /// ten; one there for 0.2 s of it, seen in one window for 0.1 s, by two, and in a total it
+    /// stands for the 3.3 like it that windows a second apart would have seen one of.
+    #[test]
+    fn windows_scale_each_process_by_its_own_time_and_totals_by_its_chance_to_be_seen() {
+        let (s, c) = (SECOND, ten_windows());
         let row = |pid: u32, bytes: u64, life: Option<(u64, u64)>| Row {
             device: "loop0".into(),
             disk: None,
@@ -617,21 +624,12 @@ mod tests {
         assert_eq!(c.factor(s / 2, s - 1), None, "no window between them");
     }
 
-    /// Where there is no split, the summary says why: events dropped, or a device that makes
-    /// no requests of the test's I/O (zram: its bios are never issued as requests).
     /// The windows say who moved what share; diskstats how much in all. The test's reads and
     /// a neighbour's writes on loop0, a short reader there counted for three like it, and the
     /// file below untouched (the disk's counters hold the rest of the disk).
     #[test]
     fn the_windows_shares_add_up_to_what_the_devices_counters_say() {
-        let s = 1_000_000_000u64;
-        let c = Coverage {
-            windowed: true,
-            start_ns: 0,
-            end_ns: 10 * s,
-            windows_ns: (0..10).map(|i| (i * s, i * s + s / 10)).collect(),
-            read_as: "pages",
-        };
+        let c = ten_windows();
         let row = |pid: u32, (r, w): (u64, u64), file: bool| Row {
             device: if file { "vda" } else { "loop0" }.into(),
             disk: None,
@@ -697,6 +695,8 @@ mod tests {
         assert_eq!(by(&t, 500), (810, 0));
     }
 
+    /// Where there is no split, the summary says why: events dropped, or a device that makes
+    /// no requests of the test's I/O (zram: its bios are never issued as requests).
     #[test]
     fn no_split_says_why() {
         let c = Coverage {

@@ -56,6 +56,7 @@ pub fn max_events_per_sec() -> f64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(MAX_EVENTS_PER_SEC)
 }
+
 /// The kernel's buffer for each CPU, in KiB: two seconds of events at the rate a trace may
 /// keep, all on one CPU, at 80 bytes an event (a record and its header), from 2 MiB to 8 MiB.
 /// Each KiB is allocated when the trace starts and freed when it ends (docs/architecture.md).

@@ -604,6 +604,8 @@ fn page_cache(c: &Context) -> Option<Finding> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::analysis::traced::{SubmitterIo, TraceSummary};
+    use crate::trace::tally::Who;
 
     #[test]
     fn flushes_a_direct_test_did_not_ask_for_say_whose_they_may_be() {
@@ -655,44 +657,12 @@ pub(super) mod tests {
 
     #[test]
     fn another_process_busy_on_the_device_is_named_beside_util() {
-        use crate::analysis::traced::{SubmitterIo, TraceSummary};
-        use crate::trace::tally::Who;
-        let io = |who, comm: &str, pid, read_bytes| SubmitterIo {
-            device: "loop0".into(),
-            disk: None,
-            backing_file_of: None,
-            who,
-            pid,
-            comm: comm.into(),
-            read_bytes,
-            write_bytes: 0,
-            ios: 1,
-            flushes: 0,
-            ancestors: Vec::new(),
-            weight: 1.0,
-        };
         let with = |other: u64| {
             let mut a = act(Counters::default(), 2.0);
-            a.traced = Some(TraceSummary {
-                mode: "on",
-                why: None,
-                seconds: 2.0,
-                of_seconds: 2.0,
-                windows: 1,
-                read_as: Some("pages"),
-                scaled_by: None,
-                events: 10,
-                lost: 0,
-                submitters: vec![
-                    io(Who::Test, "blkscope", 10, 100 << 20),
-                    io(Who::Other, "dd", 4503, other),
-                ],
-                q2d_ns: None,
-                d2c_ns: None,
-                split_why: None,
-                steps: None,
-                steps_why: None,
-            });
+            a.traced = Some(traced_throughout(vec![
+                io(Who::Test, "blkscope", 10, 100 << 20),
+                io(Who::Other, "dd", 4503, other),
+            ]));
             others_busy(&a, "loop0", &mut Evidence::new())
         };
         let m = with(300 << 20);
@@ -712,6 +682,39 @@ pub(super) mod tests {
             "",
             "no trace"
         );
+    }
+
+    /// What `pid` (`comm`) read on loop0, as a trace's submitter.
+    fn io(who: Who, comm: &str, pid: u32, read_bytes: u64) -> SubmitterIo {
+        SubmitterIo {
+            device: "loop0".into(),
+            disk: None,
+            backing_file_of: None,
+            who,
+            pid,
+            comm: comm.into(),
+            read_bytes,
+            write_bytes: 0,
+            ios: 1,
+            flushes: 0,
+            ancestors: Vec::new(),
+            weight: 1.0,
+        }
+    }
+
+    /// A 2 s test traced throughout, its submitters `submitters`.
+    fn traced_throughout(submitters: Vec<SubmitterIo>) -> TraceSummary {
+        TraceSummary {
+            mode: "on",
+            why: None,
+            seconds: 2.0,
+            of_seconds: 2.0,
+            windows: 1,
+            read_as: Some("pages"),
+            events: 10,
+            submitters,
+            ..TraceSummary::off("")
+        }
     }
 
     fn act(d: Counters, seconds: f64) -> Activity {
@@ -833,22 +836,6 @@ pub(super) mod tests {
     /// neither in it, and the sentence check stopped the test).
     #[test]
     fn other_readers_beside_traced_rmw_are_named_from_the_evidence() {
-        use crate::analysis::traced::{SubmitterIo, TraceSummary};
-        use crate::trace::tally::Who;
-        let io = |who, comm: &str, pid, read_bytes| SubmitterIo {
-            device: "loop0".into(),
-            disk: None,
-            backing_file_of: None,
-            who,
-            pid,
-            comm: comm.into(),
-            read_bytes,
-            write_bytes: 0,
-            ios: 1,
-            flushes: 0,
-            ancestors: Vec::new(),
-            weight: 1.0,
-        };
         let d = Counters {
             reads: 25_000,
             sectors_read: 200_000,
@@ -857,18 +844,11 @@ pub(super) mod tests {
             ..Default::default()
         };
         let mut a = act(d, 2.0);
-        a.traced = Some(TraceSummary {
-            submitters: vec![
-                io(Who::Test, "blkscope", 10, 90 << 20),
-                io(Who::Other, "dd", 4503, 6 << 20),
-                io(Who::Other, "cat", 4510, 3 << 20),
-            ],
-            ..TraceSummary::off("")
-        });
-        if let Some(t) = a.traced.as_mut() {
-            t.mode = "on";
-            t.why = None;
-        }
+        a.traced = Some(traced_throughout(vec![
+            io(Who::Test, "blkscope", 10, 90 << 20),
+            io(Who::Other, "dd", 4503, 6 << 20),
+            io(Who::Other, "cat", 4510, 3 << 20),
+        ]));
         let moved = Moved {
             read_bytes: 0,
             write_bytes: 102_400_000,
