@@ -13,7 +13,8 @@
 # MODES gives the runs of each round (off, full, default; `text`: the default read from the
 # kernel's text pipe, as before blkscope read the ring buffer's pages, BLKSCOPE_TRACE_TEXT=1;
 # `least`: windows as short as the reader makes them, BLKSCOPE_TRACE_MAX_RATE=1, which leaves
-# the trace's cost per run and per window without most of its events).
+# the trace's cost per run and per window without most of its events; `rate=N`: the default
+# with windows of N events a second, BLKSCOPE_TRACE_MAX_RATE=N).
 # DEVICE=loop runs the rows on a direct-I/O loop device over a filled 1 GiB file in a temporary
 # directory instead of zram (its speed is the disk below's, whose noise the pairs must outlast).
 #
@@ -60,6 +61,7 @@ one() { # $1 row label, $2 mode (off|full|default|text|least), then run's extra 
     full) env=(BLKSCOPE_TRACE_MAX_RATE=1e12) ;;
     text) env=(BLKSCOPE_TRACE_TEXT=1) ;;
     least) env=(BLKSCOPE_TRACE_MAX_RATE=1) ;;
+    rate=*) env=(BLKSCOPE_TRACE_MAX_RATE="${mode#rate=}") ;;
   esac
   b0=$(busy)
   # The command's own CPU time (every thread of it, as bench/matrix.sh counts it) goes to $own.
@@ -77,7 +79,8 @@ t = r.get("trace", {})
 ios = max(r["ios"], 1)
 cpu = (int(sys.argv[3]) * 1e6 / os.sysconf("SC_CLK_TCK")) / ios
 own = float(open(sys.argv[5]).read()) * 1e6 / ios
-print("%-22s %-8s %9d %8.2f %8.2f  %s events %s lost %s" % (sys.argv[1], sys.argv[2], r["iops"], cpu, own, t.get("mode"), t.get("events"), t.get("lost")))' \
+rd = t.get("reader_cpu_s")
+print("%-22s %-8s %9d %8.2f %8.2f  %s events %s lost %s reader %s" % (sys.argv[1], sys.argv[2], r["iops"], cpu, own, t.get("mode"), t.get("events"), t.get("lost"), "-" if rd is None else "%.1fms" % (rd * 1e3)))' \
     "$label" "$mode" "$((b1 - b0))" "$out" "$own"
 }
 for bs in $BSS; do

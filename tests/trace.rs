@@ -505,6 +505,95 @@ fn the_instance_is_gone_after_sigterm_and_after_kill_9_at_the_next_start() {
     assert!(left.is_empty(), "instances of dead blkscopes: {left:?}");
 }
 
+/// A trace kept in windows keeps its three block events registered for the whole run and only
+/// flips them on and off (the kernel's soft mode: `1*` and `0*` in their `enable` files), and
+/// the result says what its reader cost: less CPU than the whole process's, none of it missing.
+#[test]
+fn windows_flip_the_events_without_registering_them_again() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let _one = one_at_a_time();
+    let lo = Loop::new(256 * MIB, None, false);
+    let args = [
+        "run",
+        lo.dev(),
+        "--op",
+        "randread",
+        "--bs",
+        "4k",
+        "--runtime",
+        "3s",
+        "--no-save",
+        "--json",
+    ];
+    let child = bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let events = |f: &str| {
+        instances()
+            .map(|i| i.join(format!("blkscope-{}/events/block", child.id())))
+            .and_then(|d| std::fs::read_to_string(d.join(f)).ok())
+    };
+    // What the events' enable files say while the run lasts, each change once, from when the
+    // instance's set-up put them in soft mode (a `*`); and then the trigger that did.
+    let mut seen: Vec<String> = Vec::new();
+    let mut trigger = None;
+    let t = std::time::Instant::now();
+    while t.elapsed().as_secs_f64() < 2.8 {
+        if let Some(e) = events("block_rq_issue/enable") {
+            let e = e.trim().to_string();
+            if seen.last() != Some(&e) && (e.ends_with('*') || !seen.is_empty()) {
+                seen.push(e);
+            }
+            if !seen.is_empty() && trigger.is_none() {
+                trigger = events("block_rq_requeue/trigger");
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().unwrap();
+    let (doc, code) = json_of(&out, &args);
+    assert_eq!(code, 0, "{doc}");
+    if !traced(&doc) {
+        return;
+    }
+    let r = first_result(&doc);
+    let t = &r["trace"];
+    println!(
+        "block_rq_issue/enable as it changed: {seen:?}; the trigger: {trigger:?}; mode {},          {} windows, {} events, reader {} s of the process's {} s",
+        t["mode"], t["windows"], t["events"], t["reader_cpu_s"], r["cpu"]
+    );
+    assert_eq!(
+        t["mode"], "sampled",
+        "a fast test is traced in windows: {t}"
+    );
+    assert!(t["windows"].as_u64().unwrap_or(0) >= 2, "{t}");
+    assert!(
+        !seen.is_empty() && seen.iter().all(|e| e.ends_with('*')),
+        "the events in soft mode all along: {seen:?}"
+    );
+    assert!(
+        seen.iter().any(|e| e == "0*") && seen.iter().any(|e| e == "1*"),
+        "windows turned them on and off: {seen:?}"
+    );
+    assert!(
+        trigger.is_some_and(|t| t.contains("enable_event:block:block_rq_issue:count=0")),
+        "a trigger that never fires holds them in soft mode"
+    );
+    let reader = t["reader_cpu_s"].as_f64().unwrap_or(0.0);
+    let process =
+        r["cpu"]["user_s"].as_f64().unwrap_or(0.0) + r["cpu"]["system_s"].as_f64().unwrap_or(0.0);
+    assert!(reader > 0.0, "the reader's CPU is said: {t}");
+    assert!(
+        reader < process,
+        "the reader is part of the process: {reader} s of {process} s"
+    );
+}
+
 #[test]
 fn a_scheduler_that_holds_requests_grows_q2d_and_not_d2c() {
     if !require(true, &["losetup"]) {

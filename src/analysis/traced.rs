@@ -37,6 +37,11 @@ pub struct TraceSummary {
     pub events: u64,
     /// Events the kernel dropped because the reader fell behind.
     pub lost: u64,
+    /// The CPU time of blkscope's thread that read the trace (its parsing, its wakes, turning
+    /// the events on and off for each window), in seconds: most of what a trace costs the test's
+    /// process; the kernel's recording of each event is in the thread that caused it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reader_cpu_s: Option<f64>,
     /// Who moved what on each device, most first.
     pub submitters: Vec<SubmitterIo>,
     /// The test's own I/Os: from entering the block layer to going to the driver (Q2D: the
@@ -126,6 +131,7 @@ impl TraceSummary {
             scaled_by: None,
             events: 0,
             lost: 0,
+            reader_cpu_s: None,
             submitters: Vec::new(),
             q2d_ns: None,
             d2c_ns: None,
@@ -140,6 +146,7 @@ impl TraceSummary {
         let rows = t.tally.rows(&t.devices);
         let mut s = Self::of_rows(&rows, t.tally.own(), &t.coverage, t.tally.events, t.lost);
         s.fit_to_counters(&t.device_bytes);
+        s.reader_cpu_s = (t.reader_cpu_ns > 0).then(|| t.reader_cpu_ns as f64 / 1e9);
         // Requests are matched with their events by device and sector: with events lost, some
         // would be matched with another request's.
         if t.lost == 0 && !t.tally.q2d.is_empty() {
@@ -274,6 +281,7 @@ impl TraceSummary {
             scaled_by: (c.windowed && seconds > 0.0).then(|| of_seconds / seconds),
             events,
             lost,
+            reader_cpu_s: None,
             submitters,
             q2d_ns: None,
             d2c_ns: None,

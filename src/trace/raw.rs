@@ -291,9 +291,9 @@ pub enum Item<'a> {
 /// The thread ids' processes, as they are looked up.
 #[derive(Debug, Default)]
 struct Tgids {
-    known: HashMap<u32, Option<u32>>,
-    /// The kernel's table, read at most once a drain (for threads that ended).
-    saved: Option<HashMap<u32, u32>>,
+    known: foldhash::HashMap<u32, Option<u32>>,
+    /// The kernel's table, read at most once a drain (for threads that ended), by pid.
+    saved: Option<Vec<(u32, u32)>>,
     saved_at: PathBuf,
 }
 
@@ -307,11 +307,12 @@ impl Tgids {
         }
         let t = proc_tgid(pid).or_else(|| {
             let saved = self.saved.get_or_insert_with(|| {
-                fs::read_to_string(&self.saved_at)
+                fs::read(&self.saved_at)
                     .map(|s| saved_tgids(&s))
                     .unwrap_or_default()
             });
-            saved.get(&pid).copied()
+            let at = saved.binary_search_by_key(&pid, |&(p, _)| p).ok()?;
+            Some(saved[at].1)
         });
         if self.known.len() > 1 << 16 {
             self.known.clear();
@@ -328,21 +329,39 @@ fn proc_tgid(pid: u32) -> Option<u32> {
     u32::try_from(s.tgid).ok()
 }
 
-/// `saved_tgids`: "PID TGID" lines.
-fn saved_tgids(text: &str) -> HashMap<u32, u32> {
-    text.lines()
+/// `saved_tgids`: "PID TGID" lines (one for each pid the kernel's tracing has seen, tens of
+/// thousands on a busy machine), by pid.
+fn saved_tgids(text: &[u8]) -> Vec<(u32, u32)> {
+    let mut out: Vec<(u32, u32)> = text
+        .split(|&b| b == b'\n')
         .filter_map(|l| {
-            let (p, t) = l.split_once(' ')?;
-            Some((p.trim().parse().ok()?, t.trim().parse().ok()?))
+            let mut words = l.split(|&b| b == b' ').filter(|w| !w.is_empty());
+            let (p, t) = (number(words.next()?)?, number(words.next()?)?);
+            words.next().is_none().then_some((p, t))
         })
-        .collect()
+        .collect();
+    // The kernel prints them in pid order; a table read as it changed may not be.
+    if !out.is_sorted_by_key(|&(p, _)| p) {
+        out.sort_unstable_by_key(|&(p, _)| p);
+    }
+    out
+}
+
+/// A decimal number of a few digits, as a u32.
+fn number(w: &[u8]) -> Option<u32> {
+    if w.is_empty() || w.len() > 10 || !w.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    w.iter().try_fold(0u32, |n, &d| {
+        n.checked_mul(10)?.checked_add((d - b'0') as u32)
+    })
 }
 
 /// Each CPU's raw pipe of an instance, and how to read its pages.
 pub struct Pipes {
     cpus: Vec<File>,
     layout: Layout,
-    formats: HashMap<u16, Format>,
+    formats: foldhash::HashMap<u16, Format>,
     page: usize,
     /// The pages read at one drain, and their records in time order; between drains, the
     /// records kept for the next ([`Pipes::hand_out`]). `spare` is where they are gathered.
@@ -475,8 +494,8 @@ fn bad(what: &str) -> io::Error {
 
 /// The formats of the events the instance has on: the three block events, and the lifetime
 /// events where the kernel has them (as the instance's set-up takes them).
-fn formats(dir: &Path) -> io::Result<HashMap<u16, Format>> {
-    let mut formats = HashMap::new();
+fn formats(dir: &Path) -> io::Result<foldhash::HashMap<u16, Format>> {
+    let mut formats = foldhash::HashMap::default();
     let events = (super::EVENTS.iter().map(|e| ("block", *e)))
         .chain(super::LIFE_EVENTS.iter().map(|e| ("sched", *e)));
     for (sys, e) in events {
@@ -514,7 +533,7 @@ fn cpu_pipes(dir: &Path) -> io::Result<Vec<File>> {
 fn item<'a>(
     rec: &'a [u8],
     ts_ns: u64,
-    formats: &HashMap<u16, Format>,
+    formats: &foldhash::HashMap<u16, Format>,
     tgids: &mut Tgids,
 ) -> Option<Item<'a>> {
     let id = read_uint(rec, Field { offset: 0, size: 2 })? as u16;
@@ -679,7 +698,9 @@ print fmt: \"%d,%d %s\", ((unsigned int) ((REC->dev) >> 20))
     #[test]
     fn a_page_gives_its_events_in_order_with_their_times_and_lost_count() {
         let layout = Layout::read(HEADER_PAGE).unwrap();
-        let formats: HashMap<u16, Format> = [format("block_rq_issue", ISSUE).unwrap()].into();
+        let formats: foldhash::HashMap<u16, Format> = [format("block_rq_issue", ISSUE).unwrap()]
+            .into_iter()
+            .collect();
         let a = issue_record(700, (7 << 20) | 3, 2048, 8, "WS", "dd");
         // A record longer than 28 words takes the length word.
         let mut long = issue_record(701, 254 << 20, 99, 16, "R", "fio");
@@ -781,7 +802,9 @@ print fmt: \"%d,%d %s\", ((unsigned int) ((REC->dev) >> 20))
         let mut pipes = Pipes {
             cpus: vec![open("cpu0", &cpu0), open("cpu1", &cpu1)],
             layout: Layout::read(HEADER_PAGE).unwrap(),
-            formats: [format("block_rq_issue", ISSUE).unwrap()].into(),
+            formats: [format("block_rq_issue", ISSUE).unwrap()]
+                .into_iter()
+                .collect(),
             page: 4096,
             arena: Vec::new(),
             records: Vec::new(),
@@ -817,11 +840,16 @@ print fmt: \"%d,%d %s\", ((unsigned int) ((REC->dev) >> 20))
 
     #[test]
     fn the_kernels_saved_tgids_are_read() {
-        let t = saved_tgids("700 690\n701 701\nbad\n");
-        assert_eq!(
-            (t.get(&700), t.get(&701), t.len()),
-            (Some(&690), Some(&701), 2)
-        );
+        let t = saved_tgids(b"701 701\n700 690\nbad\n702 x\n99999999999 1\n703 703 703\n");
+        assert_eq!(t, vec![(700, 690), (701, 701)]);
+        let mut tgids = Tgids {
+            saved: Some(t),
+            ..Tgids::default()
+        };
+        // A thread gone from /proc is found in the table.
+        if proc_tgid(700).is_none() {
+            assert_eq!(tgids.of(700), Some(690));
+        }
         // This process is found in /proc, and so is each of its threads' (the tests' runner has
         // several).
         let me = std::process::id();

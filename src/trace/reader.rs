@@ -93,6 +93,9 @@ pub struct Kept {
     pub coverage: Coverage,
     pub lost: u64,
     pub device_bytes: Vec<DeviceBytes>,
+    /// The reader thread's CPU time, start to end (ns): its parsing, its wakes, its turning the
+    /// events on and off (the events' recording is in the threads that caused them).
+    pub reader_cpu_ns: u64,
 }
 
 /// Where the events are read from: each CPU's pages (`raw`), or the kernel's text where the
@@ -117,6 +120,8 @@ struct Reader<'a> {
     drained_at: Instant,
     coverage: Coverage,
     max_rate: f64,
+    /// How long the last window took to close (its events' budget, or [`SAMPLE_FOR`]).
+    filled_in: Duration,
 }
 
 /// Reads `source` of the instance at `dir` until told to stop, then what is left.
@@ -154,11 +159,16 @@ pub fn read_pipe(
             }
         },
         max_rate: max_events_per_sec(),
+        filled_in: CHECK_EVERY,
     };
     let mut next = now + CHECK_EVERY;
     while !stop.load(Ordering::Relaxed) {
-        std::thread::sleep(CHECK_EVERY.min(next.saturating_duration_since(Instant::now())));
-        if Instant::now() < next {
+        // Asleep until the next wake, or until the tracer stops it (it unparks this thread):
+        // a wake costs the test's machine a context switch and a timer, so there are no more
+        // than the windows need.
+        let wait = next.saturating_duration_since(Instant::now());
+        if !wait.is_zero() {
+            std::thread::park_timeout(wait);
             continue;
         }
         next = match r.wake() {
@@ -174,12 +184,14 @@ impl Reader<'_> {
     fn wake(&mut self) -> io::Result<Duration> {
         let now = Instant::now();
         let Some(since) = self.coverage.open_since() else {
-            // Between windows: the next opens WINDOW_EVERY after the last one did.
+            // Between windows: the next opens WINDOW_EVERY after the last one did, and is
+            // first looked at when the last one had filled.
             self.open_window();
-            return Ok(CHECK_EVERY);
+            return Ok(self.filled_in.clamp(CHECK_EVERY, SAMPLE_FOR));
         };
         let age = Duration::from_nanos(crate::sys::monotonic_ns().saturating_sub(since));
         if self.too_fast(now) || self.coverage.windowed && age >= SAMPLE_FOR {
+            self.filled_in = age;
             self.close_window();
             self.drain(usize::MAX)?;
             self.publish();
@@ -215,9 +227,12 @@ impl Reader<'_> {
     }
 
     /// Turns the events off: the window is over, and the trace is kept in windows from now on.
+    /// Each event's own file: the block system's walks every event the kernel has.
     fn close_window(&mut self) {
         self.coverage.end_window(crate::sys::monotonic_ns());
-        let _ = fs::write(self.dir.join("events/block/enable"), "0");
+        for e in EVENTS {
+            let _ = fs::write(self.dir.join(format!("events/block/{e}/enable")), "0");
+        }
         self.coverage.windowed = true;
     }
 
@@ -284,6 +299,7 @@ impl Reader<'_> {
         let device_bytes = self.device_bytes();
         let _ = self.drain(usize::MAX);
         Kept {
+            reader_cpu_ns: crate::sys::thread_cpu_ns(),
             device_bytes,
             tally: self.tally,
             coverage: self.coverage,

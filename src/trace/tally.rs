@@ -2,7 +2,13 @@
 //! the time of the test's own I/Os went (queue to issue, Q2D: in the scheduler and the queue;
 //! issue to completion, D2C: in the device), as blktrace's btt names them.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+// The tally's maps are looked up a few times for each event: foldhash's hasher is a fifth of
+// SipHash's cost on their small integer keys (docs/architecture.md), and nothing here is keyed
+// by what another user could choose to collide.
+use foldhash::{HashMap, HashSet};
+use std::collections::hash_map::Entry;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -99,6 +105,36 @@ pub struct Tally {
     /// traced only for them (`only_files`) the rest is not counted.
     files: Vec<FileBelow>,
     only_files: Vec<(u32, u32)>,
+    /// Where [`Tally::bios_in`] puts a request's bios, kept between events.
+    bios: Vec<((u32, u32), u64)>,
+}
+
+/// A process's name and ancestors: from /proc while it runs; when it is gone, the name its
+/// event recorded and the ancestors the fork events gave, then /proc's for the first of
+/// them still there.
+fn named(
+    lookup: fn(u32) -> Option<(String, Vec<u32>)>,
+    parents: &HashMap<u32, u32>,
+    pid: u32,
+    comm: &str,
+) -> (String, Vec<u32>) {
+    if let Some(found) = lookup(pid) {
+        return found;
+    }
+    let mut ancestors = Vec::new();
+    let mut p = pid;
+    while let Some(&parent) = parents.get(&p) {
+        if ancestors.len() >= 64 || ancestors.contains(&parent) {
+            break;
+        }
+        ancestors.push(parent);
+        p = parent;
+        if let Some((_, more)) = lookup(p) {
+            ancestors.extend(more);
+            break;
+        }
+    }
+    (comm.to_string(), ancestors)
 }
 
 /// The major number the tally gives the backing file of a loop device (the `n`th of
@@ -152,17 +188,18 @@ impl Tally {
         Self {
             own,
             lookup: lineage,
-            by: HashMap::new(),
+            by: HashMap::default(),
             open: BTreeMap::new(),
-            issued: HashSet::new(),
+            issued: HashSet::default(),
             q2d: histogram(),
             d2c: histogram(),
             stepped: Vec::new(),
             pick: Pick::default(),
             events: 0,
-            began: HashMap::new(),
-            ended: HashMap::new(),
-            parents: HashMap::new(),
+            began: HashMap::default(),
+            ended: HashMap::default(),
+            parents: HashMap::default(),
+            bios: Vec::new(),
             parts: Vec::new(),
             files: Vec::new(),
             only_files: Vec::new(),
@@ -206,36 +243,19 @@ impl Tally {
     }
 
     fn moved(&mut self, dev: (u32, u32), who: Submitter, comm: &str) -> &mut Moved {
-        if !self.by.contains_key(&(dev, who)) {
-            let (name, ancestors) = self.named(who.0, comm);
-            let kernel = kernel_thread(who.0, &name);
-            let m = self.by.entry((dev, who)).or_default();
-            (m.comm, m.ancestors, m.kernel) = (name, ancestors, kernel);
-        }
-        self.by.entry((dev, who)).or_default()
-    }
-
-    /// A process's name and ancestors: from /proc while it runs; when it is gone, the name its
-    /// event recorded and the ancestors the fork events gave, then /proc's for the first of
-    /// them still there.
-    fn named(&self, pid: u32, comm: &str) -> (String, Vec<u32>) {
-        if let Some(found) = (self.lookup)(pid) {
-            return found;
-        }
-        let mut ancestors = Vec::new();
-        let mut p = pid;
-        while let Some(&parent) = self.parents.get(&p) {
-            if ancestors.len() >= 64 || ancestors.contains(&parent) {
-                break;
-            }
-            ancestors.push(parent);
-            p = parent;
-            if let Some((_, more)) = (self.lookup)(p) {
-                ancestors.extend(more);
-                break;
+        match self.by.entry((dev, who)) {
+            Entry::Occupied(m) => m.into_mut(),
+            Entry::Vacant(v) => {
+                let (name, ancestors) = named(self.lookup, &self.parents, who.0, comm);
+                let kernel = kernel_thread(who.0, &name);
+                v.insert(Moved {
+                    comm: name,
+                    ancestors,
+                    kernel,
+                    ..Moved::default()
+                })
             }
         }
-        (comm.to_string(), ancestors)
     }
 
     /// Counts one event.
@@ -298,11 +318,14 @@ impl Tally {
             }
             None => Submitter(e.tgid.unwrap_or(e.pid)),
         };
-        for k in self.bios_in(e) {
-            if let Some(o) = self.open.get_mut(&k) {
+        let mut bios = std::mem::take(&mut self.bios);
+        self.bios_in(e, &mut bios);
+        for k in &bios {
+            if let Some(o) = self.open.get_mut(k) {
                 o.issued = o.issued.or(Some(e.ts_ns));
             }
         }
+        self.bios = bios;
         let m = self.moved(self.place(e.dev, e.sector), who, e.comm);
         m.ios += 1;
         if e.reads() {
@@ -313,8 +336,10 @@ impl Tally {
     }
 
     /// The open bios with sectors in the request of `e`: the one it starts in (which may
-    /// begin before it) and those after.
-    fn bios_in(&self, e: &Event) -> Vec<((u32, u32), u64)> {
+    /// begin before it) and those after, into `out` (the tally's own, taken and given back
+    /// by the caller: a request an event, and an allocation each would cost more than the rest).
+    fn bios_in(&self, e: &Event, out: &mut Vec<((u32, u32), u64)>) {
+        out.clear();
         let (from, to) = ((e.dev, e.sector), (e.dev, e.sector + e.sectors as u64));
         let before = self
             .open
@@ -322,10 +347,8 @@ impl Tally {
             .next_back()
             .filter(|((d, s), o)| *d == e.dev && s + o.sectors as u64 > e.sector)
             .map(|(k, _)| *k);
-        before
-            .into_iter()
-            .chain(self.open.range(from..to).map(|(k, _)| *k))
-            .collect()
+        out.extend(before);
+        out.extend(self.open.range(from..to).map(|(k, _)| *k));
     }
 
     /// A request completed: its first bio's time in the device is its submitter's; each bio
@@ -352,7 +375,9 @@ impl Tally {
             return;
         }
         let end = e.sector + e.sectors as u64;
-        for k in self.bios_in(e) {
+        let mut bios = std::mem::take(&mut self.bios);
+        self.bios_in(e, &mut bios);
+        for &k in &bios {
             let Some(o) = self.open.get_mut(&k) else {
                 continue;
             };
@@ -375,6 +400,7 @@ impl Tally {
                 self.pick.keep(&mut self.stepped, s, |s| s.sector);
             }
         }
+        self.bios = bios;
     }
 
     /// Notes a process's beginning or end.
