@@ -26,29 +26,6 @@ pub const WINDOW_EVERY: Duration = Duration::from_secs(1);
 /// How often an open window's events are counted (the kernel's per-CPU counts, not the text).
 const CHECK_EVERY: Duration = Duration::from_millis(10);
 
-/// The part of the rest of the process's CPU (the test's threads, io_uring's workers, the
-/// sampler) that a trace kept in windows may cost it: its windows are sized to it
-/// ([`Reader::priced`]; the rows of bench/trace_cost.sh, docs/tracing.md).
-pub const CPU_SHARE: f64 = 0.015;
-
-/// What the kernel's recording of one event costs the thread that caused it, in ns (its
-/// `trace_event_raw_event_block_*` functions: 144 ms for 570000 events of a full trace on a
-/// loop device, `perf record -a`, docs/tracing.md).
-const KERNEL_NS_PER_EVENT: f64 = 250.0;
-
-/// The events a window may hold when the rest of the process spends `rest` CPU seconds a second
-/// and the reader `reader_ns` an event: [`CPU_SHARE`] of the rest over a window's period, at
-/// what an event costs the reader and the kernel, from [`MIN_WINDOW_EVENTS`] to `cap`.
-fn window_budget(rest: f64, reader_ns: f64, cap: f64) -> f64 {
-    let per_event = reader_ns + KERNEL_NS_PER_EVENT;
-    let budget = CPU_SHARE * rest * WINDOW_EVERY.as_nanos() as f64 / per_event;
-    budget.clamp(MIN_WINDOW_EVENTS.min(cap), cap)
-}
-
-/// The fewest events a window holds, whatever the test's CPU: fewer would say too little of
-/// who did what (a bio and a request take three events, a loop device's file below three more).
-const MIN_WINDOW_EVENTS: f64 = 1000.0;
-
 /// How a trace was kept: throughout, or in windows.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Coverage {
@@ -143,14 +120,8 @@ struct Reader<'a> {
     drained_at: Instant,
     coverage: Coverage,
     max_rate: f64,
-    /// How long the next window should take to hold its budget, at the last one's rate.
+    /// How long the last window took to close (its events' budget, or [`SAMPLE_FOR`]).
     filled_in: Duration,
-    /// The events read before the open window opened.
-    events_at_open: u64,
-    /// The events a window may hold ([`Reader::priced`] after each window).
-    budget: f64,
-    /// The process's CPU time and the reader's when the trace began (ns).
-    cpu_at_start: (u64, u64),
 }
 
 /// Reads `source` of the instance at `dir` until told to stop, then what is left.
@@ -189,15 +160,6 @@ pub fn read_pipe(
         },
         max_rate: max_events_per_sec(),
         filled_in: CHECK_EVERY,
-        events_at_open: 0,
-        budget: max_events_per_sec() * WINDOW_EVERY.as_secs_f64(),
-        cpu_at_start: {
-            let (user, system) = crate::sys::cpu_times();
-            (
-                (user + system).as_nanos() as u64,
-                crate::sys::thread_cpu_ns(),
-            )
-        },
     };
     let mut next = now + CHECK_EVERY;
     while !stop.load(Ordering::Relaxed) {
@@ -229,12 +191,9 @@ impl Reader<'_> {
         };
         let age = Duration::from_nanos(crate::sys::monotonic_ns().saturating_sub(since));
         if self.too_fast(now) || self.coverage.windowed && age >= SAMPLE_FOR {
+            self.filled_in = age;
             self.close_window();
             self.drain(usize::MAX)?;
-            self.budget = self.priced();
-            // At this window's rate, the next one holds its budget in this long.
-            let held = self.tally.events.saturating_sub(self.events_at_open).max(1);
-            self.filled_in = age.mul_f64((self.budget / held as f64).min(1.0));
             self.publish();
             let next = since + WINDOW_EVERY.as_nanos() as u64;
             return Ok(Duration::from_nanos(
@@ -257,38 +216,14 @@ impl Reader<'_> {
         })
     }
 
-    /// Whether the events held since the last read are more than a window may keep: in a
-    /// trace kept in windows, its [`Reader::budget`]; before, a second's worth at the most a
-    /// trace may cost, and they came faster than that (judged by the kernel's own count:
-    /// parsing them to know would take a CPU from the test).
+    /// Whether the events held since the last read are more than a window may keep (a second's
+    /// worth at the most a trace may cost, so that windows one a second cost that on average),
+    /// and came faster than that (judged by the kernel's own count: parsing them to know would
+    /// take a CPU from the test).
     fn too_fast(&self, now: Instant) -> bool {
         let held = buffered_events(&self.dir) as f64;
-        if self.coverage.windowed {
-            return held >= self.budget;
-        }
         let seconds = now.duration_since(self.drained_at).as_secs_f64();
         held > self.max_rate * WINDOW_EVERY.as_secs_f64() && held / seconds > self.max_rate
-    }
-
-    /// The events the next window may hold: what [`CPU_SHARE`] of the rest of the process's CPU
-    /// over a window's period pays for at what an event has cost so far (the reader's CPU over
-    /// the events it read, and the kernel's recording, [`KERNEL_NS_PER_EVENT`]), at least
-    /// [`MIN_WINDOW_EVENTS`] and at most a second's worth at the rate limit. A test that spends
-    /// little CPU on each I/O (a deep ring of large blocks) has short windows; one whose every
-    /// I/O costs a system call and a wake, as long as the rate limit allows.
-    fn priced(&self) -> f64 {
-        let (user, system) = crate::sys::cpu_times();
-        let process = (user + system).as_nanos() as u64;
-        let reader = crate::sys::thread_cpu_ns().saturating_sub(self.cpu_at_start.1);
-        let rest = process
-            .saturating_sub(self.cpu_at_start.0)
-            .saturating_sub(reader) as f64;
-        let wall = self.started.elapsed().as_nanos().max(1) as f64;
-        window_budget(
-            rest / wall,
-            reader as f64 / self.tally.events.max(1) as f64,
-            self.max_rate * WINDOW_EVERY.as_secs_f64(),
-        )
     }
 
     /// Turns the events off: the window is over, and the trace is kept in windows from now on.
@@ -305,7 +240,6 @@ impl Reader<'_> {
     /// (their later events would be matched across the gap).
     fn open_window(&mut self) {
         self.tally.forget_open();
-        self.events_at_open = self.tally.events;
         let ok = EVENTS
             .iter()
             .all(|e| fs::write(self.dir.join(format!("events/block/{e}/enable")), "1").is_ok());
@@ -424,32 +358,3 @@ fn buffered_events(dir: &Path) -> u64 {
 /// The most a reader takes from the pipe at one wake while the trace runs (text, about 100000
 /// events).
 const DRAIN_PER_WAKE: usize = 8 << 20;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_window_holds_what_a_share_of_the_tests_cpu_pays_for() {
-        let cap = super::super::MAX_EVENTS_PER_SEC;
-        // A deep ring of 64K reads on a loop device: 75 ms of CPU a second, 280 ns an event
-        // read: about 2100 events.
-        let deep = window_budget(0.075, 280.0, cap);
-        // A CPU's worth (zram at QD1): the rate limit's. A test that spends next to nothing:
-        // the least a window holds. Raised to a full trace's rate, the share still decides;
-        // lowered below the least (BLKSCOPE_TRACE_MAX_RATE=1), the limit does.
-        let busy = window_budget(1.0, 280.0, cap);
-        let idle = window_budget(0.001, 280.0, cap);
-        let raised = window_budget(1.0, 280.0, 1e12);
-        let lowered = window_budget(1.0, 280.0, 1.0);
-        println!(
-            "deep {deep:.0}, busy {busy:.0}, idle {idle:.0}, raised {raised:.0}, lowered {lowered}"
-        );
-        let expected = CPU_SHARE * 0.075e9 / (280.0 + KERNEL_NS_PER_EVENT);
-        assert!((deep - expected).abs() < 1.0 && (2000.0..2200.0).contains(&deep));
-        assert_eq!((busy, idle, lowered), (cap, MIN_WINDOW_EVENTS, 1.0));
-        assert!((raised - CPU_SHARE * 1e9 / 530.0).abs() < 1.0);
-        // What the events cost prices them: a reader twice as slow keeps fewer.
-        assert!(window_budget(0.075, 560.0, cap) < deep);
-    }
-}
