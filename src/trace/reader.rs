@@ -120,8 +120,10 @@ struct Reader<'a> {
     drained_at: Instant,
     coverage: Coverage,
     max_rate: f64,
-    /// How long the last window took to close (its events' budget, or [`SAMPLE_FOR`]).
+    /// How long the next window should take to hold a window's events, at the last one's rate.
     filled_in: Duration,
+    /// The events read before the open window opened.
+    events_at_open: u64,
 }
 
 /// Reads `source` of the instance at `dir` until told to stop, then what is left.
@@ -160,6 +162,7 @@ pub fn read_pipe(
         },
         max_rate: max_events_per_sec(),
         filled_in: CHECK_EVERY,
+        events_at_open: 0,
     };
     let mut next = now + CHECK_EVERY;
     while !stop.load(Ordering::Relaxed) {
@@ -191,9 +194,15 @@ impl Reader<'_> {
         };
         let age = Duration::from_nanos(crate::sys::monotonic_ns().saturating_sub(since));
         if self.too_fast(now) || self.coverage.windowed && age >= SAMPLE_FOR {
-            self.filled_in = age;
             self.close_window();
             self.drain(usize::MAX)?;
+            // At this window's rate the next one holds a window's events in this long (its
+            // age is when it was looked at, later than it filled: taken as it is, each window
+            // would be looked at first no sooner than the last, and a slow one would hold
+            // every later one open as long).
+            let held = self.tally.events.saturating_sub(self.events_at_open).max(1) as f64;
+            let budget = self.max_rate * WINDOW_EVERY.as_secs_f64();
+            self.filled_in = age.mul_f64((budget / held).min(1.0));
             self.publish();
             let next = since + WINDOW_EVERY.as_nanos() as u64;
             return Ok(Duration::from_nanos(
@@ -240,6 +249,7 @@ impl Reader<'_> {
     /// (their later events would be matched across the gap).
     fn open_window(&mut self) {
         self.tally.forget_open();
+        self.events_at_open = self.tally.events;
         let ok = EVENTS
             .iter()
             .all(|e| fs::write(self.dir.join(format!("events/block/{e}/enable")), "1").is_ok());
