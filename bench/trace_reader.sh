@@ -50,12 +50,12 @@ one() { # $1 name, $2 binary, $3 rate
   wait "$pid"
   wait
   python3 -c 'import json, re, sys
-r = json.load(open(sys.argv[4]))["results"][0]
+r = json.load(open(sys.argv[3]))["results"][0]
 t = r.get("trace", {})
-ms = sum(float(m.group(1)) for m in re.finditer(r"([\d.]+)\s+msec task-clock", open(sys.argv[5]).read().replace(",", "")))
+ms = sum(float(m.group(1)) for m in re.finditer(r"([\d.]+)\s+msec task-clock", open(sys.argv[4]).read().replace(",", "")))
 ev = max(t.get("events", 0), 1)
 print("%-8s %-6s %8.1f ms %6.0f ns/event %8d events %s windows" % (sys.argv[1], sys.argv[2], ms, ms * 1e6 / ev, ev, t.get("windows")))' \
-    "$1" "$3" "" "$work/out.json" "$stat"
+    "$1" "$3" "$work/out.json" "$stat"
 }
 for rate in $RATES; do
   for i in $(seq 1 "$ROUNDS"); do

@@ -336,7 +336,8 @@ fn saved_tgids(text: &[u8]) -> Vec<(u32, u32)> {
         .split(|&b| b == b'\n')
         .filter_map(|l| {
             let mut words = l.split(|&b| b == b' ').filter(|w| !w.is_empty());
-            let (p, t) = (number(words.next()?)?, number(words.next()?)?);
+            let mut number = || std::str::from_utf8(words.next()?).ok()?.parse::<u32>().ok();
+            let (p, t) = (number()?, number()?);
             words.next().is_none().then_some((p, t))
         })
         .collect();
@@ -345,16 +346,6 @@ fn saved_tgids(text: &[u8]) -> Vec<(u32, u32)> {
         out.sort_unstable_by_key(|&(p, _)| p);
     }
     out
-}
-
-/// A decimal number of a few digits, as a u32.
-fn number(w: &[u8]) -> Option<u32> {
-    if w.is_empty() || w.len() > 10 || !w.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    w.iter().try_fold(0u32, |n, &d| {
-        n.checked_mul(10)?.checked_add((d - b'0') as u32)
-    })
 }
 
 /// Each CPU's raw pipe of an instance, and how to read its pages.

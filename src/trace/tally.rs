@@ -4,9 +4,10 @@
 
 use std::collections::BTreeMap;
 
-// The tally's maps are looked up a few times for each event: foldhash's hasher is a fifth of
-// SipHash's cost on their small integer keys (docs/architecture.md), and nothing here is keyed
-// by what another user could choose to collide.
+// The tally's maps are looked up a few times for each event: foldhash's hasher in place of
+// SipHash (with one buffer for a request's bios) took a full trace's reader from 514 to 374 ns
+// an event (docs/architecture.md), and nothing here is keyed by what another user could choose
+// to collide.
 use foldhash::{HashMap, HashSet};
 use std::collections::hash_map::Entry;
 
