@@ -94,8 +94,10 @@ impl Share {
         if std::fs::hard_link(env!("CARGO_BIN_EXE_blkscope"), &bin).is_err() {
             std::fs::copy(env!("CARGO_BIN_EXE_blkscope"), &bin).unwrap();
         }
+        // Each traced line says the guest's uptime: where a slow guest's time went.
         let head = "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-                    HOME=/tmp\nB=/share/blkscope\nset -x\n";
+                    HOME=/tmp\nB=/share/blkscope\nPS4='+ $(read u _ </proc/uptime; echo $u) '\n\
+                    set -x\n";
         std::fs::write(self.path("run.sh"), format!("{head}{script}")).unwrap();
         let boot = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guest/boot.sh");
         let t = std::time::Instant::now();
@@ -112,9 +114,11 @@ impl Share {
             t.elapsed().as_secs_f64(),
             qemu.lines().rev().take(3).collect::<Vec<_>>().join(" | ")
         );
+        let tail: Vec<&str> = console.lines().rev().take(25).collect();
         assert!(
             console.contains("run.sh exit"),
-            "the guest did not finish its script"
+            "the guest did not finish its script; its console's last lines:\n{}",
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         );
         console
     }
@@ -174,7 +178,7 @@ fn nvme_interrupts(text: &str) -> u64 {
 const DISKS_SCRIPT: &str = r#"
 modprobe nvme poll_queues=1; modprobe ahci; modprobe virtio_scsi; modprobe sd_mod
 modprobe xhci_pci; modprobe usb_storage
-for i in $(seq 150); do [ -e /dev/nvme0n1 ] && [ -e /dev/nvme1n1 ] && [ "$(ls /sys/block | grep -c '^sd')" -ge 3 ] && break; sleep 0.2; done
+set +x; for i in $(seq 150); do [ -e /dev/nvme0n1 ] && [ -e /dev/nvme1n1 ] && [ "$(ls /sys/block | grep -c '^sd')" -ge 3 ] && break; sleep 0.2; done; set -x
 ls /sys/block
 lsblk -J -b -d -o NAME,SIZE,TRAN,MODEL,SERIAL,ROTA,LOG-SEC,PHY-SEC,RM,ZONED > /share/lsblk.json
 $B list --json --all > /share/list.json
@@ -206,7 +210,7 @@ for sig in TERM KILL; do
   # The earlier suite wrote to it: no longer blank, its name is typed back.
   $B suite write-cache /dev/$SATA --allow-cache-toggle --confirm $SATA --json --no-save > /share/sata_bg_$sig.json 2>&1 &
   p=$!
-  for i in $(seq 300); do off && break; sleep 0.05; done
+  set +x; for i in $(seq 300); do off && break; sleep 0.05; done; set -x; echo "polled $i"
   off && echo yes > /share/sata_off_$sig
   kill -$sig $p; wait $p
   [ $sig = KILL ] && $B list > /dev/null 2> /share/sata_restart.err
@@ -429,7 +433,7 @@ modprobe loop; modprobe raid1; modprobe raid456; modprobe sd_mod; modprobe dm_mo
 modprobe dm_integrity
 modprobe scsi_debug dev_size_mb=64 medium_error_start=4096 medium_error_count=8 opts=2
 modprobe null_blk nr_devices=1 irqmode=2 completion_nsec=1000000 queue_mode=2 gb=1
-for i in $(seq 100); do grep -qs scsi_debug /sys/block/sd*/device/model && [ -e /dev/nullb0 ] && break; sleep 0.2; done
+set +x; for i in $(seq 100); do grep -qs scsi_debug /sys/block/sd*/device/model && [ -e /dev/nullb0 ] && break; sleep 0.2; done; set -x
 lsblk -dn -o NAME,MODEL
 for i in 0 1 2 3 4; do truncate -s 64M /tmp/m$i.img; losetup /dev/loop$i /tmp/m$i.img; done
 mdadm --create /dev/md0 --run --level=1 --raid-devices=2 /dev/loop0 /dev/loop1 --assume-clean
