@@ -19,6 +19,11 @@ A row meets the goal when blkscope's median throughput is >= 1.0x the best's at 
 per I/O. `pairs` is the lowest and highest throughput ratio of a single pair; `engine` is the
 engine blkscope chose. Under each row, the one-run screen of every setup.
 
+With TRACE_AB=1 each row is blkscope against itself instead: `--no-trace` against its default
+(the block layer's trace kept in windows), PAIRS alternating pairs, medians; the row says
+whether the default's throughput is within 3% of the untraced one's (>= 0.97x) and its CPU per
+I/O too (<= 1.03x), each on its own: the cost issue 49 bounds, on the matrix's own rows.
+
 Usage: matrix.py BLKSCOPE RUNTIME PAIRS DEVICE...       (called by bench/matrix.sh)
        ROWS=1,2 limits it to those rows (numbered as printed); SETUPS=psync,io_uring to those
        fio setups.
@@ -79,9 +84,36 @@ def candidates(dev, op, bs, qd, jobs, mix, runtime, tio, only):
     return out
 
 
+def trace_ab(binary, runtime, pairs, devices, rows):
+    """Each row: blkscope `--no-trace` against its default, alternately (TRACE_AB=1)."""
+    print(f"{'#':>2} {'device':<7} {'job':<24} {'off IOPS':>9} {'dflt IOPS':>9} {'ratio':>6} "
+          f"{'off us':>7} {'dflt us':>7} {'ratio':>6}  {'pairs':<9}  throughput cpu", flush=True)
+    over = 0
+    for dev in devices:
+        name = os.path.basename(dev)
+        for i, (label, op, bs, qd, jobs, mix) in enumerate(ROWS, 1):
+            if rows and i not in rows:
+                continue
+            run = lambda extra: blkscope(binary, dev, op, bs, qd, runtime, engine="auto",
+                                         jobs=jobs, mix=mix, extra=extra)
+            oi, di, oc, dc, (lo, hi) = alternate(pairs, lambda: run(["--no-trace"]),
+                                                  lambda: run([]))
+            iops_ok, cpu_ok = di / max(oi, 1) >= 0.97, dc / oc <= 1.03
+            over += not (iops_ok and cpu_ok)
+            print(f"{i:>2} {name:<7} {label:<24} {oi:9.0f} {di:9.0f} {di / max(oi, 1):6.3f} "
+                  f"{oc:7.2f} {dc:7.2f} {dc / oc:6.3f}  {lo:4.2f}-{hi:4.2f}  "
+                  f"{'ok' if iops_ok else 'OVER':<10} {'ok' if cpu_ok else 'OVER'}", flush=True)
+            print(json.dumps({"row": i, "device": name, "job": label, "off_iops": oi,
+                              "default_iops": di, "off_cpu_us": oc, "default_cpu_us": dc}),
+                  file=sys.stderr, flush=True)
+    print(f"{over} row(s) where the default trace cost more than 3%", flush=True)
+
+
 def main():
     binary, runtime, pairs, devices = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
     rows = {int(x) for x in os.environ.get("ROWS", "").split(",") if x}
+    if os.environ.get("TRACE_AB") == "1":
+        return trace_ab(binary, runtime, pairs, devices, rows)
     only = {x for x in os.environ.get("SETUPS", "").split(",") if x}
     tio = os.environ.get("T_IO_URING") or None
     print(HEADER, flush=True)

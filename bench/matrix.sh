@@ -16,6 +16,7 @@
 #   DEVICES=zram ROWS=1,2 sudo -E bash bench/matrix.sh    # only zram, only rows 1 and 2
 #   git clone https://github.com/axboe/fio /tmp/fio && sudo FIO_SRC=/tmp/fio bash bench/matrix.sh
 #   SETUPS=psync,io_uring ...                          # only those fio setups
+#   TRACE_AB=1 sudo -E bash bench/matrix.sh            # blkscope --no-trace against its default
 set -euo pipefail
 RUNTIME=${RUNTIME:-3}
 PAIRS=${PAIRS:-3}

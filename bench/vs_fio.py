@@ -115,16 +115,18 @@ def fio(dev, op, bs, qd, runtime, engine="io_uring", sqpoll=False, cpus=None, jo
 
 
 def blkscope(binary, dev, op, bs, qd, runtime, engine="uring", sqpoll=False, pin=False,
-             cpus=None, jobs=1, mix=None, engines=None):
+             cpus=None, jobs=1, mix=None, engines=None, extra=()):
     """blkscope's IOPS and CPU us per I/O for one job; with `engines` (a set), the engine its
-    result names is added to it (",io-wq" when it handed its I/O to io-wq)."""
+    result names is added to it (",io-wq" when it handed its I/O to io-wq). `extra`: more of
+    blkscope's arguments (`--no-trace`)."""
     j, cpu = timed((PIN if pin else []) + [binary, "run", dev, "--op", op, "--bs", bs, "--iodepth", str(qd),
                     "--mode", "direct", "--runtime", f"{runtime}s", "--size", "1G",
                     "--engine", engine, "--confirm", os.path.basename(dev), "--no-save",
                     "--json"] + (["--sqpoll"] if sqpoll else [])
                    + (["--cpus", cpus] if cpus is not None else [])
                    + (["--jobs", str(jobs)] if jobs != 1 else [])
-                   + (["--rwmixread", str(mix)] if mix is not None else []))
+                   + (["--rwmixread", str(mix)] if mix is not None else [])
+                   + list(extra))
     r = j["results"][0]
     if engines is not None:
         engines.add(r["engine"] + (",io-wq" if r.get("to_workers") else ""))
