@@ -801,12 +801,12 @@ struct Midway {
     doc: serde_json::Value,
 }
 
-/// A 3.5 s test of `lo` (`test`: its op and the rest), kept in windows, and another run of it
+/// A 3.5 s test of `dev` (`test`: its op and the rest), kept in windows, and another run of it
 /// (`neighbour`, untraced) from 1.3 s in for 1.5 s.
-fn midway(lo: &Loop, test: &[&str], neighbour: &[&str]) -> Midway {
+fn midway(dev: &str, test: &[&str], neighbour: &[&str]) -> Midway {
     let run = bin()
         .env("BLKSCOPE_TRACE_MAX_RATE", "5000")
-        .args(["run", lo.dev()])
+        .args(["run", dev])
         .args(test)
         .args(["--runtime", "3500ms", "--no-save", "--ndjson"])
         .stdout(Stdio::piped())
@@ -816,7 +816,7 @@ fn midway(lo: &Loop, test: &[&str], neighbour: &[&str]) -> Midway {
     std::thread::sleep(std::time::Duration::from_millis(1300));
     let other = bin()
         .env("BLKSCOPE_NO_TRACE", "1")
-        .args(["run", lo.dev()])
+        .args(["run", dev])
         .args(neighbour)
         .args(["--runtime", "1500ms", "--no-save", "--json"])
         .stdout(Stdio::piped())
@@ -874,7 +874,7 @@ fn a_reader_that_starts_in_the_middle_of_a_fast_test_is_named_live_and_at_the_en
     let lo = Loop::new(256 * MIB, None, false);
     direct_io(&lo);
     let m = midway(
-        &lo,
+        lo.dev(),
         &[
             "--op",
             "randwrite",
@@ -1335,7 +1335,7 @@ fn a_writer_that_starts_in_the_middle_of_a_fast_read_test_is_named_with_its_writ
     let lo = filled_direct_loop(256 * MIB);
     // A fast read test, kept in windows; a writer of the same device from 1.3 s on.
     let m = midway(
-        &lo,
+        lo.dev(),
         &["--op", "randread", "--bs", "4k", "--iodepth", "16"],
         &["--op", "write", "--bs", "1M", "--confirm", &lo.name],
     );
@@ -1379,6 +1379,77 @@ fn a_writer_that_starts_in_the_middle_of_a_fast_read_test_is_named_with_its_writ
     assert_eq!(test_writes, 0, "the read test wrote nothing: {subs:?}");
     let m = busy_message(first_result(&doc));
     assert!(m.contains(&format!("(pid {pid}) wrote")), "{m}");
+}
+
+/// zram makes no requests (a bio-based driver, as dm and md): its bytes are counted as its bios
+/// are queued, so the test is counted with its reads and a reader that starts in its middle is
+/// named with its own (before, the trace counted bytes only at requests: nobody's on zram).
+#[test]
+fn a_reader_in_the_middle_of_a_test_of_a_bio_based_device_is_named_with_its_reads() {
+    if !require(true, &[]) {
+        return;
+    }
+    let _one = one_at_a_time();
+    let Some(z) = Zram::new(128 * MIB) else {
+        return;
+    };
+    let fill = bin()
+        .args([
+            "run",
+            z.dev(),
+            "--op",
+            "write",
+            "--bs",
+            "1M",
+            "--size",
+            "128M",
+        ])
+        .args(["--confirm", &z.name, "--no-save"])
+        .output()
+        .unwrap();
+    assert!(fill.status.success(), "{fill:?}");
+    let m = midway(
+        z.dev(),
+        &["--op", "randread", "--bs", "4k"],
+        &["--op", "read", "--bs", "1M"],
+    );
+    let own_count = first_result(&m.neighbour)["read_bytes"].as_u64().unwrap();
+    let r = first_result(&m.doc);
+    let t = &r["trace"];
+    println!(
+        "reader pid {} read {own_count} by its own count; the test {}; trace {}",
+        m.pid, r["read_bytes"], t["why"]
+    );
+    if t["mode"] == "off" {
+        assert!(!required(), "CI: the block layer must be traced here: {t}");
+        return;
+    }
+    let subs = t["submitters"].as_array().unwrap();
+    println!("submitters: {subs:?}");
+    let sub = subs
+        .iter()
+        .find(|s| s["pid"] == m.pid)
+        .unwrap_or_else(|| panic!("pid {} not in {t}", m.pid));
+    let traced = sub["read_bytes"].as_u64().unwrap() as f64;
+    let test_reads: u64 = subs
+        .iter()
+        .filter(|s| s["who"] == "test")
+        .map(|s| s["read_bytes"].as_u64().unwrap_or(0))
+        .sum();
+    let measured = r["read_bytes"].as_u64().unwrap() as f64;
+    println!(
+        "traced: the reader {:.3}x its own count, the test {:.3}x its measured bytes",
+        traced / own_count as f64,
+        test_reads as f64 / measured
+    );
+    assert!(
+        (0.5..=2.0).contains(&(traced / own_count as f64)),
+        "the reader traced with {traced} bytes for its own {own_count}"
+    );
+    assert!(
+        (0.5..=2.0).contains(&(test_reads as f64 / measured)),
+        "the test traced with {test_reads} bytes for its measured {measured}"
+    );
 }
 
 #[test]

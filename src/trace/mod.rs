@@ -241,6 +241,12 @@ impl Tracer {
         if devices.is_empty() {
             return Err("no block device to trace under the target".into());
         }
+        // A disk without blk-mq's `mq` directory makes no requests (zram, dm, md).
+        let bio_based: Vec<(u32, u32)> = devices
+            .iter()
+            .filter(|(_, n)| !root.sys(format!("class/block/{n}/mq")).exists())
+            .map(|(d, _)| *d)
+            .collect();
         let (mut devices, parts) = with_partitions(root, devices);
         // A loop device's backing file: its disk is traced where the file lies on it.
         let files = below::files_below(root, &devices);
@@ -293,7 +299,8 @@ impl Tracer {
         let counted = counted::Counted::begin(root, &whole_named, &parts);
         let tally = Tally::new(std::process::id())
             .with_parts(parts)
-            .with_files(files, &whole);
+            .with_files(files, &whole)
+            .with_bio_based(bio_based);
         let reader = std::thread::Builder::new()
             .name("blkscope-trace".into())
             .spawn(move || reader::read_pipe(source, &dir, &stop, &live, &names, tally, counted))

@@ -106,6 +106,9 @@ pub struct Tally {
     /// traced only for them (`only_files`) the rest is not counted.
     files: Vec<FileBelow>,
     only_files: Vec<(u32, u32)>,
+    /// Bio-based devices (zram, dm, md: no requests, so no issue events): their bytes are
+    /// counted when a bio is queued.
+    bio_based: Vec<(u32, u32)>,
     /// Where [`Tally::bios_in`] puts a request's bios, kept between events.
     bios: Vec<((u32, u32), u64)>,
 }
@@ -204,7 +207,15 @@ impl Tally {
             parts: Vec::new(),
             files: Vec::new(),
             only_files: Vec::new(),
+            bio_based: Vec::new(),
         }
+    }
+
+    /// The same, counting the bytes of these devices' bios as they are queued: a bio-based
+    /// driver makes no requests, and requests are where bytes are counted elsewhere.
+    pub fn with_bio_based(mut self, devices: Vec<(u32, u32)>) -> Self {
+        self.bio_based = devices;
+        self
     }
 
     /// The same, counting I/O in these partitions on them.
@@ -274,9 +285,18 @@ impl Tally {
 
     fn queued(&mut self, e: &Event) {
         let who = Submitter(e.tgid.unwrap_or(e.pid));
+        let counted = e.sectors > 0 && self.bio_based.contains(&e.dev);
         let m = self.moved(self.place(e.dev, e.sector), who, e.comm);
         if e.flush() {
             m.flushes += 1;
+        }
+        if counted {
+            m.ios += 1;
+            if e.reads() {
+                m.read_bytes += e.bytes();
+            } else if e.writes() {
+                m.write_bytes += e.bytes();
+            }
         }
         if e.sectors > 0 {
             if self.open.len() >= MAX_OPEN {
@@ -589,6 +609,35 @@ mod tests {
         assert!(t.d2c.equivalent(t.d2c.max(), 100_000), "{}", t.d2c.max());
         assert!(t.is_own(Submitter(500)) && !t.is_own(Submitter(900)));
         assert_eq!(t.events, 12);
+    }
+
+    /// zram (252,0) makes no requests: its bytes are its bios', counted as they are queued; a
+    /// request-based device beside it (7,0) is still counted at its requests, once.
+    #[test]
+    fn a_bio_based_devices_bytes_are_counted_at_its_bios() {
+        let lines = [
+            "  j-501 (    500) [000] .....  10.000100: block_bio_queue: 252,0 R 8 + 8 [j]",
+            "  dd-900 (    900) [001] .....  10.000200: block_bio_queue: 252,0 W 4096 + 2048 [dd]",
+            "  dd-900 (    900) [001] .....  10.000300: block_bio_queue: 7,0 R 0 + 8 [dd]",
+            "  dd-900 (    900) [001] .....  10.000310: block_rq_issue: 7,0 R 4096 () 0 + 8 be,0,4 [dd]",
+        ];
+        let mut t = Tally::new(500).with_bio_based(vec![(252, 0)]);
+        t.lookup = |_| None;
+        for l in lines {
+            t.add(&parse(l).unwrap());
+        }
+        let at = |dev, pid| {
+            let m = &t.by[&(dev, Submitter(pid))];
+            (m.read_bytes, m.write_bytes, m.ios)
+        };
+        println!("{:?}", t.by);
+        assert_eq!(at((252, 0), 500), (4096, 0, 1));
+        assert_eq!(at((252, 0), 900), (0, 1 << 20, 1));
+        assert_eq!(
+            at((7, 0), 900),
+            (4096, 0, 1),
+            "a request-based device: once"
+        );
     }
 
     #[test]
