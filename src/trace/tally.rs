@@ -45,6 +45,18 @@ pub struct Moved {
     pub d2c_ns: u64,
 }
 
+impl Moved {
+    /// One I/O of `e`'s bytes, in its direction: a request, or a bio-based device's bio.
+    fn count(&mut self, e: &Event) {
+        self.ios += 1;
+        if e.reads() {
+            self.read_bytes += e.bytes();
+        } else if e.writes() {
+            self.write_bytes += e.bytes();
+        }
+    }
+}
+
 /// Bios queued and not yet completed, at most this many (events missed would otherwise keep
 /// them for ever).
 const MAX_OPEN: usize = 1 << 20;
@@ -291,12 +303,7 @@ impl Tally {
             m.flushes += 1;
         }
         if counted {
-            m.ios += 1;
-            if e.reads() {
-                m.read_bytes += e.bytes();
-            } else if e.writes() {
-                m.write_bytes += e.bytes();
-            }
+            m.count(e);
         }
         if e.sectors > 0 {
             if self.open.len() >= MAX_OPEN {
@@ -347,13 +354,8 @@ impl Tally {
             }
         }
         self.bios = bios;
-        let m = self.moved(self.place(e.dev, e.sector), who, e.comm);
-        m.ios += 1;
-        if e.reads() {
-            m.read_bytes += e.bytes();
-        } else if e.writes() {
-            m.write_bytes += e.bytes();
-        }
+        self.moved(self.place(e.dev, e.sector), who, e.comm)
+            .count(e);
     }
 
     /// The open bios with sectors in the request of `e`: the one it starts in (which may
