@@ -1129,13 +1129,18 @@ fn busy_message(r: &serde_json::Value) -> String {
 fn filled_direct_loop(size: u64) -> Loop {
     let lo = Loop::new(size, Some(4096), false);
     direct_io(&lo);
+    fill(lo.dev(), &lo.name);
+    lo
+}
+
+/// Writes the whole of `dev` (kernel name `name`) in 1M blocks, so that reads read data.
+fn fill(dev: &str, name: &str) {
     let fill = bin()
-        .args(["run", lo.dev(), "--op", "write", "--bs", "1M", "--confirm"])
-        .args([&lo.name, "--no-save"])
+        .args(["run", dev, "--op", "write", "--bs", "1M", "--confirm"])
+        .args([name, "--no-save"])
         .output()
         .unwrap();
     assert!(fill.status.success(), "{fill:?}");
-    lo
 }
 
 /// A run's middle I/O (`trace.steps`) and the run's median: (middle total, p50, the parts), ns.
@@ -1393,21 +1398,7 @@ fn a_reader_in_the_middle_of_a_test_of_a_bio_based_device_is_named_with_its_read
     let Some(z) = Zram::new(128 * MIB) else {
         return;
     };
-    let fill = bin()
-        .args([
-            "run",
-            z.dev(),
-            "--op",
-            "write",
-            "--bs",
-            "1M",
-            "--size",
-            "128M",
-        ])
-        .args(["--confirm", &z.name, "--no-save"])
-        .output()
-        .unwrap();
-    assert!(fill.status.success(), "{fill:?}");
+    fill(z.dev(), &z.name);
     let m = midway(
         z.dev(),
         &["--op", "randread", "--bs", "4k"],
