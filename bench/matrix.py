@@ -84,28 +84,33 @@ def candidates(dev, op, bs, qd, jobs, mix, runtime, tio, only):
     return out
 
 
+def selected(devices, rows):
+    """Each device's rows, only those ROWS names when it names some: (number, device, its
+    name, row)."""
+    for dev in devices:
+        for i, row in enumerate(ROWS, 1):
+            if not rows or i in rows:
+                yield i, dev, os.path.basename(dev), row
+
+
 def trace_ab(binary, runtime, pairs, devices, rows):
     """Each row: blkscope `--no-trace` against its default, alternately (TRACE_AB=1)."""
     print(f"{'#':>2} {'device':<7} {'job':<24} {'off IOPS':>9} {'dflt IOPS':>9} {'ratio':>6} "
           f"{'off us':>7} {'dflt us':>7} {'ratio':>6}  {'pairs':<9}  throughput cpu", flush=True)
     over = 0
-    for dev in devices:
-        name = os.path.basename(dev)
-        for i, (label, op, bs, qd, jobs, mix) in enumerate(ROWS, 1):
-            if rows and i not in rows:
-                continue
-            run = lambda extra: blkscope(binary, dev, op, bs, qd, runtime, engine="auto",
-                                         jobs=jobs, mix=mix, extra=extra)
-            oi, di, oc, dc, (lo, hi) = alternate(pairs, lambda: run(["--no-trace"]),
-                                                  lambda: run([]))
-            iops_ok, cpu_ok = di / max(oi, 1) >= 0.97, dc / oc <= 1.03
-            over += not (iops_ok and cpu_ok)
-            print(f"{i:>2} {name:<7} {label:<24} {oi:9.0f} {di:9.0f} {di / max(oi, 1):6.3f} "
-                  f"{oc:7.2f} {dc:7.2f} {dc / oc:6.3f}  {lo:4.2f}-{hi:4.2f}  "
-                  f"{'ok' if iops_ok else 'OVER':<10} {'ok' if cpu_ok else 'OVER'}", flush=True)
-            print(json.dumps({"row": i, "device": name, "job": label, "off_iops": oi,
-                              "default_iops": di, "off_cpu_us": oc, "default_cpu_us": dc}),
-                  file=sys.stderr, flush=True)
+    for i, dev, name, (label, op, bs, qd, jobs, mix) in selected(devices, rows):
+        run = lambda extra: blkscope(binary, dev, op, bs, qd, runtime, engine="auto",
+                                     jobs=jobs, mix=mix, extra=extra)
+        oi, di, oc, dc, (lo, hi) = alternate(pairs, lambda: run(["--no-trace"]),
+                                              lambda: run([]))
+        iops_ok, cpu_ok = di / max(oi, 1) >= 0.97, dc / oc <= 1.03
+        over += not (iops_ok and cpu_ok)
+        print(f"{i:>2} {name:<7} {label:<24} {oi:9.0f} {di:9.0f} {di / max(oi, 1):6.3f} "
+              f"{oc:7.2f} {dc:7.2f} {dc / oc:6.3f}  {lo:4.2f}-{hi:4.2f}  "
+              f"{'ok' if iops_ok else 'OVER':<10} {'ok' if cpu_ok else 'OVER'}", flush=True)
+        print(json.dumps({"row": i, "device": name, "job": label, "off_iops": oi,
+                          "default_iops": di, "off_cpu_us": oc, "default_cpu_us": dc}),
+              file=sys.stderr, flush=True)
     print(f"{over} row(s) where the default trace cost more than 3%", flush=True)
 
 
@@ -118,32 +123,28 @@ def main():
     tio = os.environ.get("T_IO_URING") or None
     print(HEADER, flush=True)
     below = 0
-    for dev in devices:
-        name = os.path.basename(dev)
-        for i, (label, op, bs, qd, jobs, mix) in enumerate(ROWS, 1):
-            if rows and i not in rows:
-                continue
-            screen = [(n, run, run()) for n, run in candidates(dev, op, bs, qd, jobs, mix,
-                                                                runtime, tio, only)]
-            best, run, _ = max(screen, key=lambda x: x[2][0])
-            engines = set()
-            ti, bi, tc, bc, (lo, hi) = alternate(
-                pairs, run,
-                lambda: blkscope(binary, dev, op, bs, qd, runtime, engine="auto", jobs=jobs,
-                                 mix=mix, engines=engines))
-            ok = ti > 0 and bi / ti >= 1.0 and bc / tc <= 1.0
-            below += not ok
-            print(f"{i:>2} {name:<7} {label:<24} {best:<24} {ti:9.0f} {bi:9.0f} "
-                  f"{bi / max(ti, 1):6.2f} {tc:7.2f} {bc:7.2f} {bc / tc:6.2f}  "
-                  f"{lo:4.2f}-{hi:4.2f}  {'/'.join(sorted(engines)):<6} "
-                  f"{'ok' if ok else 'BELOW'}", flush=True)
-            print("     screen: " + ", ".join(f"{n} {r[0] / 1e3:.0f}K {r[1]:.1f}us"
-                                              for n, _, r in screen), flush=True)
-            print(json.dumps({"row": i, "device": name, "job": label, "best": best,
-                              "best_iops": ti, "blkscope_iops": bi, "best_cpu_us": tc,
-                              "blkscope_cpu_us": bc, "engines": sorted(engines),
-                              "screen": {n: r for n, _, r in screen}}), file=sys.stderr,
-                  flush=True)
+    for i, dev, name, (label, op, bs, qd, jobs, mix) in selected(devices, rows):
+        screen = [(n, run, run()) for n, run in candidates(dev, op, bs, qd, jobs, mix,
+                                                            runtime, tio, only)]
+        best, run, _ = max(screen, key=lambda x: x[2][0])
+        engines = set()
+        ti, bi, tc, bc, (lo, hi) = alternate(
+            pairs, run,
+            lambda: blkscope(binary, dev, op, bs, qd, runtime, engine="auto", jobs=jobs,
+                             mix=mix, engines=engines))
+        ok = ti > 0 and bi / ti >= 1.0 and bc / tc <= 1.0
+        below += not ok
+        print(f"{i:>2} {name:<7} {label:<24} {best:<24} {ti:9.0f} {bi:9.0f} "
+              f"{bi / max(ti, 1):6.2f} {tc:7.2f} {bc:7.2f} {bc / tc:6.2f}  "
+              f"{lo:4.2f}-{hi:4.2f}  {'/'.join(sorted(engines)):<6} "
+              f"{'ok' if ok else 'BELOW'}", flush=True)
+        print("     screen: " + ", ".join(f"{n} {r[0] / 1e3:.0f}K {r[1]:.1f}us"
+                                          for n, _, r in screen), flush=True)
+        print(json.dumps({"row": i, "device": name, "job": label, "best": best,
+                          "best_iops": ti, "blkscope_iops": bi, "best_cpu_us": tc,
+                          "blkscope_cpu_us": bc, "engines": sorted(engines),
+                          "screen": {n: r for n, _, r in screen}}), file=sys.stderr,
+              flush=True)
     print(f"{below} row(s) below the goal", flush=True)
 
 
