@@ -76,7 +76,8 @@ pub(super) fn run_once(
     // Each live sample with the trace so far, and what the analysis makes of the test so far
     // by the same trace.
     // A middle I/O's parts so far, and the trace's events when they were paired: new pairs
-    // come only when the trace has been read again.
+    // come only when the trace has been read again, and only for an observer that shows them
+    // (pairing thousands of I/Os is most of what a trace costs the main thread).
     let mut steps_at: (u64, Option<Steps>) = (u64::MAX, None);
     let each = |s: &Sample, timed: &[TimedIo]| {
         let view = live.as_ref().and_then(|l| l.lock().ok().map(|v| v.clone()));
@@ -85,7 +86,10 @@ pub(super) fn run_once(
             (None, Some(why)) => Some(TraceSummary::off(why.clone())),
             (None, None) => None,
         };
-        if let Some(v) = view.as_ref().filter(|v| v.events != steps_at.0) {
+        if let Some(v) = view
+            .as_ref()
+            .filter(|v| live_findings && v.events != steps_at.0)
+        {
             steps_at = (v.events, steps::of(timed, &v.stepped).ok());
         }
         let mut s = with_trace(s, view.as_ref(), trace.as_ref());
