@@ -26,6 +26,11 @@ pub struct TraceSummary {
     pub of_seconds: f64,
     /// The windows the events were on in (1 when traced throughout).
     pub windows: u32,
+    /// Of `seconds`, those of the windows that timed the test's I/Os (all three block events
+    /// on: the split and the steps come from them); the other windows counted who moved what.
+    /// Kept in windows only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timed_seconds: Option<f64>,
     /// How the events were read: `pages` (each CPU's ring buffer, as the kernel keeps it) or
     /// `text` (as the kernel prints it; a kernel whose pages blkscope cannot read).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -127,6 +132,7 @@ impl TraceSummary {
             seconds: 0.0,
             of_seconds: 0.0,
             windows: 0,
+            timed_seconds: None,
             read_as: None,
             scaled_by: None,
             events: 0,
@@ -166,7 +172,7 @@ impl TraceSummary {
         match steps::of(engine, &t.tally.stepped) {
             Ok(mut s) => {
                 if t.coverage.windowed {
-                    let told = steps::in_and_between(engine, &t.coverage.windows_ns);
+                    let told = steps::in_and_between(engine, &t.coverage.timed_windows());
                     (s.in_windows_p50_ns, s.between_p50_ns) = told.unzip();
                 }
                 self.steps = Some(s);
@@ -260,14 +266,17 @@ impl TraceSummary {
             .collect();
         most_first(&mut submitters);
         let (seconds, of_seconds) = (c.traced(), c.total());
+        let timed = c.timed_seconds();
         Self {
             mode: if c.windowed { "sampled" } else { "on" },
             why: c.windowed.then(|| {
                 format!(
                     "more than {:.0} block events a second: traced in {} windows of up to {:.2} \
-                     s, one every {:.0} s ({seconds:.2} s of {of_seconds:.1} s), so that tracing \
-                     would not cost the test its speed; what each process moved is scaled to \
-                     its own time in the run, then to what each device moved by its diskstats",
+                     s, one every {:.0} s ({seconds:.2} s of {of_seconds:.1} s; the test's I/Os \
+                     timed in {timed:.2} s of them, the rest counting only who queued what), so \
+                     that tracing would not cost the test its speed; what each process moved is \
+                     scaled to its own time in the run, then to what each device moved by its \
+                     diskstats",
                     crate::trace::max_events_per_sec(),
                     c.windows(),
                     crate::trace::SAMPLE_FOR.as_secs_f64(),
@@ -277,6 +286,7 @@ impl TraceSummary {
             seconds,
             of_seconds,
             windows: c.windows(),
+            timed_seconds: c.windowed.then_some(timed),
             read_as: (!c.read_as.is_empty()).then_some(c.read_as),
             scaled_by: (c.windowed && seconds > 0.0).then(|| of_seconds / seconds),
             events,
@@ -573,7 +583,8 @@ mod tests {
 
     const SECOND: u64 = 1_000_000_000;
 
-    /// Ten windows of 0.1 s, one a second, over 10 s.
+    /// Ten windows of 0.1 s, one a second, over 10 s; the first and every fourth after it
+    /// timed the test's I/Os, as the reader opens them.
     fn ten_windows() -> Coverage {
         let s = SECOND;
         Coverage {
@@ -581,8 +592,40 @@ mod tests {
             start_ns: 0,
             end_ns: 10 * s,
             windows_ns: (0..10).map(|i| (i * s, i * s + s / 10)).collect(),
+            timed: (0..10)
+                .map(|i| i % crate::trace::TIMED_EVERY == 0)
+                .collect(),
             read_as: "pages",
         }
+    }
+
+    #[test]
+    fn the_summary_says_how_long_the_tests_ios_were_timed_in_windows() {
+        let c = ten_windows();
+        assert_eq!(
+            c.timed_windows(),
+            vec![
+                (0, SECOND / 10),
+                (4 * SECOND, 4 * SECOND + SECOND / 10),
+                (8 * SECOND, 8 * SECOND + SECOND / 10)
+            ]
+        );
+        let s = TraceSummary::of_rows(&[], 1, &c, 100, 0);
+        let why = s.why.clone().unwrap_or_default();
+        println!("{why}");
+        assert_eq!((s.seconds, s.timed_seconds), (1.0, Some(0.3)), "{s:?}");
+        assert!(why.contains("(1.00 s of 10.0 s; the test's I/Os timed in 0.30 s of them"));
+        // Traced throughout: no such figure.
+        let whole = Coverage {
+            windows_ns: vec![(0, 10 * SECOND)],
+            timed: vec![true],
+            windowed: false,
+            ..c
+        };
+        assert_eq!(
+            TraceSummary::of_rows(&[], 1, &whole, 100, 0).timed_seconds,
+            None
+        );
     }
 
     /// Ten windows of 0.1 s, one a second, over 10 s: a process there all along is scaled by

@@ -120,8 +120,9 @@ pub struct Steps {
     /// From the device's completion to the engine's seeing it.
     pub complete_ns: u64,
     /// Where the trace was kept in windows: the median time of the engine's timed I/Os
-    /// submitted in them and of those submitted between them (what the trace's events cost
-    /// the I/Os it saw, whose parts these are).
+    /// submitted in the windows that timed them (all three block events on) and of those
+    /// submitted outside them (what the trace's events cost the I/Os it saw, whose parts
+    /// these are).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_windows_p50_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -35,7 +35,7 @@ use std::time::Duration;
 
 pub use below::FileBelow;
 pub use counted::DeviceBytes;
-pub use reader::{Coverage, WINDOW_EVERY};
+pub use reader::{Coverage, TIMED_EVERY, WINDOW_EVERY};
 pub use tally::{FileOf, Moved, Part, Row, Stepped, Submitter, Tally, Who};
 
 use crate::sysroot::SysRoot;

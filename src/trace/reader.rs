@@ -23,6 +23,17 @@ use super::{EVENTS, Live, LiveView, SAMPLE_FOR, max_events_per_sec};
 /// How often a window opens once the trace is kept in windows.
 pub const WINDOW_EVERY: Duration = Duration::from_secs(1);
 
+/// Every this many windows one has all three block events on and times the test's I/Os (the
+/// first, then the fifth, ...); the others have only `block_bio_queue`: who moved what on each
+/// device, at a third of the events an I/O on a device that makes requests (a window that
+/// costs as much sees three times its I/Os), at about half the reader's CPU an event.
+pub const TIMED_EVERY: usize = 4;
+
+/// Windows time the test's I/Os until they have done so this long: a fast test's window holds
+/// its events for 20 ms, and one window's split then stands on a few thousand I/Os of one
+/// moment (a scheduler's Q2D, tests/trace.rs, came out 34 us in one run and 6 us in the next).
+pub const TIMED_AT_LEAST: Duration = Duration::from_millis(100);
+
 /// How often an open window's events are counted (the kernel's per-CPU counts, not the text).
 const CHECK_EVERY: Duration = Duration::from_millis(10);
 
@@ -36,6 +47,10 @@ pub struct Coverage {
     pub start_ns: u64,
     pub end_ns: u64,
     pub windows_ns: Vec<(u64, u64)>,
+    /// Which of `windows_ns` had all three block events on, so that the test's I/Os were timed
+    /// in them (the split, the steps): the first and every [`TIMED_EVERY`]th after it; the
+    /// others had `block_bio_queue` only (who moved what). One missing is taken as timed.
+    pub timed: Vec<bool>,
     /// How the events were read: `pages` (the ring buffer's, `raw`) or `text` (the kernel's
     /// printing of them).
     pub read_as: &'static str,
@@ -55,6 +70,27 @@ impl Coverage {
             .map(|&(a, b)| b.saturating_sub(a))
             .sum();
         ns as f64 / 1e9
+    }
+
+    /// The windows in which the test's I/Os were timed.
+    pub fn timed_windows(&self) -> Vec<(u64, u64)> {
+        (self.windows_ns.iter().enumerate())
+            .filter(|(i, _)| self.timed.get(*i).copied().unwrap_or(true))
+            .map(|(_, w)| *w)
+            .collect()
+    }
+
+    /// Seconds of the windows in which the test's I/Os were timed.
+    pub fn timed_seconds(&self) -> f64 {
+        let ns: u64 = (self.timed_windows().iter())
+            .map(|&(a, b)| b.saturating_sub(a))
+            .sum();
+        ns as f64 / 1e9
+    }
+
+    /// Whether the open window (else the last) times the test's I/Os.
+    fn last_timed(&self) -> bool {
+        self.timed.last().copied().unwrap_or(true)
     }
 
     /// Seconds from the trace's start to its end.
@@ -125,6 +161,9 @@ struct Reader<'a> {
     filled_in: Duration,
     /// The events read before the open window opened.
     events_at_open: u64,
+    /// Events an I/O to one of them that queues its bio, as the first window saw them: a window
+    /// with `block_bio_queue` only may hold this many times fewer events for the same I/Os.
+    per_bio: f64,
 }
 
 /// Reads `source` of the instance at `dir` until told to stop, then what is left.
@@ -158,6 +197,7 @@ pub fn read_pipe(
             Coverage {
                 start_ns: ns,
                 windows_ns: vec![(ns, 0)],
+                timed: vec![true],
                 read_as,
                 ..Coverage::default()
             }
@@ -165,6 +205,7 @@ pub fn read_pipe(
         max_rate: max_events_per_sec(),
         filled_in: CHECK_EVERY,
         events_at_open: 0,
+        per_bio: 1.0,
     };
     let mut next = now + CHECK_EVERY;
     while !stop.load(Ordering::Relaxed) {
@@ -195,15 +236,19 @@ impl Reader<'_> {
             return Ok(self.filled_in.clamp(CHECK_EVERY, SAMPLE_FOR));
         };
         let age = Duration::from_nanos(crate::sys::monotonic_ns().saturating_sub(since));
-        if self.too_fast(now) || self.coverage.windowed && age >= SAMPLE_FOR {
+        let budget = self.budget();
+        if self.too_fast(now, budget) || self.coverage.windowed && age >= SAMPLE_FOR {
             self.close_window();
             self.drain(usize::MAX)?;
+            if self.coverage.windows_ns.len() == 1 {
+                let queues = self.tally.queues.max(1) as f64;
+                self.per_bio = (self.tally.events as f64 / queues).max(1.0);
+            }
             // At this window's rate the next one holds a window's events in this long (its
             // age is when it was looked at, later than it filled: taken as it is, each window
             // would be looked at first no sooner than the last, and a slow one would hold
             // every later one open as long).
             let held = self.tally.events.saturating_sub(self.events_at_open).max(1) as f64;
-            let budget = self.max_rate * WINDOW_EVERY.as_secs_f64();
             self.filled_in = age.mul_f64((budget / held).min(1.0));
             self.publish();
             let next = since + WINDOW_EVERY.as_nanos() as u64;
@@ -230,11 +275,28 @@ impl Reader<'_> {
     /// Whether the events held since the last read are more than a window may keep (a second's
     /// worth at the most a trace may cost, so that windows one a second cost that on average),
     /// and came faster than that (judged by the kernel's own count: parsing them to know would
-    /// take a CPU from the test).
-    fn too_fast(&self, now: Instant) -> bool {
+    /// take a CPU from the test). While the trace is on throughout, from [`SAMPLE_FOR`] on,
+    /// their rate alone: a first window held until it had a second's events kept 1.25 s of a
+    /// test at 10-40K events a second, most of what a trace of a 3 s test cost.
+    fn too_fast(&self, now: Instant, budget: f64) -> bool {
         let held = self.stats.buffered() as f64;
         let seconds = now.duration_since(self.drained_at).as_secs_f64();
-        held > self.max_rate * WINDOW_EVERY.as_secs_f64() && held / seconds > self.max_rate
+        let rate = held / seconds;
+        if !self.coverage.windowed && now.duration_since(self.started) >= SAMPLE_FOR {
+            return rate > self.max_rate;
+        }
+        held > budget && rate > budget / WINDOW_EVERY.as_secs_f64()
+    }
+
+    /// The events the open window may hold: a second's at the most a trace may cost, and for a
+    /// window with `block_bio_queue` only, as many fewer as its I/Os make fewer events.
+    fn budget(&self) -> f64 {
+        let full = self.max_rate * WINDOW_EVERY.as_secs_f64();
+        if self.coverage.last_timed() {
+            full
+        } else {
+            full / self.per_bio
+        }
     }
 
     /// Turns the events off: the window is over, and the trace is kept in windows from now on.
@@ -250,15 +312,21 @@ impl Reader<'_> {
     /// Turns the events on for a new window; bios left open by the last one are forgotten
     /// (their later events would be matched across the gap).
     fn open_window(&mut self) {
-        self.tally.forget_open();
+        let timed = times_ios(
+            self.coverage.windows_ns.len(),
+            self.coverage.timed_seconds(),
+        );
+        let on = if timed { &EVENTS[..] } else { &EVENTS[..1] };
+        self.tally.forget_open(!timed);
         self.events_at_open = self.tally.events;
-        let ok = EVENTS
+        let ok = on
             .iter()
             .all(|e| fs::write(self.dir.join(format!("events/block/{e}/enable")), "1").is_ok());
         if ok {
             self.coverage
                 .windows_ns
                 .push((crate::sys::monotonic_ns(), 0));
+            self.coverage.timed.push(timed);
         }
     }
 
@@ -347,6 +415,13 @@ fn live_view(tally: &Tally, names: &[((u32, u32), String)]) -> LiveView {
     }
 }
 
+/// Whether the `n`th window (from 0) times the test's I/Os (all three block events on), the
+/// windows before it having timed them for `timed` seconds: every [`TIMED_EVERY`]th, and each
+/// until they have been timed for [`TIMED_AT_LEAST`].
+fn times_ios(n: usize, timed: f64) -> bool {
+    n.is_multiple_of(TIMED_EVERY) || timed < TIMED_AT_LEAST.as_secs_f64()
+}
+
 /// Each CPU's `stats` of the instance, held open: the kernel writes them anew at each read
 /// from the start, and an open at every look (with the directory read to find them) cost the
 /// reader 65-90 us a look, ten looks a window (docs/architecture.md).
@@ -393,6 +468,17 @@ const DRAIN_PER_WAKE: usize = 8 << 20;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_window_and_every_fourth_after_it_time_the_tests_ios() {
+        // After a first window of a quarter second.
+        let kinds: Vec<bool> = (0..9).map(|n| times_ios(n, 0.25)).collect();
+        let (t, f) = (true, false);
+        assert_eq!(kinds, [t, f, f, f, t, f, f, f, t]);
+        // After windows of 20 ms: until they have timed 0.1 s.
+        let kinds: Vec<bool> = (0..9).map(|n| times_ios(n, n as f64 * 0.02)).collect();
+        assert_eq!(kinds, [t, t, t, t, t, f, f, f, t]);
+    }
 
     #[test]
     fn a_cpus_stats_give_the_events_its_buffer_holds() {

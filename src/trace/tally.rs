@@ -123,6 +123,11 @@ pub struct Tally {
     bio_based: Vec<(u32, u32)>,
     /// Where [`Tally::bios_in`] puts a request's bios, kept between events.
     bios: Vec<((u32, u32), u64)>,
+    /// Only `block_bio_queue` is on (a window after the first of a trace kept in windows): every
+    /// device's bytes are counted at its bios, and no bio is kept open for a request.
+    light: bool,
+    /// The `block_bio_queue` events among `events`.
+    pub queues: u64,
 }
 
 /// A process's name and ancestors: from /proc while it runs; when it is gone, the name its
@@ -220,6 +225,8 @@ impl Tally {
             files: Vec::new(),
             only_files: Vec::new(),
             bio_based: Vec::new(),
+            light: false,
+            queues: 0,
         }
     }
 
@@ -296,8 +303,9 @@ impl Tally {
     }
 
     fn queued(&mut self, e: &Event) {
+        self.queues += 1;
         let who = Submitter(e.tgid.unwrap_or(e.pid));
-        let counted = e.sectors > 0 && self.bio_based.contains(&e.dev);
+        let counted = e.sectors > 0 && (self.light || self.bio_based.contains(&e.dev));
         let m = self.moved(self.place(e.dev, e.sector), who, e.comm);
         if e.flush() {
             m.flushes += 1;
@@ -305,7 +313,7 @@ impl Tally {
         if counted {
             m.count(e);
         }
-        if e.sectors > 0 {
+        if e.sectors > 0 && !self.light {
             if self.open.len() >= MAX_OPEN {
                 self.open.clear();
             }
@@ -480,9 +488,11 @@ impl Tally {
 
     /// Forgets the bios in flight: the events are about to be turned on again after a gap, and
     /// a request's issue or completion then would be matched with a bio queued before it.
-    pub fn forget_open(&mut self) {
+    /// `light`: only `block_bio_queue` will be on ([`Tally::light`]).
+    pub fn forget_open(&mut self, light: bool) {
         self.open.clear();
         self.issued.clear();
+        self.light = light;
     }
 
     /// The test's process.
@@ -615,6 +625,39 @@ mod tests {
 
     /// zram (252,0) makes no requests: its bytes are its bios', counted as they are queued; a
     /// request-based device beside it (7,0) is still counted at its requests, once.
+    #[test]
+    fn in_a_light_window_every_devices_bytes_are_counted_at_its_bios() {
+        // A window with block_bio_queue only: a request-based device's bytes too, and no bio is
+        // kept for a request that will not be seen; the next timed window times them again.
+        let mut t = Tally::new(500);
+        t.lookup = |_| None;
+        t.forget_open(true);
+        for l in [
+            "  j-501 (    500) [000] .....  10.000100: block_bio_queue: 7,0 R 8 + 8 [j]",
+            "  dd-900 (    900) [001] .....  10.000200: block_bio_queue: 7,0 W 4096 + 2048 [dd]",
+        ] {
+            t.add(&parse(l).unwrap());
+        }
+        let at = |t: &Tally, pid| {
+            let m = &t.by[&((7, 0), Submitter(pid))];
+            (m.read_bytes, m.write_bytes, m.ios)
+        };
+        println!("{:?}", t.by);
+        assert_eq!((at(&t, 500), at(&t, 900)), ((4096, 0, 1), (0, 1 << 20, 1)));
+        assert!(t.open.is_empty(), "{:?}", t.open);
+        assert_eq!((t.events, t.queues), (2, 2));
+        t.forget_open(false);
+        for l in [
+            "  j-501 (    500) [000] .....  11.000100: block_bio_queue: 7,0 R 16 + 8 [j]",
+            "  j-501 (    500) [000] .....  11.000110: block_rq_issue: 7,0 R 4096 () 16 + 8 be,0,4 [j]",
+            "  <idle>-0 (-----) [000] ..s1.  11.000210: block_rq_complete: 7,0 R () 16 + 8 be,0,4 [0]",
+        ] {
+            t.add(&parse(l).unwrap());
+        }
+        assert_eq!(at(&t, 500), (8192, 0, 2), "counted once, at the request");
+        assert_eq!((t.q2d.len(), t.d2c.len()), (1, 1));
+    }
+
     #[test]
     fn a_bio_based_devices_bytes_are_counted_at_its_bios() {
         let lines = [

@@ -34,8 +34,14 @@ pub fn trace_line(t: &crate::analysis::traced::TraceSummary) -> String {
     match t.mode {
         "off" => format!("traced: no ({})", t.why.as_deref().unwrap_or("off")),
         "sampled" => format!(
-            "traced: {:.2} s of {:.1} s, in {} windows{split}",
-            t.seconds, t.of_seconds, t.windows
+            "traced: {:.2} s of {:.1} s, in {} windows{}{split}",
+            t.seconds,
+            t.of_seconds,
+            t.windows,
+            match t.timed_seconds {
+                Some(timed) => format!(" (the test's I/Os timed in {timed:.2} s of them)"),
+                None => String::new(),
+            }
         ),
         _ => format!("traced: yes{split}"),
     }
