@@ -7,6 +7,9 @@
 //! unrecorded), the window's events are read, and the next window opens [`WINDOW_EVERY`] after
 //! this one did. Every window counts the test and the others alike, so their shares hold for
 //! the whole run, and a neighbour that starts in the middle is in the windows after it started.
+//! Some windows also time the test's I/Os (all three block events on: [`times_ios`]); the
+//! others have `block_bio_queue` alone, enough to say who queued what, and hold as many fewer
+//! events as their I/Os make.
 
 use std::fs;
 use std::io;
@@ -48,8 +51,8 @@ pub struct Coverage {
     pub end_ns: u64,
     pub windows_ns: Vec<(u64, u64)>,
     /// Which of `windows_ns` had all three block events on, so that the test's I/Os were timed
-    /// in them (the split, the steps): the first and every [`TIMED_EVERY`]th after it; the
-    /// others had `block_bio_queue` only (who moved what). One missing is taken as timed.
+    /// in them (the split, the steps: [`times_ios`]); the others had `block_bio_queue` only
+    /// (who moved what). One missing is taken as timed.
     pub timed: Vec<bool>,
     /// How the events were read: `pages` (the ring buffer's, `raw`) or `text` (the kernel's
     /// printing of them).
