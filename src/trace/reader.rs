@@ -51,7 +51,7 @@ pub struct Coverage {
     pub end_ns: u64,
     pub windows_ns: Vec<(u64, u64)>,
     /// Which of `windows_ns` had all three block events on, so that the test's I/Os were timed
-    /// in them (the split, the steps: [`times_ios`]); the others had `block_bio_queue` only
+    /// in them (the split, the steps: `times_ios`); the others had `block_bio_queue` only
     /// (who moved what). One missing is taken as timed.
     pub timed: Vec<bool>,
     /// How the events were read: `pages` (the ring buffer's, `raw`) or `text` (the kernel's

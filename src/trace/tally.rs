@@ -488,7 +488,7 @@ impl Tally {
 
     /// Forgets the bios in flight: the events are about to be turned on again after a gap, and
     /// a request's issue or completion then would be matched with a bio queued before it.
-    /// `light`: only `block_bio_queue` will be on ([`Tally::light`]).
+    /// `light`: only `block_bio_queue` will be on (`Tally::light`).
     pub fn forget_open(&mut self, light: bool) {
         self.open.clear();
         self.issued.clear();
