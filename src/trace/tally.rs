@@ -623,8 +623,6 @@ mod tests {
         assert_eq!(t.events, 12);
     }
 
-    /// zram (252,0) makes no requests: its bytes are its bios', counted as they are queued; a
-    /// request-based device beside it (7,0) is still counted at its requests, once.
     #[test]
     fn in_a_light_window_every_devices_bytes_are_counted_at_its_bios() {
         // A window with block_bio_queue only: a request-based device's bytes too, and no bio is
@@ -658,6 +656,8 @@ mod tests {
         assert_eq!((t.q2d.len(), t.d2c.len()), (1, 1));
     }
 
+    /// zram (252,0) makes no requests: its bytes are its bios', counted as they are queued; a
+    /// request-based device beside it (7,0) is still counted at its requests, once.
     #[test]
     fn a_bio_based_devices_bytes_are_counted_at_its_bios() {
         let lines = [
