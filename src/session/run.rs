@@ -77,7 +77,7 @@ pub(super) fn run_once(
     // by the same trace.
     // A middle I/O's parts so far, and the trace's events when they were paired: new pairs
     // come only when the trace has been read again, and only for an observer that shows them
-    // (pairing thousands of I/Os is most of what a trace costs the main thread).
+    // (pairing thousands of I/Os took 0.5-0.85 ms of the main thread at each read).
     let mut steps_at: (u64, Option<Steps>) = (u64::MAX, None);
     let each = |s: &Sample, timed: &[TimedIo]| {
         let view = live.as_ref().and_then(|l| l.lock().ok().map(|v| v.clone()));
