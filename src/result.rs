@@ -97,6 +97,9 @@ impl Serialize for RunResult {
         if m.busy_polled {
             st.serialize_field("busy_polled", &true)?;
         }
+        if m.few_per_wake {
+            st.serialize_field("few_per_wake", &true)?;
+        }
         if let Some(c) = &m.cpus {
             st.serialize_field("cpus", c)?;
         }
@@ -343,6 +346,7 @@ mod tests {
                 polled: false,
                 to_workers: false,
                 busy_polled: false,
+                few_per_wake: false,
                 cpus: None,
                 bytes: 1 << 30,
                 ios: 1024,

@@ -8,6 +8,7 @@
 //! thread samples their interval figures and calls back.
 
 pub mod cpus;
+pub mod few;
 pub mod job;
 pub mod pattern;
 pub mod probe;
@@ -441,6 +442,7 @@ struct Totals {
     engine_used: Option<EngineKind>,
     to_workers: bool,
     busy_polled: bool,
+    few_per_wake: bool,
     streams: Vec<result::Stream>,
 }
 
@@ -458,6 +460,7 @@ impl Totals {
             engine_used: outcomes.first().map(|o| o.engine_used),
             to_workers: outcomes.iter().any(|o| o.to_workers),
             busy_polled: outcomes.iter().any(|o| o.busy_polled),
+            few_per_wake: outcomes.iter().any(|o| o.few_per_wake),
             streams: Vec::new(),
         };
         for (j, o) in outcomes.iter().enumerate() {
@@ -537,6 +540,7 @@ impl Totals {
             polled: job.hipri && engine_used == EngineKind::Uring,
             to_workers: self.to_workers,
             busy_polled: self.busy_polled,
+            few_per_wake: self.few_per_wake,
             cpus: job.cpus.as_ref().map(|c| c.to_string()),
             bytes,
             ios: self.ios,

@@ -208,6 +208,9 @@ pub struct Measured {
     /// The job polled its ring for completions instead of sleeping (a shallow ring whose
     /// completions came faster than a wake): its thread's CPU stayed busy while it waited.
     pub busy_polled: bool,
+    /// The job woke for a few completions at a time instead of a share of its ring: its
+    /// trial found that faster, or as fast at less CPU, on this device (`engine/few.rs`).
+    pub few_per_wake: bool,
     /// The CPUs the job threads (and their io-wq workers) were bound to (`--cpus`), as a list
     /// such as `0-3,6`; absent when they could run anywhere.
     pub cpus: Option<String>,

@@ -27,11 +27,21 @@ pub const SHALLOW: usize = 8;
 /// included); the I/Os that complete in this time are left in flight.
 pub const WAKE_NS: u64 = 30_000;
 
+/// A ring deeper than [`SHALLOW`] that wakes for a few completions ([`WaitShare::wake_for_few`])
+/// waits for at most this part of what is in flight, and at least [`FEW_AT_LEAST`].
+pub const FEW_OF: usize = 16;
+
+/// ... (two: one would leave no completion for the wait to find already there).
+pub const FEW_AT_LEAST: usize = 2;
+
 /// The job's running estimate of the time between completions on its ring.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WaitShare {
     /// Nanoseconds per completion, smoothed; 0 until a round that did not drain the queue.
     per_io_ns: u64,
+    /// Wake for a few completions ([`FEW_OF`]) instead of the rate rule's share: chosen by
+    /// `engine/few.rs`'s trial where the device completes the ring's I/O itself.
+    few: bool,
 }
 
 /// A shallow ring whose completions come close together (`per_io_ns` apart; 0: not known, as
@@ -52,7 +62,17 @@ impl WaitShare {
             return 1;
         }
         let keep = WAKE_NS.div_ceil(self.per_io_ns) as usize;
-        in_flight.saturating_sub(keep).clamp(1, in_flight / 2)
+        let share = in_flight.saturating_sub(keep).clamp(1, in_flight / 2);
+        if self.few && depth > SHALLOW {
+            share.min((in_flight / FEW_OF).max(FEW_AT_LEAST))
+        } else {
+            share
+        }
+    }
+
+    /// From now on, wake for a few completions (true) or the rate rule's share (false).
+    pub fn wake_for_few(&mut self, few: bool) {
+        self.few = few;
     }
 
     /// A round of the job: `reaped` of the `in_flight` I/Os came back `ns` after the previous
@@ -211,6 +231,32 @@ mod tests {
         assert_eq!(settled(2_000).want(8, 8), 1);
         // What is in flight of a deep ring, not the depth, sets the share (a run's last I/Os).
         assert_eq!(w.want(6, 32), 3);
+    }
+
+    #[test]
+    fn a_ring_that_wakes_for_few_waits_for_a_sixteenth_and_at_least_two() {
+        let mut w = settled(10_000);
+        let before = (
+            w.want(32, 32),
+            w.want(128, 128),
+            w.want(16, 16),
+            w.want(8, 8),
+        );
+        w.wake_for_few(true);
+        let after = (
+            w.want(32, 32),
+            w.want(128, 128),
+            w.want(16, 16),
+            w.want(8, 8),
+        );
+        println!("QD32, QD128, QD16, QD8: share {before:?}, few {after:?}");
+        assert_eq!(before, (16, 64, 8, 4));
+        // Shallow rings keep their rule (one, or polling, when completions come fast).
+        assert_eq!(after, (2, 8, 2, 4));
+        // Never more than the share, and never none.
+        assert_eq!(w.want(3, 32), 1);
+        w.wake_for_few(false);
+        assert_eq!(w.want(32, 32), 16);
     }
 
     #[test]

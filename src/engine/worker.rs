@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use super::few::{TRIED_FROM, Trial};
 use super::job::{Data, EngineKind, Op};
 use super::pattern::{Pattern, Shuffle, body_pattern, shuffle_key, stamp};
 use super::result::IoFailure;
@@ -117,6 +118,9 @@ pub(crate) struct WorkerOutcome {
     /// The job polled its ring for completions instead of sleeping when it decided on the
     /// hand-over ([`Spin`]; a shallow ring of fast completions).
     pub busy_polled: bool,
+    /// The job woke for a few completions at a time, its trial having found that faster (or
+    /// as fast, at less CPU) on this device than the rate rule's share (`engine/few.rs`).
+    pub few_per_wake: bool,
     /// Blocks sampled from what reads returned, and how many of them were all zeros.
     pub zeros: ZeroSampler,
 }
@@ -438,6 +442,7 @@ fn recorder<'a>(spec: &WorkerSpec, acc: &'a Mutex<IntervalAcc>, clock: &Clock) -
             io_workers: 0,
             to_workers: false,
             busy_polled: false,
+            few_per_wake: false,
             zeros: ZeroSampler::for_region(spec.region_len),
         },
         ramp_end: clock.ns(spec.ramp_end),
@@ -542,6 +547,7 @@ fn uring_loop(cx: &mut Ctx, q: &mut UringQueue) {
     let mut share = WaitShare::new();
     let mut last_reap = now;
     let mut spin = Spin::new();
+    let mut trial: Option<Trial> = None;
     // Polling needs another CPU for whatever completes the I/O (an io-wq worker): on the job's
     // only one it would take that CPU from the worker.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -587,10 +593,30 @@ fn uring_loop(cx: &mut Ctx, q: &mut UringQueue) {
             let polling = spin.polling(depth, share.per_io_ns());
             cx.rec.out.busy_polled = polling;
             hand_over_if_punted(cx, q, polling, cpus);
+            trial = tries_waking_for_few(cx, polling, depth)
+                .then(|| Trial::new(depth, now, crate::sys::thread_cpu_ns()));
+        } else if let Some(t) = &mut trial {
+            if let Some(few) = t.completed(done.len(), now, crate::sys::thread_cpu_ns) {
+                cx.rec.out.few_per_wake = few;
+                share.wake_for_few(few);
+                trial = None;
+            } else {
+                share.wake_for_few(t.few());
+            }
         }
         reaped += done.len();
         complete(cx, q, &mut slots, &done, now);
     }
+}
+
+/// Whether the job tries waking for a few completions (`engine/few.rs`): a ring of at least
+/// [`TRIED_FROM`] of direct I/O that the device completes itself (not handed to io-wq, not
+/// polled, SQPOLL or IOPOLL).
+fn tries_waking_for_few(cx: &Ctx, polling: bool, depth: usize) -> bool {
+    let spec = cx.spec;
+    depth >= TRIED_FROM
+        && spec.direct
+        && !(polling || spec.sqpoll || spec.hipri || cx.rec.out.to_workers)
 }
 
 /// Polls the ring for completions, submitting what is queued on the first call, until `want`

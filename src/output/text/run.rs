@@ -135,6 +135,8 @@ pub fn run_result(info: &TargetInfo, r: &RunResult, run: u32, of: u32) -> String
             ", handed to io-wq"
         } else if r.busy_polled {
             ", busy-polling"
+        } else if r.few_per_wake {
+            ", waking for few completions"
         } else {
             ""
         }
