@@ -408,6 +408,8 @@ fn io_the_kernel_hands_to_io_wq_is_handed_over_unless_the_job_polls_and_inline_i
     );
     assert_eq!(r["to_workers"], true, "{r}");
     assert!(r.get("busy_polled").is_none(), "{r}");
+    // Waking for few is tried only where the device completes the I/O (engine/few.rs).
+    assert!(r.get("few_per_wake").is_none(), "{r}");
     assert!(first.contains("via uring, handed to io-wq"), "{text}");
     assert!(
         r["ios"].as_u64().unwrap() >= 8192,
