@@ -31,7 +31,7 @@ pub const WAKE_NS: u64 = 30_000;
 /// waits for at most this part of what is in flight, and at least [`FEW_AT_LEAST`].
 pub const FEW_OF: usize = 16;
 
-/// ... (two: one would leave no completion for the wait to find already there).
+/// ... (one and two were level where it was measured; two wakes half as often).
 pub const FEW_AT_LEAST: usize = 2;
 
 /// The job's running estimate of the time between completions on its ring.

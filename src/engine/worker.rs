@@ -543,14 +543,10 @@ fn uring_loop(cx: &mut Ctx, q: &mut UringQueue) {
     // The wait is bounded (to notice a cancel or the deadline) only once one was slow: the
     // timer is not free (docs/architecture.md).
     let mut slow = false;
-    let mut reaped = 0usize;
-    let mut share = WaitShare::new();
-    let mut last_reap = now;
-    let mut spin = Spin::new();
-    let mut trial: Option<Trial> = None;
     // Polling needs another CPU for whatever completes the I/O (an io-wq worker): on the job's
     // only one it would take that CPU from the worker.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut w = Waits::new(depth, now, cpus);
     let may_poll = !(spec.sqpoll || spec.hipri) && cpus > 1;
     loop {
         if cx.should_stop(now) || cx.rec.out.error.is_some() {
@@ -565,10 +561,10 @@ fn uring_loop(cx: &mut Ctx, q: &mut UringQueue) {
         // Wait for all but what keeps the device busy while this thread wakes (engine/wait.rs).
         let waited_from = now;
         let in_flight = q.in_flight();
-        let want = share.want(in_flight, depth);
+        let want = w.share.want(in_flight, depth);
         done.clear();
-        if may_poll && spin.worth(want, depth, share.per_io_ns()) {
-            spin.record(poll_for(cx, q, &mut done, want));
+        if may_poll && w.spin.worth(want, depth, w.share.per_io_ns()) {
+            w.spin.record(poll_for(cx, q, &mut done, want));
         }
         let timeout = slow.then_some(Duration::from_millis(50));
         if done.len() < want
@@ -582,30 +578,66 @@ fn uring_loop(cx: &mut Ctx, q: &mut UringQueue) {
         q.reap(&mut done);
         now = cx.clock.now();
         slow = now.saturating_sub(waited_from) > 10_000_000;
-        if !done.is_empty() {
-            share.observe(now.saturating_sub(last_reap), done.len(), in_flight);
-            last_reap = now;
+        w.reaped(cx, q, done.len(), in_flight, now);
+        complete(cx, q, &mut slots, &done, now);
+    }
+}
+
+/// How a ring's job waits: its share of the ring ([`WaitShare`]), its polling ([`Spin`]) and,
+/// once settled, its trial of waking for few ([`Trial`]).
+struct Waits {
+    share: WaitShare,
+    spin: Spin,
+    trial: Option<Trial>,
+    depth: usize,
+    cpus: usize,
+    reaped: usize,
+    last_reap: u64,
+}
+
+impl Waits {
+    fn new(depth: usize, now: u64, cpus: usize) -> Self {
+        Waits {
+            share: WaitShare::new(),
+            spin: Spin::new(),
+            trial: None,
+            depth,
+            cpus,
+            reaped: 0,
+            last_reap: now,
+        }
+    }
+
+    /// `n` of the `in_flight` I/Os came back at `now`.
+    fn reaped(&mut self, cx: &mut Ctx, q: &mut UringQueue, n: usize, in_flight: usize, now: u64) {
+        if n > 0 {
+            (self.share).observe(now.saturating_sub(self.last_reap), n, in_flight);
+            self.last_reap = now;
         }
         // Once, when the first ring's worth (and a few more, to see whether polls catch
         // their completions) has come back.
-        let settled = depth.max(HAND_OVER_AFTER);
-        if reaped < settled && reaped + done.len() >= settled {
-            let polling = spin.polling(depth, share.per_io_ns());
-            cx.rec.out.busy_polled = polling;
-            hand_over_if_punted(cx, q, polling, cpus);
-            trial = tries_waking_for_few(cx, polling, depth)
-                .then(|| Trial::new(depth, now, crate::sys::thread_cpu_ns()));
-        } else if let Some(t) = &mut trial {
-            if let Some(few) = t.completed(done.len(), now, crate::sys::thread_cpu_ns) {
+        let settled = self.depth.max(HAND_OVER_AFTER);
+        if self.reaped < settled && self.reaped + n >= settled {
+            self.settle(cx, q, now);
+        } else if let Some(t) = &mut self.trial {
+            if let Some(few) = t.completed(n, now, crate::sys::thread_cpu_ns) {
                 cx.rec.out.few_per_wake = few;
-                share.wake_for_few(few);
-                trial = None;
+                self.share.wake_for_few(few);
+                self.trial = None;
             } else {
-                share.wake_for_few(t.few());
+                self.share.wake_for_few(t.few());
             }
         }
-        reaped += done.len();
-        complete(cx, q, &mut slots, &done, now);
+        self.reaped += n;
+    }
+
+    /// Polling or not, io-wq or not, and whether to try waking for few.
+    fn settle(&mut self, cx: &mut Ctx, q: &mut UringQueue, now: u64) {
+        let polling = self.spin.polling(self.depth, self.share.per_io_ns());
+        cx.rec.out.busy_polled = polling;
+        hand_over_if_punted(cx, q, polling, self.cpus);
+        self.trial = tries_waking_for_few(cx, polling, self.depth)
+            .then(|| Trial::new(self.depth, now, crate::sys::thread_cpu_ns()));
     }
 }
 
