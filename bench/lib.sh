@@ -61,6 +61,15 @@ bench_build() {
   BIN=$PWD/target/release/blkscope
 }
 
+# Builds the commit BASE in a worktree under DIR (removed on exit), and sets VAR to its blkscope.
+#   bench_build_base VAR DIR
+bench_build_base() {
+  git worktree add -q --detach "$2/base" "$BASE"
+  bench_on_exit "git worktree remove --force '$2/base'"
+  (cd "$2/base" && CARGO_TARGET_DIR="$2/target" cargo build --release --quiet)
+  printf -v "$1" %s "$2/target/release/blkscope"
+}
+
 # The helpers' locals start with _b_ so that a caller's VAR of the same name is not shadowed
 # (printf -v would set the helper's own local).
 bench_tmpdir() {

@@ -15,10 +15,8 @@ bench_need_zram
 bench_build
 NEW=$BIN
 bench_tmpdir work
-bench_on_exit 'git worktree remove --force "$work/base" 2>/dev/null'
-git worktree add --detach "$work/base" "$BASE" >/dev/null 2>&1
-(cd "$work/base" && CARGO_TARGET_DIR="$work/target" cargo build --release --quiet)
-OLD=$work/target/release/blkscope
+bench_build_base BASE_BIN "$work"
+OLD=$BASE_BIN
 bench_zram zdev 1G
 head -c 1G /dev/urandom | dd of="/dev/$zdev" bs=1M oflag=direct status=none
 iops() {

@@ -23,10 +23,8 @@ bench_need_fio
 command -v perf >/dev/null || { echo "needs perf (apt-get install linux-perf)" >&2; exit 1; }
 bench_build
 bench_tmpdir work
-git worktree add -q --detach "$work/base" "$BASE"
-bench_on_exit "git worktree remove --force '$work/base'"
-(cd "$work/base" && CARGO_TARGET_DIR="$work/target" cargo build --release --quiet)
-builds=("$BIN" "$work/target/release/blkscope")
+bench_build_base BASE_BIN "$work"
+builds=("$BIN" "$BASE_BIN")
 names=(this "$BASE")
 fallocate -l 1G "$work/loop.img"
 bench_loop dev "$work/loop.img" --direct-io=on

@@ -18,9 +18,7 @@ BASE=${BASE:?BASE=<a commit to compare with>}
 bench_need_fio
 bench_build
 bench_tmpdir work
-git worktree add -q --detach "$work/base" "$BASE"
-bench_on_exit "git worktree remove --force '$work/base'"
-(cd "$work/base" && CARGO_TARGET_DIR="$work/target" cargo build --release --quiet)
+bench_build_base BASE_BIN "$work"
 if [[ $DEVICE == zram ]]; then
   bench_need_zram
   bench_zram zdev 1G
@@ -32,4 +30,4 @@ fi
 bench_fill "$dev"
 echo "A: $BASE, B: this tree ($(git describe --always --dirty)); $(uname -r), $(nproc) CPUs, $DEVICE" >&2
 PYTHONPATH=bench python3 bench/builds_ab.py "$RUNTIME" "$ROUNDS" "$ROWS" "$dev" \
-  "$work/target/release/blkscope" "$BIN"
+  "$BASE_BIN" "$BIN"
