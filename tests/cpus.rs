@@ -491,14 +491,12 @@ fn auto_at_depth_probes_the_ring_against_a_loop_where_io_goes_to_io_wq() {
     );
     assert!(ring > 0.0 && each > 0.0, "both paths measured: {p}");
     assert_eq!(p["seconds"].as_f64(), Some(0.06), "{p}");
-    // The faster by more than 5%, else the one with less CPU per I/O.
+    // The ring when its IOPS over the loop's are more than its CPU per I/O over the loop's.
     let cpu = |k: &str| p[k].as_f64().unwrap();
-    let want = if ring > each * 1.05 {
+    let want = if ring * cpu("loop_cpu_us") > each * cpu("ring_cpu_us") {
         "uring"
-    } else if each > ring * 1.05 || cpu("loop_cpu_us") <= cpu("ring_cpu_us") {
-        "psync"
     } else {
-        "uring"
+        "psync"
     };
     assert_eq!(r["engine"], want, "the probe's winner: {r}");
     let why = r["engine_why"].as_str().unwrap();

@@ -446,8 +446,9 @@ pub fn flag_notes(job: &Job) -> Vec<String> {
     if job.may_probe_engine() {
         v.push(
             "where io_uring hands the I/O to io-wq (zram), blkscope's default engine first runs \
-             60 ms on the ring and 60 ms on pread/pwrite and takes the faster; a run that took \
-             pread/pwrite says so, and its fio line is --ioengine=psync"
+             60 ms on the ring and 60 ms on pread/pwrite and takes the one that does more I/Os \
+             for its CPU (the faster, unless its CPU per I/O grows more than its rate); a run \
+             that took pread/pwrite says so, and its fio line is --ioengine=psync"
                 .into(),
         );
     }

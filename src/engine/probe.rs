@@ -4,8 +4,8 @@
 //! non-blocking I/O, such as zram), a short probe of the ring against a pread/pwrite loop.
 //! There the ring's depth is the workers' threads, whose hand-offs cost more than their
 //! parallelism gives back until the ring holds enough bytes, and where that lies depends on the
-//! machine's CPUs: so it is measured, not ruled; paths level in IOPS go to the one with less
-//! CPU per I/O. The probe runs before the run's counters, trace and clock start, and its time
+//! machine's CPUs: so it is measured, not ruled, and the path that does more I/Os a second
+//! for its CPU per I/O is taken ([`Probe::winner`]). The probe runs before the run's counters, trace and clock start, and its time
 //! and figures are said with the choice. docs/architecture.md, "The engine auto picks at
 //! depth".
 
@@ -181,26 +181,25 @@ fn run_path(
     })
 }
 
-/// Why the probe's winner ([`Probe::winner`]) was taken, with both paths' figures.
+/// Why the probe's winner ([`Probe::winner`]) was taken, with both paths' figures and how the
+/// ring's compare with the loop's.
 fn probed_why(p: &Probe) -> String {
     let head = "io_uring hands this target's I/O to the kernel's io-wq workers";
     let s = p.seconds;
     let (ring, ring_cpu) = (p.ring_iops.round(), p.ring_cpu_us);
     let (each, each_cpu) = (p.loop_iops.round(), p.loop_cpu_us);
     let each_path = "pread/pwrite, one I/O at a time per job,";
-    let tail = if p.level() {
-        ": level, so the one with less CPU per I/O"
-    } else {
-        ""
-    };
+    let (rate, cost) = p.ratios();
     match p.winner() {
         EngineKind::Psync => format!(
             "{head}; in a {s} s probe of each, {each_path} ran {each} IOPS at {each_cpu:.1} us \
-             of CPU an I/O, and the ring {ring} IOPS at {ring_cpu:.1} us{tail}"
+             of CPU an I/O, and the ring {ring} IOPS at {ring_cpu:.1} us: the ring's {rate:.2}x \
+             the IOPS cost {cost:.2}x the CPU per I/O"
         ),
         _ => format!(
             "{head}; in a {s} s probe of each, the ring ran {ring} IOPS at {ring_cpu:.1} us of \
-             CPU an I/O, and {each_path} {each} IOPS at {each_cpu:.1} us{tail}"
+             CPU an I/O, and {each_path} {each} IOPS at {each_cpu:.1} us: the ring's {rate:.2}x \
+             the IOPS for {cost:.2}x the CPU per I/O"
         ),
     }
 }
@@ -220,21 +219,32 @@ mod tests {
     }
 
     #[test]
-    fn the_faster_path_wins_and_level_ones_go_to_the_cheaper() {
+    fn the_path_that_does_more_ios_for_its_cpu_wins() {
         for (p, want) in [
+            // The loop both faster and cheaper (zram, 4K QD8).
             (probe(158_000.0, 446_000.0, 6.7, 2.3), EngineKind::Psync),
-            (probe(544_000.0, 464_000.0, 3.6, 2.2), EngineKind::Uring),
-            // Within 5%: the less CPU per I/O, whichever that is.
+            // The ring faster by less than its CPU per I/O grew (zram, 4K QD128 on 2 CPUs: its
+            // second worker's CPU for a tenth more IOPS).
+            (probe(576_000.0, 526_000.0, 2.65, 1.9), EngineKind::Psync),
+            (probe(544_000.0, 464_000.0, 3.6, 2.2), EngineKind::Psync),
+            // The ring faster by more than its CPU per I/O grew (zram, 1M QD4).
+            (probe(7_600.0, 3_700.0, 269.0, 272.0), EngineKind::Uring),
+            (probe(1_000_000.0, 500_000.0, 3.0, 2.0), EngineKind::Uring),
+            // As fast: the cheaper, whichever that is; a tie, the loop.
             (probe(480_000.0, 462_000.0, 3.7, 2.3), EngineKind::Psync),
             (probe(462_000.0, 480_000.0, 2.0, 2.3), EngineKind::Uring),
+            (probe(500_000.0, 500_000.0, 2.0, 2.0), EngineKind::Psync),
+            // No CPU figure: the faster.
+            (probe(600_000.0, 500_000.0, 0.0, 0.0), EngineKind::Uring),
+            (probe(400_000.0, 500_000.0, 2.0, 0.0), EngineKind::Psync),
         ] {
-            println!("{p:?}: {:?}, level {}", p.winner(), p.level());
+            println!("{p:?}: {:?}, ratios {:?}", p.winner(), p.ratios());
             assert_eq!(p.winner(), want, "{p:?}");
         }
     }
 
     #[test]
-    fn the_winner_is_said_with_both_figures() {
+    fn the_winner_is_said_with_both_figures_and_their_ratios() {
         let p = probe(158_509.4, 446_285.6, 6.71, 2.28);
         let w = probed_why(&p);
         println!("{w}");
@@ -245,18 +255,19 @@ mod tests {
             "{w}"
         );
         assert!(w.contains("0.1 s probe"), "{w}");
-        let p = probe(480_000.0, 462_000.0, 3.7, 2.3);
+        let p = probe(576_000.0, 526_000.0, 2.65, 1.9);
         let w = probed_why(&p);
         println!("{w}");
         assert!(
-            w.ends_with("level, so the one with less CPU per I/O"),
+            w.ends_with("the ring's 1.10x the IOPS cost 1.39x the CPU per I/O"),
             "{w}"
         );
-        let p = probe(544_000.0, 464_000.0, 3.6, 2.2);
+        let p = probe(7_600.0, 3_700.0, 269.0, 272.0);
         let w = probed_why(&p);
         println!("{w}");
         assert!(
-            w.contains("the ring ran 544000 IOPS at 3.6 us of CPU an I/O"),
+            w.contains("the ring ran 7600 IOPS at 269.0 us of CPU an I/O")
+                && w.ends_with("the ring's 2.05x the IOPS for 0.99x the CPU per I/O"),
             "{w}"
         );
     }

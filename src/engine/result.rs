@@ -267,12 +267,6 @@ pub struct Stream {
     pub bytes_per_sec: f64,
 }
 
-/// Paths whose IOPS are within this share of each other are level: the one with less CPU per
-/// I/O is taken (the least overhead for the same rate).
-pub const LEVEL: f64 = 0.05;
-
-/// What `auto`'s probe measured (`engine::probe`): each path's IOPS and CPU per I/O over the
-/// same job.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Probe {
     /// How long each path's counted part ran (its IOPS: the median of its 10 ms slices).
@@ -288,29 +282,30 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// The path taken: the faster, or where the two are level ([`LEVEL`]) the one with less CPU
-    /// per I/O.
-    pub fn winner(&self) -> EngineKind {
-        let loop_wins = if self.level() {
-            self.loop_cpu_us <= self.ring_cpu_us
-        } else {
-            self.loop_iops > self.ring_iops
-        };
-        if loop_wins {
-            EngineKind::Psync
-        } else {
-            EngineKind::Uring
-        }
+    /// The ring's IOPS over the loop's, and its CPU per I/O over the loop's.
+    pub fn ratios(&self) -> (f64, f64) {
+        (
+            self.ring_iops / self.loop_iops,
+            self.ring_cpu_us / self.loop_cpu_us,
+        )
     }
 
-    /// Whether the two paths' IOPS were level ([`LEVEL`]).
-    pub fn level(&self) -> bool {
-        let (hi, lo) = if self.ring_iops > self.loop_iops {
-            (self.ring_iops, self.loop_iops)
+    /// The path taken: the one that does more I/Os a second for its CPU per I/O. The faster,
+    /// unless its CPU per I/O is up by more than its rate (io-wq's workers on a second CPU for
+    /// a tenth more IOPS); as fast, the cheaper; a tie, the loop (the least overhead). Without
+    /// both CPU figures, the faster.
+    pub fn winner(&self) -> EngineKind {
+        let (rate, cost) = self.ratios();
+        let ring_wins = if cost.is_finite() && cost > 0.0 {
+            rate > cost
         } else {
-            (self.loop_iops, self.ring_iops)
+            self.ring_iops > self.loop_iops
         };
-        hi <= lo * (1.0 + LEVEL)
+        if ring_wins {
+            EngineKind::Uring
+        } else {
+            EngineKind::Psync
+        }
     }
 }
 
