@@ -74,6 +74,26 @@ struct Open {
     done: u32,
 }
 
+/// A bio's device and first sector in one number, ordered as the pair is: a key the open bios'
+/// map compares in two machine words where the pair took three comparisons (the reader's
+/// lookups of open bios were a third of its time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct BioAt(u128);
+
+impl BioAt {
+    fn new(dev: (u32, u32), sector: u64) -> Self {
+        Self((dev.0 as u128) << 96 | (dev.1 as u128) << 64 | sector as u128)
+    }
+
+    fn dev(self) -> (u32, u32) {
+        ((self.0 >> 96) as u32, (self.0 >> 64) as u32)
+    }
+
+    fn sector(self) -> u64 {
+        self.0 as u64
+    }
+}
+
 /// One of the test's bios timed at each step of the block layer ([`Pick`]), in ns of the
 /// trace's clock (CLOCK_MONOTONIC, as the engine's): queued (Q), its first request issued to
 /// the driver (D), its last completed (C).
@@ -95,7 +115,7 @@ pub struct Tally {
     lookup: fn(u32) -> Option<(String, Vec<u32>)>,
     pub by: HashMap<((u32, u32), Submitter), Moved>,
     /// Bios in flight by (device, first sector).
-    open: BTreeMap<((u32, u32), u64), Open>,
+    open: BTreeMap<BioAt, Open>,
     /// Requests issued to the driver and not yet completed, by (device, sector, sectors): a
     /// driver that could not take one (a full virtio queue) has it issued again, and its
     /// bytes are counted once.
@@ -122,7 +142,7 @@ pub struct Tally {
     /// counted when a bio is queued.
     bio_based: Vec<(u32, u32)>,
     /// Where [`Tally::bios_in`] puts a request's bios, kept between events.
-    bios: Vec<((u32, u32), u64)>,
+    bios: Vec<BioAt>,
     /// Only `block_bio_queue` is on (a window after the first of a trace kept in windows): every
     /// device's bytes are counted at its bios, and no bio is kept open for a request.
     light: bool,
@@ -320,7 +340,7 @@ impl Tally {
             // A bio at a sector where one was open: that one completed unseen (its events
             // lost); timing the new one from the old one's queueing would be wrong.
             self.open.insert(
-                (e.dev, e.sector),
+                BioAt::new(e.dev, e.sector),
                 Open {
                     queued: e.ts_ns,
                     who,
@@ -344,8 +364,7 @@ impl Tally {
         if !self.issued.insert((e.dev, e.sector, e.sectors)) {
             return;
         }
-        let key = (e.dev, e.sector);
-        let who = match self.open.get(&key) {
+        let who = match self.open.get(&BioAt::new(e.dev, e.sector)) {
             Some(o) => {
                 if o.who.0 == self.own && o.issued.is_none() {
                     let _ = self.q2d.record(e.ts_ns.saturating_sub(o.queued).max(1));
@@ -369,17 +388,25 @@ impl Tally {
     /// The open bios with sectors in the request of `e`: the one it starts in (which may
     /// begin before it) and those after, into `out` (the tally's own, taken and given back
     /// by the caller: a request an event, and an allocation each would cost more than the rest).
-    fn bios_in(&self, e: &Event, out: &mut Vec<((u32, u32), u64)>) {
+    fn bios_in(&self, e: &Event, out: &mut Vec<BioAt>) {
         out.clear();
-        let (from, to) = ((e.dev, e.sector), (e.dev, e.sector + e.sectors as u64));
-        let before = self
-            .open
-            .range(..from)
-            .next_back()
-            .filter(|((d, s), o)| *d == e.dev && s + o.sectors as u64 > e.sector)
-            .map(|(k, _)| *k);
-        out.extend(before);
-        out.extend(self.open.range(from..to).map(|(k, _)| *k));
+        let (from, to) = (
+            BioAt::new(e.dev, e.sector),
+            BioAt::new(e.dev, e.sector + e.sectors as u64),
+        );
+        // One walk down from the request's end: those that start in it, then the one before
+        // it if it reaches into it.
+        for (&k, o) in self.open.range(..to).rev() {
+            if k >= from {
+                out.push(k);
+                continue;
+            }
+            if k.dev() == e.dev && k.sector() + o.sectors as u64 > e.sector {
+                out.push(k);
+            }
+            break;
+        }
+        out.reverse();
     }
 
     /// A request completed: its first bio's time in the device is its submitter's; each bio
@@ -390,7 +417,7 @@ impl Tally {
             who,
             issued: Some(d),
             ..
-        }) = self.open.get(&(e.dev, e.sector)).copied()
+        }) = self.open.get(&BioAt::new(e.dev, e.sector)).copied()
         {
             let ns = e.ts_ns.saturating_sub(d).max(1);
             if who.0 == self.own {
@@ -415,7 +442,7 @@ impl Tally {
             let Some(issued) = o.issued else {
                 continue;
             };
-            let overlap = (k.1 + o.sectors as u64).min(end) - k.1.max(e.sector);
+            let overlap = (k.sector() + o.sectors as u64).min(end) - k.sector().max(e.sector);
             o.done = o.done.saturating_add(overlap as u32);
             if o.done < o.sectors {
                 continue;
@@ -423,7 +450,7 @@ impl Tally {
             let o = self.open.remove(&k).expect("an open bio");
             if o.who.0 == self.own {
                 let s = Stepped {
-                    sector: k.1,
+                    sector: k.sector(),
                     queued: o.queued,
                     issued,
                     completed: e.ts_ns,
