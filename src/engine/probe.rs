@@ -5,9 +5,9 @@
 //! There the ring's depth is the workers' threads, whose hand-offs cost more than their
 //! parallelism gives back until the ring holds enough bytes, and where that lies depends on the
 //! machine's CPUs: so it is measured, not ruled, and the path that does more I/Os a second
-//! for its CPU per I/O is taken ([`Probe::winner`]). The probe runs before the run's counters, trace and clock start, and its time
-//! and figures are said with the choice. docs/architecture.md, "The engine auto picks at
-//! depth".
+//! for its CPU per I/O is taken ([`Probe::winner`]). The probe runs before the run's counters,
+//! trace and clock start, and its time and figures are said with the choice.
+//! docs/architecture.md, "The engine auto picks at depth" and "More I/Os for the CPU".
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

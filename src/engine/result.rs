@@ -267,6 +267,8 @@ pub struct Stream {
     pub bytes_per_sec: f64,
 }
 
+/// What `auto`'s probe measured (`engine::probe`): each path's IOPS and CPU per I/O over the
+/// same job.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Probe {
     /// How long each path's counted part ran (its IOPS: the median of its 10 ms slices).

@@ -74,9 +74,8 @@ struct Open {
     done: u32,
 }
 
-/// A bio's device and first sector in one number, ordered as the pair is: a key the open bios'
-/// map compares in two machine words where the pair took three comparisons (the reader's
-/// lookups of open bios were a third of its time).
+/// A bio's device and first sector in one number, ordered as the pair is: the open bios' key,
+/// compared in two machine words (docs/architecture.md, "The open bios' keys").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct BioAt(u128);
 
