@@ -110,15 +110,17 @@ impl Share {
         let console = std::fs::read_to_string(self.path("console.log")).unwrap_or_default();
         let qemu = std::fs::read_to_string(self.path("qemu.log")).unwrap_or_default();
         println!(
-            "guest ran {:.0} s, {st}; console:\n{console}\nqemu (last lines): {}",
+            "guest ran {:.0} s, {st}; console:\n{console}\nqemu (last lines): {}{}",
             t.elapsed().as_secs_f64(),
-            qemu.lines().rev().take(3).collect::<Vec<_>>().join(" | ")
+            qemu.lines().rev().take(3).collect::<Vec<_>>().join(" | "),
+            kernel_report(&qemu)
         );
         let tail: Vec<&str> = console.lines().rev().take(25).collect();
         assert!(
             console.contains("run.sh exit"),
-            "the guest did not finish its script; its console's last lines:\n{}",
-            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            "the guest did not finish its script; its console's last lines:\n{}{}",
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+            kernel_report(&qemu)
         );
         console
     }
@@ -603,4 +605,48 @@ fn memory_backed_null_blk_and_the_dm_error_target(s: &Share) {
             && ilseq.contains("(EILSEQ)"),
         "{ilseq}"
     );
+}
+
+/// The guest kernel's own report of what went wrong, where it made one: from its first "BUG:",
+/// "WARNING:", "Oops" or hung task on, 60 lines at most (a soft lockup's stack, which panics
+/// the guest at once: `softlockup_panic=1` in tests/guest/boot.sh). Empty when there is none:
+/// the panic when the script's shell, the guest's init, ends is how every guest stops.
+fn kernel_report(qemu: &str) -> String {
+    let lines: Vec<&str> = qemu.lines().collect();
+    let first = lines.iter().position(|l| {
+        ["BUG:", "WARNING:", "Oops", "blocked for more than"]
+            .iter()
+            .any(|m| l.contains(m))
+    });
+    match first {
+        Some(i) => format!(
+            "\nthe guest kernel's report:\n{}",
+            lines[i..]
+                .iter()
+                .take(60)
+                .copied()
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+        None => String::new(),
+    }
+}
+
+#[test]
+fn a_guest_kernels_report_is_cut_from_its_first_bug_line() {
+    let qemu = "[ 1.0] booting\n[ 88.7] watchdog: BUG: soft lockup - CPU#1 stuck for 23s! \
+                [blkscope:280]\n[ 88.7] RIP: 0010:foo+0x1/0x2\n[ 88.8] Kernel panic - not \
+                syncing: softlockup: hung tasks";
+    let r = kernel_report(qemu);
+    println!("{r}");
+    assert!(
+        r.starts_with("\nthe guest kernel's report:\n[ 88.7] watchdog: BUG: soft lockup")
+            && r.contains("RIP: 0010:foo")
+            && r.contains("Kernel panic")
+            && !r.contains("booting"),
+        "{r}"
+    );
+    let ended = "[ 1.0] booting\n[ 78.9] Kernel panic - not syncing: Attempted to kill init! \
+                 exitcode=0x00000007\n[ 78.9] Call Trace:";
+    assert_eq!(kernel_report(ended), "", "the guest's usual end");
 }

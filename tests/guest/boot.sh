@@ -52,7 +52,7 @@ boot() {
   timeout "${GUEST_TIMEOUT:-$limit}" qemu-system-x86_64 -accel "$accel" -cpu "$cpu" \
     -m "${GUEST_MEM:-1536}" -smp "${GUEST_CPUS:-2}" -nographic -no-reboot -nic none \
     -kernel "$kernel" -initrd "$work/initrd.gz" \
-    -append "console=ttyS0 panic=-1 quiet sysrq_always_enabled=1" \
+    -append "console=ttyS0 panic=-1 loglevel=5 softlockup_panic=1 sysrq_always_enabled=1" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on \
     -virtfs local,path="$share",mount_tag=share,security_model=none \
     "$@" </dev/null >"$share/qemu.log" 2>&1
