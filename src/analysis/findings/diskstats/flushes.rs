@@ -3,7 +3,7 @@
 use crate::engine::job::Mode;
 
 use super::super::{Evidence, Finding, Kind};
-use super::{Context, processes};
+use super::{Context, named_others, processes};
 
 /// Flushes during the test. fdatasync mode ends with one flush per job by design.
 pub(super) fn flushes(c: &Context) -> Option<Finding> {
@@ -18,12 +18,7 @@ pub(super) fn flushes(c: &Context) -> Option<Finding> {
     let (ours, others) = match c.traced() {
         Some(t) => {
             let (ours, all) = t.flushes_on(target, 1.0);
-            let others: Vec<(String, u32, u64)> = t
-                .others_on(target)
-                .filter(|o| o.flushes > 0)
-                .take(3)
-                .map(|o| (o.comm.clone(), o.pid, o.flushes))
-                .collect();
+            let others = named_others(t, target, |o| o.flushes);
             match all {
                 // None in the trace (a device that makes its own): all of diskstats'.
                 0 => (td.flushes, others),

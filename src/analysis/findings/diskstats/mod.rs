@@ -9,7 +9,7 @@ mod reads;
 pub(super) mod tests;
 mod util;
 
-use crate::analysis::traced::TraceSummary;
+use crate::analysis::traced::{SubmitterIo, TraceSummary};
 use crate::engine::job::Job;
 use crate::engine::target::FsBlock;
 use crate::stats::IostatX;
@@ -121,6 +121,20 @@ fn stats_off(target: &str) -> Finding {
         )
     })
     .on(target)
+}
+
+/// The other processes a finding names on `dev`: the first three with some of `what` (their
+/// flushes, their bytes read), as (comm, pid, that count).
+pub(super) fn named_others(
+    t: &TraceSummary,
+    dev: &str,
+    what: impl Fn(&SubmitterIo) -> u64,
+) -> Vec<(String, u32, u64)> {
+    t.others_on(dev)
+        .filter(|o| what(o) > 0)
+        .take(3)
+        .map(|o| (o.comm.clone(), o.pid, what(o)))
+        .collect()
 }
 
 /// Processes a finding names, each with a count (`what`: its flushes, its bytes), as evidence.

@@ -6,7 +6,7 @@ use crate::stats::iostat::Counters;
 use crate::units::fmt_size;
 
 use super::super::{Evidence, Finding, Kind};
-use super::{Activity, Context, processes, size};
+use super::{Activity, Context, named_others, processes, size};
 
 /// Reads during a write-only test, on the target or a device under it. Real read-modify-write
 /// reads about as much as it writes; a few hundred KiB from something else (another program
@@ -120,12 +120,7 @@ fn reads_of(act: &Activity, dev: &str, d: &Counters) -> f64 {
 /// finding's own).
 fn others_traced(t: &TraceSummary, dev: &str, e: &mut Evidence) -> String {
     e.insert("traced", 1.0);
-    let who: Vec<(String, u32, u64)> = t
-        .others_on(dev)
-        .filter(|o| o.read_bytes > 0)
-        .take(3)
-        .map(|o| (o.comm.clone(), o.pid, o.read_bytes))
-        .collect();
+    let who = named_others(t, dev, |o| o.read_bytes);
     if who.is_empty() {
         return " The block layer's trace shows these reads were the test's.".into();
     }
