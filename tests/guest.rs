@@ -109,18 +109,18 @@ impl Share {
             .unwrap();
         let console = std::fs::read_to_string(self.path("console.log")).unwrap_or_default();
         let qemu = std::fs::read_to_string(self.path("qemu.log")).unwrap_or_default();
+        let report = kernel_report(&qemu);
         println!(
-            "guest ran {:.0} s, {st}; console:\n{console}\nqemu (last lines): {}{}",
+            "guest ran {:.0} s, {st}; console:\n{console}\nqemu (last lines): {}{report}",
             t.elapsed().as_secs_f64(),
             qemu.lines().rev().take(3).collect::<Vec<_>>().join(" | "),
-            kernel_report(&qemu)
         );
         let tail: Vec<&str> = console.lines().rev().take(25).collect();
         assert!(
             console.contains("run.sh exit"),
             "the guest did not finish its script; its console's last lines:\n{}{}",
             tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
-            kernel_report(&qemu)
+            report
         );
         console
     }
