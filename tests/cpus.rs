@@ -553,6 +553,35 @@ fn auto_at_depth_probes_the_ring_against_a_loop_where_io_goes_to_io_wq() {
         );
         assert!(r.get("engine_probe").is_none(), "{what}: {r}");
     }
+    // Blocks of 1 MiB at depth: the ring by rule, said so.
+    let args = [
+        "run",
+        z.dev(),
+        "--op",
+        "read",
+        "--bs",
+        "1M",
+        "--iodepth",
+        "4",
+        "--size",
+        "8M",
+        "--confirm",
+        &z.name,
+        "--no-save",
+        "--json",
+    ];
+    let doc = ok_json(&blkscope(&args), args);
+    let r = first_result(&doc);
+    println!(
+        "1M QD4: engine {}, probe {}, why {}",
+        r["engine"], r["engine_probe"], r["engine_why"]
+    );
+    assert_eq!(r["engine"], "uring", "{r}");
+    assert!(r.get("engine_probe").is_none(), "{r}");
+    assert!(
+        r["engine_why"].as_str().unwrap().contains("1 MiB or more"),
+        "{r}"
+    );
     let args = [
         "sweep",
         z.dev(),

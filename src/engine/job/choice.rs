@@ -3,6 +3,12 @@
 
 use super::{EngineKind, Job, Mode};
 
+/// Blocks of this many bytes and more at depth keep `auto`'s ring without a probe: the ring's
+/// hand-off to an io-wq worker costs a microsecond or two an I/O, where each such I/O's own
+/// work is a hundred or more, and the workers run several at once (docs/architecture.md, "The
+/// probe's cost where the ring wins anyway").
+pub const RING_FROM_BS: u64 = 1 << 20;
+
 /// The engine that will run a job and, when blkscope chose it, why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Choice {
@@ -36,6 +42,12 @@ impl Job {
                 EngineKind::Psync,
                 "one I/O in flight per job: a pread/pwrite loop costs least",
             ),
+            EngineKind::Auto if self.bs >= RING_FROM_BS => chosen(
+                EngineKind::Uring,
+                "several I/Os of 1 MiB or more in flight per job: io_uring keeps them queued, \
+                 and a hand-off to a kernel worker, where the device needs one, is a small part \
+                 of each I/O's work",
+            ),
             EngineKind::Auto => chosen(
                 EngineKind::Uring,
                 "several I/Os in flight per job: io_uring keeps them queued",
@@ -53,9 +65,11 @@ impl Job {
     /// that writes only when it runs for a time at random offsets: a probe of one pass over a
     /// size would write more than the job asked for, and sequential writes on a host-managed
     /// zoned device would move its write pointers (random writes are refused there before).
+    /// Blocks of [`RING_FROM_BS`] and more keep the ring unprobed.
     pub fn may_probe_engine(&self) -> bool {
         self.engine == EngineKind::Auto
             && self.iodepth > 1
+            && self.bs < RING_FROM_BS
             && !self.hipri
             && !self.sqpoll
             && self.mode == Mode::Direct
@@ -100,6 +114,7 @@ mod tests {
         let base = Job {
             op: Op::Randread,
             engine: EngineKind::Auto,
+            bs: 4096,
             iodepth: 8,
             mode: Mode::Direct,
             ..Job::default()
@@ -149,6 +164,13 @@ mod tests {
                 },
             ),
             (
+                "blocks of 1 MiB",
+                Job {
+                    bs: RING_FROM_BS,
+                    ..base.clone()
+                },
+            ),
+            (
                 "sequential writes for a time",
                 Job {
                     op: Op::Write,
@@ -166,6 +188,25 @@ mod tests {
             ..base.clone()
         };
         assert!(timed_mix.may_probe_engine(), "random writes for a time");
+    }
+
+    #[test]
+    fn blocks_of_a_mebibyte_at_depth_keep_the_ring_and_say_why() {
+        let job = |bs: u64, iodepth: u32| Job {
+            engine: EngineKind::Auto,
+            bs,
+            iodepth,
+            ..Job::default()
+        };
+        let big = job(RING_FROM_BS, 4).engine_to_use();
+        let small = job(RING_FROM_BS / 2, 4).engine_to_use();
+        let one = job(RING_FROM_BS, 1).engine_to_use();
+        println!("1M QD4: {big:?}\n512K QD4: {small:?}\n1M QD1: {one:?}");
+        assert_eq!(big.engine, EngineKind::Uring);
+        assert!(big.why.unwrap().contains("1 MiB or more"), "{big:?}");
+        assert_eq!(small.engine, EngineKind::Uring);
+        assert!(!small.why.unwrap().contains("1 MiB"), "{small:?}");
+        assert_eq!(one.engine, EngineKind::Psync, "QD1 stays the loop");
     }
 
     #[test]
