@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: what the block events cost while registered and off, as a trace kept in windows
-# leaves them between its windows (the kernel's soft mode, docs/tracing.md). `--no-trace` runs
+# left them between its windows until 2026-11-28 (the kernel's soft mode, docs/tracing.md;
+# bench/trace_threads.py measures it thread by thread on any device). `--no-trace` runs
 # of 4K random reads at QD1 on a filled 1 GiB zram device (one block_bio_queue event an I/O,
 # each I/O a CPU's work: a cost per event shows in its IOPS), ROUNDS alternating pairs of
 # RUNTIME seconds: alone, and with a tracefs instance of this script's own whose three block

@@ -14,7 +14,9 @@
 # kernel's text pipe, as before blkscope read the ring buffer's pages, BLKSCOPE_TRACE_TEXT=1;
 # `least`: windows as short as the reader makes them, BLKSCOPE_TRACE_MAX_RATE=1, which leaves
 # the trace's cost per run and per window without most of its events; `rate=N`: the default
-# with windows of N events a second, BLKSCOPE_TRACE_MAX_RATE=N).
+# with windows of N events a second, BLKSCOPE_TRACE_MAX_RATE=N; `soft`: the default with the
+# block events kept registered between windows in the kernel's soft mode, as blkscope did until
+# 2026-11-28, BLKSCOPE_TRACE_SOFT=1).
 # DEVICE=loop runs the rows on a direct-I/O loop device over a filled 1 GiB file in a temporary
 # directory instead of zram (its speed is the disk below's, whose noise the pairs must outlast).
 #
@@ -61,6 +63,7 @@ one() { # $1 row label, $2 mode (off|full|default|text|least), then run's extra 
     full) env=(BLKSCOPE_TRACE_MAX_RATE=1e12) ;;
     text) env=(BLKSCOPE_TRACE_TEXT=1) ;;
     least) env=(BLKSCOPE_TRACE_MAX_RATE=1) ;;
+    soft) env=(BLKSCOPE_TRACE_SOFT=1) ;;
     rate=*) env=(BLKSCOPE_TRACE_MAX_RATE="${mode#rate=}") ;;
   esac
   b0=$(busy)

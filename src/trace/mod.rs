@@ -322,7 +322,10 @@ impl Tracer {
         for e in EVENTS {
             w(&format!("events/block/{e}/filter"), filter)?;
         }
-        soft_mode(&self.dir);
+        // BLKSCOPE_TRACE_SOFT=1 keeps them registered between windows, for measuring.
+        if std::env::var_os("BLKSCOPE_TRACE_SOFT").is_some_and(|v| v == "1") {
+            soft_mode(&self.dir);
+        }
         for e in EVENTS {
             w(&format!("events/block/{e}/enable"), "1")?;
         }
@@ -427,14 +430,14 @@ const MAX_FILTER: usize = 4000;
 /// characters, and the devices take some).
 const FILTER_RANGES: usize = 48;
 
-/// Puts the instance's block events in the kernel's soft mode where it can: each is the
-/// target of a trigger that never fires (`enable_event:block:EVENT:0` on `block_rq_requeue`),
-/// so its tracepoint stays registered from here to the instance's removal, and writing its
-/// `enable` file only flips a flag that the event checks first. A window of a trace kept in
-/// windows then opens and closes in microseconds, where registering and unregistering three
-/// tracepoints rewrites the kernel's code and interrupts every CPU, the test's too (1.7 ms of
-/// the reader's CPU a window; docs/tracing.md). An event whose trigger the kernel refuses is
-/// registered at each window instead, as before.
+/// Puts the instance's block events in the kernel's soft mode where it can (only for measuring:
+/// `BLKSCOPE_TRACE_SOFT=1`): each is the target of a trigger that never fires
+/// (`enable_event:block:EVENT:0` on `block_rq_requeue`), so its tracepoint stays registered from
+/// here to the instance's removal, and writing its `enable` file only flips a flag that the
+/// event checks first. A window then opens and closes without registering three tracepoints
+/// (which rewrites the kernel's code and interrupts every CPU), but every block event of the
+/// machine pays the check between windows, and on a device that makes requests that cost the
+/// test more than registering at each window does (docs/tracing.md).
 fn soft_mode(dir: &Path) {
     let trigger = dir.join("events/block/block_rq_requeue/trigger");
     // Appended: opening a trigger file to truncate it removes the event's triggers.

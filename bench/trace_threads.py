@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Where a traced run's CPU goes, thread by thread: blkscope runs of one job on a device, in
+alternating rounds of each MODE, each thread's CPU time read from /proc/PID/task/TID/schedstat
+every 10 ms while the command runs (the job threads, the main thread, the trace's reader,
+others such as io-wq workers), over the run's I/Os. Prints each round's whole-process CPU per
+I/O, then per mode the medians, and each mode's per-round ratio to the first mode's.
+
+MODES (comma-separated): off (`--no-trace`), default, soft (the default with the block events
+kept registered between windows in the kernel's soft mode, BLKSCOPE_TRACE_SOFT=1), bare (a
+`--no-trace` run beside a tracefs instance of this script's own whose three block events are
+in soft mode, no window ever opened).
+
+Usage: sudo python3 bench/trace_threads.py DEVICE ROUNDS RUNTIME MODES JOB-ARGS...
+  sudo python3 bench/trace_threads.py /dev/loop0 16 3s off,default,soft \\
+       --op randread --bs 4k --iodepth 32 --mode direct
+BLKSCOPE: the binary (default target/release/blkscope). The device must hold data (filled).
+"""
+import json
+import os
+import statistics as st
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN = os.environ.get("BLKSCOPE", os.path.join(HERE, "..", "target", "release", "blkscope"))
+BARE = "/sys/kernel/tracing/instances/blkscope-bench-threads"
+
+
+def bare_instance():
+    """A tracefs instance whose block events are registered and off (soft mode)."""
+    os.mkdir(BARE)
+    trigger = os.path.join(BARE, "events/block/block_rq_requeue/trigger")
+    for e in ("block_bio_queue", "block_rq_issue", "block_rq_complete"):
+        with open(trigger, "a") as f:
+            f.write(f"enable_event:block:{e}:0")
+
+
+def thread_kind(comm):
+    if comm.startswith("blkscope-job"):
+        return "job"
+    return {"blkscope": "main", "blkscope-trace": "reader"}.get(comm, "other")
+
+
+def one(dev, runtime, mode, job):
+    args = [BIN, "run", dev, *job, "--runtime", runtime, "--no-save", "--json"]
+    env = dict(os.environ)
+    if mode in ("off", "bare"):
+        args.append("--no-trace")
+    if mode == "soft":
+        env["BLKSCOPE_TRACE_SOFT"] = "1"
+    if mode == "bare":
+        bare_instance()
+    try:
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        seen = {}
+        while p.poll() is None:
+            try:
+                tids = os.listdir(f"/proc/{p.pid}/task")
+            except OSError:
+                tids = []
+            for tid in tids:
+                try:
+                    comm = open(f"/proc/{p.pid}/task/{tid}/comm").read().strip()
+                    ns = int(open(f"/proc/{p.pid}/task/{tid}/schedstat").read().split()[0])
+                    seen[tid] = (comm, ns)
+                except OSError:
+                    pass
+            time.sleep(0.01)
+        out = p.stdout.read()
+    finally:
+        if mode == "bare":
+            os.rmdir(BARE)
+    r = json.loads(out)["results"][0]
+    by = {}
+    for comm, ns in seen.values():
+        k = thread_kind(comm)
+        by[k] = by.get(k, 0.0) + ns / 1e6
+    by["all"] = sum(by.values())
+    return r["iops"], max(r["ios"], 1), by
+
+
+def main():
+    if len(sys.argv) < 6:
+        sys.exit(__doc__)
+    dev, rounds, runtime = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    modes, job = sys.argv[4].split(","), sys.argv[5:]
+    res = {m: [] for m in modes}
+    for i in range(rounds):
+        for m in modes if i % 2 == 0 else modes[::-1]:
+            res[m].append(one(dev, runtime, m, job))
+    us = lambda r, k: r[2].get(k, 0.0) * 1e3 / r[1]  # noqa: E731
+    for m in modes:
+        print(f"{m:<8}", " ".join(f"{r[0] / 1e3:.0f}K/{us(r, 'all'):.2f}" for r in res[m]))
+    print("\nmedians: IOPS, then each thread's CPU ms a run and us an I/O")
+    for m in modes:
+        keys = sorted({k for r in res[m] for k in r[2]})
+        cells = " ".join(
+            f"{k} {st.median(r[2].get(k, 0.0) for r in res[m]):.1f}ms "
+            f"{st.median(us(r, k) for r in res[m]):.3f}us"
+            for k in keys
+        )
+        print(f"{m:<8} IOPS {st.median(r[0] for r in res[m]):.0f} {cells}")
+    base = modes[0]
+    for m in modes[1:]:
+        ratios = sorted(us(a, "all") / us(b, "all") for a, b in zip(res[m], res[base]))
+        print(f"{m}/{base} whole-process CPU per I/O, each round: median {st.median(ratios):.3f}"
+              f" [{' '.join(f'{x:.2f}' for x in ratios)}]")
+
+
+if __name__ == "__main__":
+    main()
