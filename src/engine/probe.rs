@@ -182,7 +182,7 @@ fn run_path(
 }
 
 /// Why the probe's winner ([`Probe::winner`]) was taken, with both paths' figures and how the
-/// ring's compare with the loop's.
+/// ring's compare with the loop's (the faster, where a path's CPU time did not move).
 fn probed_why(p: &Probe) -> String {
     let head = "io_uring hands this target's I/O to the kernel's io-wq workers";
     let s = p.seconds;
@@ -190,17 +190,23 @@ fn probed_why(p: &Probe) -> String {
     let (each, each_cpu) = (p.loop_iops.round(), p.loop_cpu_us);
     let each_path = "pread/pwrite, one I/O at a time per job,";
     let (rate, cost) = p.ratios();
-    match p.winner() {
-        EngineKind::Psync => format!(
-            "{head}; in a {s} s probe of each, {each_path} ran {each} IOPS at {each_cpu:.1} us \
-             of CPU an I/O, and the ring {ring} IOPS at {ring_cpu:.1} us: the ring's {rate:.2}x \
-             the IOPS cost {cost:.2}x the CPU per I/O"
-        ),
-        _ => format!(
+    let timed = [rate, cost].iter().all(|x| x.is_finite() && *x > 0.0);
+    let ring_won = p.winner() == EngineKind::Uring;
+    let tail = match (timed, ring_won) {
+        (true, false) => format!("the ring's {rate:.2}x the IOPS cost {cost:.2}x the CPU per I/O"),
+        (true, true) => format!("the ring's {rate:.2}x the IOPS for {cost:.2}x the CPU per I/O"),
+        (false, _) => "a path's CPU time did not move in so short a probe: the faster".into(),
+    };
+    if ring_won {
+        format!(
             "{head}; in a {s} s probe of each, the ring ran {ring} IOPS at {ring_cpu:.1} us of \
-             CPU an I/O, and {each_path} {each} IOPS at {each_cpu:.1} us: the ring's {rate:.2}x \
-             the IOPS for {cost:.2}x the CPU per I/O"
-        ),
+             CPU an I/O, and {each_path} {each} IOPS at {each_cpu:.1} us: {tail}"
+        )
+    } else {
+        format!(
+            "{head}; in a {s} s probe of each, {each_path} ran {each} IOPS at {each_cpu:.1} us \
+             of CPU an I/O, and the ring {ring} IOPS at {ring_cpu:.1} us: {tail}"
+        )
     }
 }
 
@@ -270,5 +276,15 @@ mod tests {
                 && w.ends_with("the ring's 2.05x the IOPS for 0.99x the CPU per I/O"),
             "{w}"
         );
+        // A CPU figure of 0 (a probe shorter than the clock's step): no ratio of it is said.
+        for p in [
+            probe(600_000.0, 500_000.0, 0.0, 0.0),
+            probe(400_000.0, 500_000.0, 2.0, 0.0),
+        ] {
+            let w = probed_why(&p);
+            println!("{w}");
+            assert!(!w.contains("inf") && !w.contains("NaN"), "{w}");
+            assert!(w.ends_with("so short a probe: the faster"), "{w}");
+        }
     }
 }
