@@ -566,7 +566,7 @@ fn windows_register_the_events_and_leave_none_registered_between_them() {
     let r = first_result(&doc);
     let t = &r["trace"];
     println!(
-        "block_bio_queue/enable as it changed: {seen:?}; the trigger: {trigger:?}; mode {},          {} windows, {} events, reader {} s of the process's {} s",
+        "block_bio_queue/enable as it changed: {seen:?}; the trigger: {trigger:?}; mode {}, {} windows, {} events, reader {} s of the process's {} s",
         t["mode"], t["windows"], t["events"], t["reader_cpu_s"], r["cpu"]
     );
     assert_eq!(

@@ -189,13 +189,15 @@ fn probed_why(p: &Probe) -> String {
     let (ring, ring_cpu) = (p.ring_iops.round(), p.ring_cpu_us);
     let (each, each_cpu) = (p.loop_iops.round(), p.loop_cpu_us);
     let each_path = "pread/pwrite, one I/O at a time per job,";
-    let (rate, cost) = p.ratios();
-    let timed = [rate, cost].iter().all(|x| x.is_finite() && *x > 0.0);
     let ring_won = p.winner() == EngineKind::Uring;
-    let tail = match (timed, ring_won) {
-        (true, false) => format!("the ring's {rate:.2}x the IOPS cost {cost:.2}x the CPU per I/O"),
-        (true, true) => format!("the ring's {rate:.2}x the IOPS for {cost:.2}x the CPU per I/O"),
-        (false, _) => "a path's CPU time did not move in so short a probe: the faster".into(),
+    let tail = match (p.timed_ratios(), ring_won) {
+        (Some((rate, cost)), false) => {
+            format!("the ring's {rate:.2}x the IOPS cost {cost:.2}x the CPU per I/O")
+        }
+        (Some((rate, cost)), true) => {
+            format!("the ring's {rate:.2}x the IOPS for {cost:.2}x the CPU per I/O")
+        }
+        (None, _) => "a path's CPU time did not move in so short a probe: the faster".into(),
     };
     if ring_won {
         format!(

@@ -292,16 +292,24 @@ impl Probe {
         )
     }
 
+    /// [`Probe::ratios`] where both are figures (each path's IOPS and CPU time moved): else
+    /// None, and the probe's choice is the faster.
+    pub fn timed_ratios(&self) -> Option<(f64, f64)> {
+        let (rate, cost) = self.ratios();
+        [rate, cost]
+            .iter()
+            .all(|x| x.is_finite() && *x > 0.0)
+            .then_some((rate, cost))
+    }
+
     /// The path taken: the one that does more I/Os a second for its CPU per I/O. The faster,
     /// unless its CPU per I/O is up by more than its rate (io-wq's workers on a second CPU for
     /// a tenth more IOPS); as fast, the cheaper; a tie, the loop (the least overhead). Without
     /// both CPU figures, the faster.
     pub fn winner(&self) -> EngineKind {
-        let (rate, cost) = self.ratios();
-        let ring_wins = if cost.is_finite() && cost > 0.0 {
-            rate > cost
-        } else {
-            self.ring_iops > self.loop_iops
+        let ring_wins = match self.timed_ratios() {
+            Some((rate, cost)) => rate > cost,
+            None => self.ring_iops > self.loop_iops,
         };
         if ring_wins {
             EngineKind::Uring
