@@ -71,9 +71,32 @@ impl SysRoot {
 
 /// Reads a sysfs attribute as a trimmed string; `None` when it does not exist or cannot be read.
 pub fn read_attr(path: &Path) -> Option<String> {
-    fs::read_to_string(path)
+    read_text(path)
         .ok()
         .map(|s| s.trim_end_matches(['\n', '\0']).trim().to_string())
+}
+
+/// Reads a small file of sysfs or procfs whole: as `fs::read_to_string`, without the size
+/// query that it makes first (these files say size 0 or 4096 whatever they hold) and with one
+/// read for all of it where it fits a page.
+pub fn read_text(path: impl AsRef<Path>) -> io::Result<String> {
+    use io::Read;
+    let mut f = fs::File::open(path.as_ref())?;
+    let mut buf = vec![0u8; 4096];
+    let mut n = 0;
+    loop {
+        if n == buf.len() {
+            buf.resize(n * 2, 0);
+        }
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(n);
+    String::from_utf8(buf).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
 /// Reads a sysfs attribute as an unsigned number.
@@ -144,6 +167,25 @@ fn trim_zeros(d: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_text_reads_files_of_any_length_and_procfs_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        for len in [0usize, 1, 4095, 4096, 4097, 20_000] {
+            let p = dir.path().join(format!("f{len}"));
+            let text: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            fs::write(&p, &text).unwrap();
+            let got = read_text(&p).unwrap();
+            println!("{len}: read {}", got.len());
+            assert_eq!(got, text);
+        }
+        // A procfs file says size 0 and has more: read whole all the same.
+        let maps = read_text("/proc/self/maps").unwrap();
+        println!("/proc/self/maps: {} bytes", maps.len());
+        assert!(maps.lines().count() > 3, "{maps}");
+        let e = read_text(dir.path().join("none")).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+    }
 
     #[test]
     fn natural_order() {

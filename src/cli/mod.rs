@@ -183,15 +183,19 @@ fn json_or_ndjson(json: bool, ndjson: bool) -> bool {
     json || ndjson
 }
 
-/// Prints pretty JSON and a newline (on one line after `--ndjson`).
+/// Prints pretty JSON and a newline (on one line after `--ndjson`), in one write: stdout
+/// writes each line as it comes, and a run's document has about 1500 of them.
 pub(crate) fn print_json<T: serde::Serialize>(
     out: &mut impl Write,
     v: &T,
 ) -> Result<(), crate::Error> {
-    if ONE_LINE.load(std::sync::atomic::Ordering::Relaxed) {
-        serde_json::to_writer(&mut *out, v).map_err(|e| stdout_err(e.into()))?;
+    let mut doc = if ONE_LINE.load(std::sync::atomic::Ordering::Relaxed) {
+        serde_json::to_vec(v)
     } else {
-        serde_json::to_writer_pretty(&mut *out, v).map_err(|e| stdout_err(e.into()))?;
+        serde_json::to_vec_pretty(v)
     }
-    println(out, "")
+    .map_err(|e| stdout_err(e.into()))?;
+    doc.push(b'\n');
+    out.write_all(&doc).map_err(stdout_err)?;
+    out.flush().map_err(stdout_err)
 }

@@ -69,7 +69,7 @@ impl ProcSnapshot {
             let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
                 continue;
             };
-            let read = |f: &str| std::fs::read_to_string(e.path().join(f)).ok();
+            let read = |f: &str| crate::sysroot::read_text(e.path().join(f)).ok();
             if let Some(io) = read("io").and_then(|t| parse_io(&t)) {
                 by_pid.insert(pid, io);
                 if let Some(pp) = read("stat").and_then(|t| stat_field(&t, 1)) {
@@ -149,7 +149,7 @@ pub struct BusyProcess {
 /// page cache's writeback), so they are not "other processes" competing with a test.
 pub fn is_kernel_thread(root: &SysRoot, pid: u32) -> bool {
     const PF_KTHREAD: u64 = 0x0020_0000;
-    std::fs::read_to_string(root.proc(format!("{pid}/stat")))
+    crate::sysroot::read_text(root.proc(format!("{pid}/stat")))
         .ok()
         .and_then(|s| stat_field::<u64>(&s, 6))
         .is_some_and(|f| f & PF_KTHREAD != 0)
@@ -187,7 +187,7 @@ pub fn busy(
 
 /// A process's command name.
 pub fn comm(root: &SysRoot, pid: u32) -> String {
-    std::fs::read_to_string(root.proc(format!("{pid}/comm")))
+    crate::sysroot::read_text(root.proc(format!("{pid}/comm")))
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "?".into())
 }
