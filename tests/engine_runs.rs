@@ -526,6 +526,42 @@ fn io_error_stops_with_errno_and_offset() {
 }
 
 #[test]
+fn a_read_test_does_not_read_its_device_to_check_it() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    // A blank device: `check` reads it and sees it blank (clear); a read test does not read
+    // it to check it (reads are allowed whatever it holds), so it has not seen it blank and
+    // says so (confirm). A write test reads it as `check` does.
+    let lo = Loop::new(32 * MIB, None, false);
+    let (check, code) = blkscope_json(&["check", lo.dev(), "--json"]);
+    assert_eq!(code, 0, "{check}");
+    let (read, code) = blkscope_json(&[
+        "run",
+        lo.dev(),
+        "--op",
+        "read",
+        "--size",
+        "1M",
+        "--json",
+        "--no-save",
+    ]);
+    assert_eq!(code, 0, "{read}");
+    let (write, code) = blkscope_json(&["run", lo.dev(), "--size", "1M", "--json", "--no-save"]);
+    assert_eq!(code, 0, "{write}");
+    let said = |d: &serde_json::Value| d["target"]["write_safety"].clone();
+    println!(
+        "check {}, read {}, write {}",
+        check["write_safety"],
+        said(&read),
+        said(&write)
+    );
+    assert_eq!(check["write_safety"], "clear");
+    assert_eq!(said(&read), "confirm");
+    assert_eq!(said(&write), "clear");
+}
+
+#[test]
 fn safety_is_enforced_in_the_open_path() {
     if !require(true, &["losetup", "mkfs.ext4", "mount"]) {
         return;

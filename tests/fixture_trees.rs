@@ -323,3 +323,38 @@ fn a_check_reads_only_its_target() {
         "other devices are not read"
     );
 }
+
+#[test]
+fn a_read_tests_check_reads_no_device_and_still_sees_mounts() {
+    // `run` of a read test checks its target with `check_tree_unread`: the verdict on writes
+    // hangs on nothing there, so the device is not read (on a fixture tree, its image under
+    // dev/ is what a probe would read).
+    use blkscope::device::safety::{check_tree, check_tree_unread};
+    use blkscope::device::signatures::Blank;
+    let root = SysRoot::at(root_arg("lvm-on-partition"));
+    let (probed, _) = check_tree(&root, "sdb").unwrap();
+    let (unread, tree) = check_tree_unread(&root, "sdb").unwrap();
+    println!(
+        "probed: {:?} {:?}\nunread: {:?} {:?}",
+        probed.write_safety, probed.blank, unread.write_safety, unread.blank
+    );
+    assert!(matches!(probed.blank, Some(Blank::Blank { .. })));
+    assert_eq!(probed.write_safety, WriteSafety::Clear);
+    // Not read, so not seen blank: a write would ask for the name.
+    assert!(matches!(unread.blank, Some(Blank::Unknown { .. })));
+    assert_eq!(unread.write_safety, WriteSafety::Confirm);
+    assert!(
+        tree.unwrap()
+            .devices
+            .iter()
+            .all(|d| d.signatures.is_empty())
+    );
+    // What blocks a write is read from sysfs and procfs, not from the device: still seen.
+    let (sda, _) = check_tree_unread(&root, "sda").unwrap();
+    let c: Vec<ReasonCode> = sda.reasons.iter().map(|r| r.code).collect();
+    println!("sda unread: {:?} {c:?}", sda.write_safety);
+    assert_eq!(sda.write_safety, WriteSafety::Blocked);
+    for want in [ReasonCode::Mounted, ReasonCode::Swap, ReasonCode::Held] {
+        assert!(c.contains(&want), "sda lacks {want:?}: {c:?}");
+    }
+}

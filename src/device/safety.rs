@@ -553,13 +553,36 @@ pub fn check_tree(
     check_deep(root, target, &mut depth)
 }
 
+/// [`check_tree`] without reading the device, for a test that only reads it: mounts, swap and
+/// holders decide the verdict as before, but signatures are not read, so a blank device is not
+/// seen to be blank (its verdict is `confirm`). Reads are allowed whatever it says; what the
+/// signature probe costs (a few hundred reads of the device, about 10 ms of CPU on a loop
+/// device) is not spent where nothing hangs on it.
+pub fn check_tree_unread(
+    root: &SysRoot,
+    target: &str,
+) -> Result<(SafetyReport, Option<DeviceTree>), Error> {
+    check_reading(root, target, None)
+}
+
 /// [`check_tree`], reading a device whose samples are blank as far as `depth` says.
 pub fn check_deep(
     root: &SysRoot,
     target: &str,
     depth: &mut Depth,
 ) -> Result<(SafetyReport, Option<DeviceTree>), Error> {
+    check_reading(root, target, Some(depth))
+}
+
+/// The check: with `depth`, the target's signatures read (and a blank-looking device read as
+/// far as it says); without, no read of the device at all.
+fn check_reading(
+    root: &SysRoot,
+    target: &str,
+    depth: Option<&mut Depth>,
+) -> Result<(SafetyReport, Option<DeviceTree>), Error> {
     use ReasonCode::*;
+    let skip_signatures = depth.is_none();
     match resolve(root, target)? {
         Resolved::Directory(p) => {
             let reasons = vec![Reason::new(
@@ -593,13 +616,12 @@ pub fn check_deep(
             // Only the target's own signatures matter to its verdict: read no other disk.
             let opts = DiscoverOptions {
                 probe_only: Some(maj_min.clone()),
-                ..Default::default()
+                skip_signatures,
             };
             let mut tree = discover(root, &opts)?;
-            let outcome = if excl.is_ok() {
-                deepen(root, &mut tree, &maj_min, depth)
-            } else {
-                Outcome::NotRead
+            let outcome = match depth {
+                Some(depth) if excl.is_ok() => deepen(root, &mut tree, &maj_min, depth),
+                _ => Outcome::NotRead,
             };
             let d = tree
                 .by_maj_min(&maj_min)
@@ -656,7 +678,7 @@ pub fn check_deep(
         Resolved::Named(name) => {
             let opts = DiscoverOptions {
                 probe_only: Some(name.clone()),
-                ..Default::default()
+                skip_signatures,
             };
             let tree = discover(root, &opts)?;
             let d = tree.get(&name).ok_or_else(|| Error::UnknownDevice {

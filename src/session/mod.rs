@@ -93,7 +93,8 @@ struct Runner<'a> {
     /// The target; once a write has run on a device that was blank at the start, its name
     /// counts as confirmed for the rest of the session (the data on it is the session's own).
     spec: TargetSpec,
-    /// The target's device (or the one holding a file, once a run has found it).
+    /// The target's device (or the one holding a file): found before a suite's tests, else by
+    /// the first run's open.
     device: Option<Device>,
     cancel: Arc<AtomicBool>,
     obs: &'a mut dyn Observer,
@@ -195,7 +196,8 @@ pub fn run_test(
     obs: &mut dyn Observer,
 ) -> Result<Outcome, RunError> {
     let test = (name.to_string(), None, job.clone());
-    let r = Runner::new(root, spec, device_of(root, &spec.path), &cancel, obs);
+    // The first run's open finds the device (`OpenTarget::holding`): nothing needs it before.
+    let r = Runner::new(root, spec, None, &cancel, obs);
     run_tests(r, None, vec![test], repeat, Origin::Run)
 }
 
@@ -333,7 +335,7 @@ pub fn save(
     name: &str,
     outcome: &Outcome,
 ) -> Result<PathBuf, std::io::Error> {
-    // Found before the runs (or by the first, for a file's device); looked up here only for
+    // Found before a suite's runs or by the first run's open; looked up here only for
     // a target discovery knew by another name (a /dev/disk/by-id/ path).
     let device = outcome.device.clone().or_else(|| {
         let name = outcome.target.as_ref()?.device.as_deref()?;

@@ -100,7 +100,7 @@ pub(super) fn open_block(
         store: crate::device::Store::of_device(root, tree, dev),
         cache_below,
         fs_block: None,
-        holding: None,
+        holding: Some(dev.clone()),
         sectors: Some(from_sector(dev.start_sector.unwrap_or(0))),
         remove_on_drop: None,
     })

@@ -129,8 +129,9 @@ pub struct OpenTarget {
     pub cache_below: Option<CacheBelow>,
     /// For a file: the file system's block size.
     pub fs_block: Option<FsBlock>,
-    /// For a file: the device holding it, as discovery found it (without reading any device),
-    /// so that a saved run need not look for it again.
+    /// The target's device, or for a file the device holding it, as the check before the run
+    /// found it (a write test's with the signatures it read), so that a session need not
+    /// discover the devices again for it.
     pub holding: Option<crate::device::Device>,
     /// Where the target's bytes lie on the device the block layer's trace names, in 512-byte
     /// sectors: from a partition's start on its disk, or a file's extents there; None where
@@ -213,8 +214,12 @@ pub fn open(
             .and_then(|d| job.validate(&block_facts(&d)).err());
         return Err(invalid(first.unwrap_or_else(|| vec![e])));
     }
-    let (report, tree) = safety::check_tree(root, &spec.path)?;
     let writes = job.op.writes();
+    let (report, tree) = if writes {
+        safety::check_tree(root, &spec.path)?
+    } else {
+        safety::check_tree_unread(root, &spec.path)?
+    };
     let flags = job.mode.open_flags();
     if let Some(tree) = tree {
         return open_block(root, spec, job, report, &tree, writes, flags);
