@@ -42,6 +42,11 @@ def thread_kind(comm):
     return {"blkscope": "main", "blkscope-trace": "reader"}.get(comm, "other")
 
 
+def kind_of(pid, tid, comm):
+    """The main thread by its id (its name is the binary's, which BLKSCOPE may rename)."""
+    return "main" if tid == str(pid) else thread_kind(comm)
+
+
 def one(dev, runtime, mode, job):
     args = [BIN, "run", dev, *job, "--runtime", runtime, "--no-save", "--json"]
     env = dict(os.environ)
@@ -63,7 +68,7 @@ def one(dev, runtime, mode, job):
                 try:
                     comm = open(f"/proc/{p.pid}/task/{tid}/comm").read().strip()
                     ns = int(open(f"/proc/{p.pid}/task/{tid}/schedstat").read().split()[0])
-                    seen[tid] = (comm, ns)
+                    seen[tid] = (kind_of(p.pid, tid, comm), ns)
                 except OSError:
                     pass
             time.sleep(0.01)
@@ -73,8 +78,7 @@ def one(dev, runtime, mode, job):
             os.rmdir(BARE)
     r = json.loads(out)["results"][0]
     by = {}
-    for comm, ns in seen.values():
-        k = thread_kind(comm)
+    for k, ns in seen.values():
         by[k] = by.get(k, 0.0) + ns / 1e6
     by["all"] = sum(by.values())
     return r["iops"], max(r["ios"], 1), by
