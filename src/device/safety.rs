@@ -555,9 +555,9 @@ pub fn check_tree(
 
 /// [`check_tree`] without reading the device, for a test that only reads it: mounts, swap and
 /// holders decide the verdict as before, but signatures are not read, so a blank device is not
-/// seen to be blank (its verdict is `confirm`). Reads are allowed whatever it says; what the
-/// signature probe costs (a few hundred reads of the device, about 10 ms of CPU on a loop
-/// device) is not spent where nothing hangs on it.
+/// seen to be blank (its verdict is `confirm`). Reads are allowed whatever it says, so the
+/// probe's few hundred reads are not made where nothing hangs on them (docs/architecture.md,
+/// "What a run costs besides its I/Os").
 pub fn check_tree_unread(
     root: &SysRoot,
     target: &str,
