@@ -939,8 +939,8 @@ fn dd_rate(stderr: &str) -> Option<f64> {
 }
 
 /// The dd line blkscope prints for a test measures what the test measures: run as printed, on
-/// a loop device, dd's rate is within 0.7-1.4x of blkscope's (the medians of five alternating
-/// runs each). A write's line once read /dev/urandom and
+/// a loop device, dd's rate is within 0.7-1.4x of blkscope's (the medians of seven alternating
+/// runs each: with five, a read's ratio swung 0.80-1.45x on a VM whose disk is its host's). A write's line once read /dev/urandom and
 /// gave a seventh of the device's rate.
 #[test]
 fn the_dd_lines_rates_are_blkscopes() {
@@ -988,7 +988,7 @@ fn the_dd_lines_rates_are_blkscopes() {
             "--json",
         ];
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-        for _ in 0..5 {
+        for _ in 0..7 {
             let doc = ok_json(&blkscope(&args), args);
             ours.push(first_result(&doc)["bytes_per_sec"].as_f64().unwrap());
             let out = Command::new("sh").arg("-c").arg(&dd).output().unwrap();
@@ -998,7 +998,7 @@ fn the_dd_lines_rates_are_blkscopes() {
         }
         let median = |v: &mut Vec<f64>| {
             v.sort_by(f64::total_cmp);
-            v[2]
+            v[v.len() / 2]
         };
         let (b, d) = (median(&mut ours), median(&mut theirs));
         println!(
