@@ -940,8 +940,8 @@ fn dd_rate(stderr: &str) -> Option<f64> {
 
 /// The dd line blkscope prints for a test measures what the test measures: run as printed, on
 /// a loop device, dd's rate is within 0.7-1.4x of blkscope's (the medians of seven alternating
-/// runs each: with five, a read's ratio swung 0.80-1.45x on a VM whose disk is its host's). A write's line once read /dev/urandom and
-/// gave a seventh of the device's rate.
+/// runs each: with five, a read's ratio swung 0.80-1.45x on a VM whose disk is its host's). A
+/// write's line once read /dev/urandom and gave a seventh of the device's rate.
 #[test]
 fn the_dd_lines_rates_are_blkscopes() {
     use blkscope::engine::job::SizeSpec;

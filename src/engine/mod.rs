@@ -21,7 +21,7 @@ pub mod zoned;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -231,21 +231,12 @@ pub fn run(
 }
 
 /// The job threads of a run, the accumulators each reports its interval figures into, and
-/// where each says it is done.
+/// a channel nothing is sent on: each job thread holds a sender until it ends (also by a
+/// panic), so the channel is disconnected once all have ended.
 struct Jobs {
     accs: Vec<Arc<Mutex<IntervalAcc>>>,
     handles: Vec<JoinHandle<WorkerOutcome>>,
     done: Receiver<()>,
-}
-
-/// Says on its channel that a job thread is done when the thread drops it: when the job ends,
-/// also by a panic.
-struct DoneSignal(Sender<()>);
-
-impl Drop for DoneSignal {
-    fn drop(&mut self) {
-        let _ = self.0.send(());
-    }
 }
 
 /// Starts one thread a job, each over its own region.
@@ -264,7 +255,7 @@ fn spawn_jobs(
     let region = target.plan.region;
     let mut accs = Vec::new();
     let mut handles = Vec::new();
-    let (done_tx, done) = std::sync::mpsc::channel();
+    let (done_tx, done) = std::sync::mpsc::channel::<()>();
     for j in 0..job.jobs {
         // A description of its own (a dup would share one reference count, which every
         // pread/pwrite of every job then takes and drops: docs/architecture.md).
@@ -299,11 +290,11 @@ fn spawn_jobs(
             sectors: target.sectors.clone().filter(|_| job.mode == Mode::Direct),
         };
         let cancel = cancel.clone();
-        let signal = DoneSignal(done_tx.clone());
+        let held: Sender<()> = done_tx.clone();
         let h = std::thread::Builder::new()
             .name(format!("blkscope-job-{j}"))
             .spawn(move || {
-                let _signal = signal;
+                let _held = held;
                 run_worker(ws, file, cancel, acc)
             })
             .map_err(failed)?;
@@ -379,17 +370,12 @@ fn sample_until_done(
     // The time series the result keeps (and charts are drawn from).
     let mut series: Vec<Sample> = Vec::new();
     let mut timed = Timed::default();
-    let mut finished = 0;
     loop {
-        let all_done = finished >= jobs.handles.len();
+        let all_done = matches!(jobs.done.try_recv(), Err(TryRecvError::Disconnected));
         let now = Instant::now();
         if now < next_tick && !all_done {
-            // Asleep until the tick or a job's end, whichever comes first.
-            match jobs.done.recv_timeout(next_tick - now) {
-                Ok(()) => finished += 1,
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => finished = jobs.handles.len(),
-            }
+            // Asleep until the tick or the last job's end, whichever comes first.
+            let _ = jobs.done.recv_timeout(next_tick - now);
             continue;
         }
         let iv = take_interval(&jobs.accs, &mut hist, &mut timed);
