@@ -1164,6 +1164,44 @@ fn middle_io(doc: &serde_json::Value) -> Option<(f64, f64, [f64; 4])> {
     ))
 }
 
+/// A traced run of `op` at `bs` and `qd` with these saved runs (`rate`: the trace's limit in
+/// block events a second, None for the default), its document printed; None when not traced.
+fn traced_run(
+    saved: &SavedRuns,
+    dev: &str,
+    (op, bs, qd): (&str, &str, &str),
+    rate: Option<&str>,
+) -> Option<serde_json::Value> {
+    let args = [
+        "run",
+        dev,
+        "--op",
+        op,
+        "--bs",
+        bs,
+        "--iodepth",
+        qd,
+        "--runtime",
+        "2s",
+        "--json",
+    ];
+    let mut cmd = saved.command();
+    if let Some(rate) = rate {
+        cmd.env("BLKSCOPE_TRACE_MAX_RATE", rate);
+    }
+    let (doc, code) = json_of(&cmd.args(args).output().unwrap(), &args);
+    assert_eq!(code, 0, "{doc}");
+    if !traced(&doc) {
+        return None;
+    }
+    println!(
+        "{op} {bs} QD{qd}: {} | steps {}",
+        first_result(&doc)["latency_ns"],
+        first_result(&doc)["trace"]["steps"]
+    );
+    Some(doc)
+}
+
 #[test]
 fn the_parts_of_a_middle_io_add_up_to_the_runs_median() {
     if !require(true, &["losetup"]) {
@@ -1172,66 +1210,31 @@ fn the_parts_of_a_middle_io_add_up_to_the_runs_median() {
     let _one = one_at_a_time();
     let lo = filled_direct_loop(128 * MIB);
     let saved = SavedRuns::new();
-    // One I/O at a time (sampled: about 15K IOPS here), and 1 MiB reads two at a time, each
-    // sent to the device as requests of at most max_sectors_kb (traced throughout).
+    // One I/O at a time (about 15K IOPS here), and 1 MiB reads two at a time, each sent to the
+    // device as requests of at most max_sectors_kb; both traced throughout, so that every I/O
+    // the run's median is taken from was traced too.
     for (bs, qd, op) in [("4k", "1", "randread"), ("1M", "2", "read")] {
-        // A neighbour's burst in the windows moves the traced I/Os and not the rest: up to three
-        // tries, the closest kept.
+        // A neighbour's burst moves a run's I/Os unevenly: up to three tries, the closest kept.
         let mut best: Option<(f64, f64, [f64; 4])> = None;
         for _ in 0..3 {
-            let args = [
-                "run",
-                lo.dev(),
-                "--op",
-                op,
-                "--bs",
-                bs,
-                "--iodepth",
-                qd,
-                "--runtime",
-                "2s",
-                "--json",
-            ];
-            let (doc, code) = json_of(&saved.run(&args), &args);
-            assert_eq!(code, 0, "{doc}");
-            if !traced(&doc) {
+            let Some(doc) = traced_run(&saved, lo.dev(), (op, bs, qd), Some("1e9")) else {
                 return;
-            }
-            let got = middle_io(&doc);
-            println!(
-                "{op} {bs} QD{qd}: {} | steps {}",
-                first_result(&doc)["latency_ns"],
-                first_result(&doc)["trace"]["steps"]
-            );
-            let (total, p50, parts) = got.unwrap_or_else(|| {
+            };
+            assert_eq!(first_result(&doc)["trace"]["mode"], "on");
+            let got = middle_io(&doc).unwrap_or_else(|| {
                 panic!("no steps: {}", first_result(&doc)["trace"]);
             });
+            let (total, _, parts) = got;
             assert_eq!(
                 parts.iter().sum::<f64>(),
                 total,
                 "the parts add up: {parts:?}"
             );
-            // In windows: the paired I/Os are those the engine timed in them, whose median the
-            // middle one's time is (the trace's own cost moves both alike).
-            let steps = &first_result(&doc)["trace"]["steps"];
-            if first_result(&doc)["trace"]["mode"] == "sampled" {
-                let inside = steps["in_windows_p50_ns"]
-                    .as_f64()
-                    .expect("in_windows_p50_ns");
-                assert!(steps["between_p50_ns"].as_f64().is_some(), "{steps}");
-                assert!(
-                    (total / inside - 1.0).abs() <= 0.1,
-                    "a middle paired I/O took {total} ns, the median in the windows {inside} ns"
-                );
-            }
             let off = |x: &(f64, f64, [f64; 4])| (x.0 / x.1 - 1.0).abs();
-            if best
-                .as_ref()
-                .is_none_or(|b| off(&(total, p50, parts)) < off(b))
-            {
-                best = Some((total, p50, parts));
+            if best.as_ref().is_none_or(|b| off(&got) < off(b)) {
+                best = Some(got);
             }
-            if off(&(total, p50, parts)) <= 0.1 {
+            if off(&got) <= 0.1 {
                 break;
             }
         }
@@ -1243,6 +1246,33 @@ fn the_parts_of_a_middle_io_add_up_to_the_runs_median() {
         );
         // The device (the loop device's read of its file) holds most of the time.
         assert!(parts[2] > total / 2.0, "{parts:?}");
+    }
+    // Sampled (the default limit is below the 4K run's events): the middle I/O is one of those
+    // the engine timed in the windows, and its parts add up to their median. The run's median
+    // is not compared: the windows are a few tenths of a second of a run on a disk whose speed
+    // drifts by more than a tenth over such times (the windows' median was 0.87x, 1.20x and
+    // 0.88x the run's in one CI run); the result gives both (`in_windows_p50_ns`, `between_p50_ns`).
+    let Some(doc) = traced_run(&saved, lo.dev(), ("randread", "4k", "1"), None) else {
+        return;
+    };
+    let steps = &first_result(&doc)["trace"]["steps"];
+    if first_result(&doc)["trace"]["mode"] == "sampled" {
+        let (total, _, parts) = middle_io(&doc).expect("steps");
+        assert_eq!(parts.iter().sum::<f64>(), total, "{parts:?}");
+        let inside = steps["in_windows_p50_ns"]
+            .as_f64()
+            .expect("in_windows_p50_ns");
+        assert!(steps["between_p50_ns"].as_f64().is_some(), "{steps}");
+        assert!(
+            (total / inside - 1.0).abs() <= 0.1,
+            "a middle paired I/O took {total} ns, the median in the windows {inside} ns"
+        );
+    } else {
+        // A slow host disk: fewer events than the limit, traced throughout.
+        println!(
+            "not sampled at this speed: {}",
+            first_result(&doc)["trace"]["why"]
+        );
     }
     // The last runs of each compared, part by part, in text and HTML; the report draws them.
     let ids = saved.ids();

@@ -185,6 +185,13 @@ impl SavedRuns {
         self.data.path()
     }
 
+    /// A blkscope command with these saved runs, for a test to add to.
+    pub fn command(&self) -> Command {
+        let mut cmd = bin();
+        cmd.env("XDG_DATA_HOME", self.path());
+        cmd
+    }
+
     /// blkscope with these saved runs.
     pub fn run(&self, args: &[&str]) -> Output {
         blkscope_with("XDG_DATA_HOME", self.path(), args)
