@@ -271,14 +271,15 @@ impl TraceSummary {
             mode: if c.windowed { "sampled" } else { "on" },
             why: c.windowed.then(|| {
                 format!(
-                    "more than {:.0} block events a second: traced in {} windows of up to {:.2} \
-                     s, one every {:.0} s ({seconds:.2} s of {of_seconds:.1} s; the test's I/Os \
+                    "more than {:.0} block events a second: traced in {} window{} of up to {:.2} \
+                     s, one every {:.0} s ({seconds:.2} s of {of_seconds:.2} s; the test's I/Os \
                      timed in {timed:.2} s of them, the rest counting only who queued what), so \
                      that tracing would not cost the test its speed; what each process moved is \
                      scaled to its own time in the run, then to what each device moved by its \
                      diskstats",
                     crate::trace::max_events_per_sec(),
                     c.windows(),
+                    if c.windows() == 1 { "" } else { "s" },
                     crate::trace::SAMPLE_FOR.as_secs_f64(),
                     crate::trace::WINDOW_EVERY.as_secs_f64(),
                 )
@@ -392,8 +393,8 @@ impl TraceSummary {
     fn not_others(&self, device: &str, kernel_share: f64, bytes: fn(&SubmitterIo) -> u64) -> u64 {
         self.on(device)
             .map(|s| match s.who {
-                Who::Test => bytes(s),
-                Who::Kernel => (bytes(s) as f64 * kernel_share) as u64,
+                Who::Test => s.counted(bytes(s)),
+                Who::Kernel => (s.counted(bytes(s)) as f64 * kernel_share) as u64,
                 Who::Other => 0,
             })
             .sum()
@@ -463,6 +464,11 @@ impl TraceSummary {
     /// Every byte read on `device`, whoever read it.
     pub fn reads_all(&self, device: &str) -> u64 {
         self.on(device).map(|s| s.counted(s.read_bytes)).sum()
+    }
+
+    /// Every byte written on `device`, whoever wrote it.
+    pub fn writes_all(&self, device: &str) -> u64 {
+        self.on(device).map(|s| s.counted(s.write_bytes)).sum()
     }
 
     /// Other processes' I/O on `device` (reads and writes), most first.
@@ -614,7 +620,19 @@ mod tests {
         let why = s.why.clone().unwrap_or_default();
         println!("{why}");
         assert_eq!((s.seconds, s.timed_seconds), (1.0, Some(0.3)), "{s:?}");
-        assert!(why.contains("(1.00 s of 10.0 s; the test's I/Os timed in 0.30 s of them"));
+        assert!(why.contains("(1.00 s of 10.00 s; the test's I/Os timed in 0.30 s of them"));
+        // One window: one window.
+        let one = Coverage {
+            windows_ns: vec![(0, SECOND / 10)],
+            timed: vec![true],
+            end_ns: SECOND / 2,
+            ..c.clone()
+        };
+        let why = TraceSummary::of_rows(&[], 1, &one, 100, 0).why.unwrap();
+        assert!(
+            why.contains("traced in 1 window of up to 0.25 s, one every 1 s (0.10 s of 0.50 s;"),
+            "{why}"
+        );
         // Traced throughout: no such figure.
         let whole = Coverage {
             windows_ns: vec![(0, 10 * SECOND)],

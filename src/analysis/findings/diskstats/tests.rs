@@ -422,3 +422,79 @@ fn page_cache_and_stats_off() {
     assert_eq!(f.len(), 1);
     assert_eq!(f[0].kind, "stats_off");
 }
+
+#[test]
+fn a_neighbours_writes_do_not_hide_the_page_cache_trap_traced_throughout_or_in_windows() {
+    // 64M written by the test into the page cache; 96M reached loop0 by diskstats, 8M of it
+    // the kernel's writeback and the rest dd's.
+    let d = Counters {
+        writes: 96,
+        sectors_written: 96 * 2048,
+        ..Default::default()
+    };
+    let moved = Moved {
+        read_bytes: 0,
+        write_bytes: 64 << 20,
+    };
+    let writer = |who, comm, pid, mib: u64| SubmitterIo {
+        write_bytes: mib << 20,
+        ..io(who, comm, pid, 0)
+    };
+    let page_cache = |t: Option<TraceSummary>| {
+        let mut a = act(d, 1.0);
+        a.traced = t;
+        let f = analyze(&job(Op::Write, 1 << 20, Mode::Buffered), moved, &a, 4096);
+        f.into_iter().find(|f| f.kind == "page_cache")
+    };
+    assert!(page_cache(None).is_none(), "untraced, dd's writes hide it");
+    // Traced throughout: the figures are the trace's.
+    let on = traced_throughout(vec![
+        writer(Who::Kernel, "kworker/u8:2", 90, 8),
+        writer(Who::Other, "dd", 4503, 88),
+    ]);
+    let pc = page_cache(Some(on.clone())).expect("page_cache traced throughout");
+    println!("{}", pc.message);
+    assert_eq!(pc.numbers["device_write_bytes"], (8 << 20) as f64);
+    assert_eq!(pc.numbers["others_write_bytes"], (88 << 20) as f64);
+    assert!(
+        pc.message
+            .starts_with("only 8M of the 64M written reached loop0")
+            && pc.message.contains(
+                "(The block layer's trace: other processes wrote 88M there meanwhile, not \
+                 counted.)"
+            ),
+        "{}",
+        pc.message
+    );
+    // In windows: the windows saw 2M of the kernel's and 22M of dd's; diskstats' 96M is
+    // shared as they saw it.
+    let windows = TraceSummary {
+        mode: "sampled",
+        windows: 3,
+        seconds: 0.3,
+        submitters: vec![
+            writer(Who::Kernel, "kworker/u8:2", 90, 2),
+            writer(Who::Other, "dd", 4503, 22),
+        ],
+        ..on.clone()
+    };
+    let pc = page_cache(Some(windows.clone())).expect("page_cache in windows");
+    println!("{}", pc.message);
+    assert_eq!(pc.numbers["device_write_bytes"], (8 << 20) as f64);
+    assert_eq!(pc.numbers["others_write_bytes"], (88 << 20) as f64);
+    assert_eq!(pc.numbers["trace_windows"], 3.0);
+    assert!(
+        pc.message.contains(
+            "(The block layer's trace, in 3 windows over the run, each process's share of them \
+             taken for the whole run: other processes wrote 88M there meanwhile, not counted.)"
+        ),
+        "{}",
+        pc.message
+    );
+    // Windows that saw no writes cannot say whose diskstats' were: no trap claimed.
+    let none = TraceSummary {
+        submitters: vec![],
+        ..windows
+    };
+    assert!(page_cache(Some(none)).is_none());
+}
