@@ -1266,7 +1266,8 @@ fn the_parts_of_a_middle_io_add_up_to_the_runs_median() {
         return;
     };
     let steps = &first_result(&doc)["trace"]["steps"];
-    if first_result(&doc)["trace"]["mode"] == "sampled" {
+    let sampled = first_result(&doc)["trace"]["mode"] == "sampled";
+    if sampled {
         let (total, _, parts) = middle_io(&doc).expect("steps");
         assert_eq!(parts.iter().sum::<f64>(), total, "{parts:?}");
         let inside = steps["in_windows_p50_ns"]
@@ -1301,6 +1302,13 @@ fn the_parts_of_a_middle_io_add_up_to_the_runs_median() {
             page.len()
         );
     }
+    // The last run, kept in windows, says how their I/Os compared with the rest's.
+    assert_eq!(
+        report.contains("I/Os in the trace's windows took"),
+        sampled,
+        "sampled {sampled}: {} bytes",
+        report.len()
+    );
 }
 
 #[test]

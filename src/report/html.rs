@@ -121,6 +121,12 @@ fn split_chart<'a>(out: &mut String, tests: impl Iterator<Item = (String, &'a Sa
                 &steps,
             ),
         );
+        // Kept in windows: how their I/Os compared with the rest, whose parts these are not.
+        for (name, s) in &steps {
+            if let Some(w) = crate::output::text::windows_against_between(s) {
+                let _ = writeln!(out, "<p class=\"note\">{}: {}</p>", esc(name), esc(&w));
+            }
+        }
     }
     if !rows.is_empty() {
         chart(

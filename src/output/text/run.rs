@@ -81,16 +81,9 @@ pub fn steps_line(t: &crate::analysis::traced::TraceSummary) -> Option<String> {
             us(s.queue_ns),
             us(s.device_ns),
             us(s.complete_ns),
-            match (s.in_windows_p50_ns, s.between_p50_ns) {
-                (Some(a), Some(b)) => format!(
-                    "; I/Os in the trace's windows took {:.2}x as long as between them (p50 {} \
-                     against {})",
-                    a as f64 / b.max(1) as f64,
-                    us(a),
-                    us(b)
-                ),
-                _ => String::new(),
-            }
+            windows_against_between(s)
+                .map(|w| format!("; {w}"))
+                .unwrap_or_default()
         )),
         // Said once: the trace line has it already.
         (None, Some(why)) if t.split_why.as_ref() != Some(why) => Some(format!(
@@ -98,6 +91,25 @@ pub fn steps_line(t: &crate::analysis::traced::TraceSummary) -> Option<String> {
         )),
         _ => None,
     }
+}
+
+/// How the I/Os in a sampled trace's windows compared with those between them, where both
+/// were timed; beyond a quarter either way, the parts are said to be the windows' only.
+pub fn windows_against_between(s: &crate::analysis::steps::Steps) -> Option<String> {
+    let (a, b) = (s.in_windows_p50_ns?, s.between_p50_ns?);
+    let us = |ns: u64| fmt_duration(ns as f64, 1);
+    let ratio = a as f64 / b.max(1) as f64;
+    let apart = if (0.8..=1.25).contains(&ratio) {
+        ""
+    } else {
+        ": these parts are those of the windows' I/Os, not of the run's typical one"
+    };
+    Some(format!(
+        "I/Os in the trace's windows took {ratio:.2}x as long as between them (p50 {} against \
+         {}){apart}",
+        us(a),
+        us(b)
+    ))
 }
 
 /// One run's result: what ran, throughput, latency, CPU, streams, notes, warnings, error.
@@ -258,5 +270,57 @@ fn how_it_ran(out: &mut String, r: &RunResult) {
         for line in below_lines(t) {
             let _ = writeln!(out, "  {line}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::steps::Steps;
+    use crate::analysis::traced::TraceSummary;
+
+    /// A trace kept in windows whose timed I/Os took `inside` ns at the median, `between` the
+    /// rest.
+    fn sampled(inside: u64, between: u64) -> TraceSummary {
+        let mut t = TraceSummary::off("made up");
+        t.mode = "sampled";
+        t.steps = Some(Steps {
+            timed: 158,
+            middle: 31,
+            total_ns: 1_530_000,
+            submit_ns: 20_400,
+            queue_ns: 19_500,
+            device_ns: 1_251_100,
+            complete_ns: 239_000,
+            in_windows_p50_ns: Some(inside),
+            between_p50_ns: Some(between),
+        });
+        t
+    }
+
+    #[test]
+    fn parts_of_windows_unlike_the_rest_are_said_to_be_the_windows() {
+        // As a first TUI run on a loop device gave them.
+        let far = steps_line(&sampled(1_600_000, 493_100)).unwrap();
+        println!("{far}");
+        assert!(
+            far.ends_with(
+                "I/Os in the trace's windows took 3.24x as long as between them (p50 1.60 ms \
+                 against 493.1 us): these parts are those of the windows' I/Os, not of the \
+                 run's typical one"
+            ),
+            "{far}"
+        );
+        let near = steps_line(&sampled(546_900, 485_600)).unwrap();
+        println!("{near}");
+        assert!(
+            near.ends_with("(p50 546.9 us against 485.6 us)"),
+            "1.13x: {near}"
+        );
+        let faster = steps_line(&sampled(400_000, 520_000)).unwrap();
+        assert!(
+            faster.contains("0.77x") && faster.contains("not of the run's"),
+            "{faster}"
+        );
     }
 }
