@@ -939,9 +939,14 @@ fn dd_rate(stderr: &str) -> Option<f64> {
 }
 
 /// The dd line blkscope prints for a test measures what the test measures: run as printed, on
-/// a loop device, dd's rate is within 0.7-1.4x of blkscope's (the medians of seven alternating
-/// runs each: with five, a read's ratio swung 0.80-1.45x on a VM whose disk is its host's). A
-/// write's line once read /dev/urandom and gave a seventh of the device's rate.
+/// a loop device, dd's rate is within 0.5-2x of blkscope's (the medians of seven alternating
+/// runs each). A write's line once read /dev/urandom and gave a seventh of the device's rate;
+/// that is the size of mistake this catches. Tighter bounds failed CI on this VM's
+/// host-backed disk with the lines right: a read at 1.45x (0.7-1.4 then, five runs), 1M dsync
+/// writes at 0.68x (seven runs of 32M: blkscope 250M-1.3G a second, dd 568-843M). Here a
+/// missing sync or direct flag would not show in the rate anyway (buffered writes without a
+/// sync ran 355M-1.5G a second, with fdatasync 1.2-1.4G; reads through the cache 1.8-2.1G,
+/// direct 1.0-1.8G).
 #[test]
 fn the_dd_lines_rates_are_blkscopes() {
     use blkscope::engine::job::SizeSpec;
@@ -954,12 +959,12 @@ fn the_dd_lines_rates_are_blkscopes() {
     let lo = Loop::new(160 * MIB, None, false);
     sh("losetup", &["--direct-io=on", lo.dev()]);
     let dev = lo.dev().to_string();
-    for (op, bs, mode, size, least) in [
-        (Op::Write, 1 << 20, Mode::Direct, 128 * MIB, 0.5),
-        (Op::Read, 1 << 20, Mode::Direct, 128 * MIB, 0.7),
-        (Op::Write, 4096, Mode::Dsync, 4 * MIB, 0.7),
-        (Op::Write, 1 << 20, Mode::Dsync, 32 * MIB, 0.7),
-        (Op::Write, 1 << 20, Mode::Fdatasync, 128 * MIB, 0.5),
+    for (op, bs, mode, size) in [
+        (Op::Write, 1 << 20, Mode::Direct, 128 * MIB),
+        (Op::Read, 1 << 20, Mode::Direct, 128 * MIB),
+        (Op::Write, 4096, Mode::Dsync, 4 * MIB),
+        (Op::Write, 1 << 20, Mode::Dsync, 64 * MIB),
+        (Op::Write, 1 << 20, Mode::Fdatasync, 128 * MIB),
     ] {
         let job = Job {
             op,
@@ -1009,7 +1014,7 @@ fn the_dd_lines_rates_are_blkscopes() {
             d / b
         );
         assert!(
-            (least..=1.4).contains(&(d / b)),
+            (0.5..=2.0).contains(&(d / b)),
             "{}: dd {:.0} MB/s against blkscope's {:.0} MB/s ({:.2}x): {dd}",
             job.label(),
             d / 1e6,
