@@ -194,7 +194,7 @@ impl SavedRuns {
 
     /// blkscope with these saved runs.
     pub fn run(&self, args: &[&str]) -> Output {
-        blkscope_with("XDG_DATA_HOME", self.path(), args)
+        self.command().args(args).output().expect("run blkscope")
     }
 
     /// The stdout of a command with these saved runs that must succeed.
