@@ -266,10 +266,9 @@ fn read_uint(b: &[u8], f: Field) -> Option<u64> {
 }
 
 /// A char array field up to its first NUL.
-fn read_str(b: &[u8], f: Field) -> &str {
+fn read_chars(b: &[u8], f: Field) -> &[u8] {
     let s = b.get(f.offset..f.offset + f.size).unwrap_or_default();
-    let s = &s[..s.iter().position(|&c| c == 0).unwrap_or(s.len())];
-    std::str::from_utf8(s).unwrap_or("")
+    &s[..s.iter().position(|&c| c == 0).unwrap_or(s.len())]
 }
 
 /// A tracefs file that gives its text in one read only (`header_page` answers a second read,
@@ -292,6 +291,8 @@ pub enum Item<'a> {
 #[derive(Debug, Default)]
 struct Tgids {
     known: foldhash::HashMap<u32, Option<u32>>,
+    /// The last thread looked up, and its process: a thread's events come in runs.
+    last: Option<(u32, Option<u32>)>,
     /// The kernel's table, read at most once a drain (for threads that ended), by pid.
     saved: Option<Vec<(u32, u32)>>,
     saved_at: PathBuf,
@@ -302,8 +303,14 @@ impl Tgids {
         if pid == 0 {
             return Some(0);
         }
-        if let Some(t) = self.known.get(&pid) {
-            return *t;
+        if let Some((p, t)) = self.last
+            && p == pid
+        {
+            return t;
+        }
+        if let Some(&t) = self.known.get(&pid) {
+            self.last = Some((pid, t));
+            return t;
         }
         let t = proc_tgid(pid).or_else(|| {
             let saved = self.saved.get_or_insert_with(|| {
@@ -318,6 +325,7 @@ impl Tgids {
             self.known.clear();
         }
         self.known.insert(pid, t);
+        self.last = Some((pid, t));
         t
     }
 }
@@ -540,13 +548,13 @@ fn item<'a>(
         } => {
             let dev = read_uint(rec, *dev)? as u32;
             Item::Io(Event {
-                comm: comm.map_or("", |c| read_str(rec, c)),
+                comm: comm.map_or(&[][..], |c| read_chars(rec, c)),
                 pid,
                 tgid: tgids.of(pid),
                 ts_ns,
                 kind: *kind,
                 dev: (dev >> 20, dev & ((1 << 20) - 1)),
-                rwbs: read_str(rec, *rwbs),
+                rwbs: read_chars(rec, *rwbs),
                 sector: read_uint(rec, *sector)?,
                 sectors: read_uint(rec, *nr_sector)? as u32,
             })
@@ -723,12 +731,21 @@ print fmt: \"%d,%d %s\", ((unsigned int) ((REC->dev) >> 20))
             (
                 e.comm, e.pid, e.tgid, e.kind, e.dev, e.rwbs, e.sector, e.sectors
             ),
-            ("dd", 700, Some(690), Kind::Issue, (7, 3), "WS", 2048, 8)
+            (
+                &b"dd"[..],
+                700,
+                Some(690),
+                Kind::Issue,
+                (7, 3),
+                &b"WS"[..],
+                2048,
+                8
+            )
         );
         let Item::Io(e) = &items[1] else { panic!() };
         assert_eq!(
             (e.comm, e.tgid, e.dev, e.sectors),
-            ("fio", None, (254, 0), 16)
+            (&b"fio"[..], None, (254, 0), 16)
         );
         // Lost without a count: one at least; a page without flags lost none.
         assert_eq!(

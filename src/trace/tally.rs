@@ -156,7 +156,7 @@ fn named(
     lookup: fn(u32) -> Option<(String, Vec<u32>)>,
     parents: &HashMap<u32, u32>,
     pid: u32,
-    comm: &str,
+    comm: &[u8],
 ) -> (String, Vec<u32>) {
     if let Some(found) = lookup(pid) {
         return found;
@@ -174,7 +174,7 @@ fn named(
             break;
         }
     }
-    (comm.to_string(), ancestors)
+    (String::from_utf8_lossy(comm).into_owned(), ancestors)
 }
 
 /// The major number the tally gives the backing file of a loop device (the `n`th of
@@ -292,7 +292,7 @@ impl Tally {
             .map_or(dev, |p| p.dev)
     }
 
-    fn moved(&mut self, dev: (u32, u32), who: Submitter, comm: &str) -> &mut Moved {
+    fn moved(&mut self, dev: (u32, u32), who: Submitter, comm: &[u8]) -> &mut Moved {
         match self.by.entry((dev, who)) {
             Entry::Occupied(m) => m.into_mut(),
             Entry::Vacant(v) => {
