@@ -62,6 +62,9 @@ pub(super) fn run_once(
     let unwritten = analysis::unwritten_before(root, &target, job);
     // The block layer's trace of the devices under the target, over the run only.
     let tracer = trace::wanted().then(|| trace::Tracer::start(root, &target.watch));
+    if let (Some(Ok(t)), Some(runtime)) = (&tracer, job.runtime) {
+        t.ends_in(job.ramp.unwrap_or_default() + runtime);
+    }
     let live = match &tracer {
         Some(Ok(t)) => Some(t.live()),
         _ => None,

@@ -57,11 +57,19 @@ pub fn max_events_per_sec() -> f64 {
         .unwrap_or(MAX_EVENTS_PER_SEC)
 }
 
-/// The kernel's buffer for each CPU, in KiB: two seconds of events at the rate a trace may
-/// keep, all on one CPU, at 80 bytes an event (a record and its header), from 2 MiB to 8 MiB.
-/// Each KiB is allocated when the trace starts and freed when it ends (docs/architecture.md).
+/// The kernel's buffer for each CPU, in KiB: a second and a half of events at the rate a
+/// trace may keep (a trace kept throughout is read once a second), all on one CPU, at 80 bytes
+/// an event (a record and its header), from 1 MiB to 8 MiB. Each KiB is allocated when the
+/// trace starts and freed when it ends (docs/architecture.md).
 fn buffer_kb(rate: f64) -> u64 {
-    ((rate * 2.0 * 80.0 / 1024.0) as u64).clamp(2048, 8192)
+    ((rate * 1.5 * 80.0 / 1024.0) as u64).clamp(1024, 8192)
+}
+
+/// The size to give an instance's buffers whose own are `has` KiB a CPU (None where it could
+/// not be read): only a larger one than they have (the kernel's default, 1410 KiB, holds the
+/// default rate's), since each resize allocates and resets the buffers.
+fn buffer_to_set(has: Option<u64>, needed: u64) -> Option<u64> {
+    (has.is_none_or(|kb| kb < needed)).then_some(needed)
 }
 
 /// How long a window of a trace kept in windows is open at the most.
@@ -218,7 +226,7 @@ pub struct Traced {
 /// A trace under way: the instance, and the thread that reads it.
 pub struct Tracer {
     dir: PathBuf,
-    stop: Arc<AtomicBool>,
+    control: Arc<reader::Control>,
     /// The test's median Q2D and D2C so far (ns), as the reader last drained the events.
     live: Live,
     reader: Option<JoinHandle<reader::Kept>>,
@@ -271,7 +279,7 @@ impl Tracer {
         fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         let mut tracer = Tracer {
             dir,
-            stop: Arc::new(AtomicBool::new(false)),
+            control: Arc::default(),
             live: Live::default(),
             reader: None,
             devices,
@@ -288,7 +296,7 @@ impl Tracer {
                 text::Text::open(&tracer.dir).map_err(|e| format!("opening trace_pipe: {e}"))?,
             ),
         };
-        let (stop, dir) = (tracer.stop.clone(), tracer.dir.clone());
+        let (control, dir) = (tracer.control.clone(), tracer.dir.clone());
         let live = tracer.live.clone();
         let names = tracer.devices.clone();
         let whole_named: Named = names
@@ -303,7 +311,7 @@ impl Tracer {
             .with_bio_based(bio_based);
         let reader = std::thread::Builder::new()
             .name("blkscope-trace".into())
-            .spawn(move || reader::read_pipe(source, &dir, &stop, &live, &names, tally, counted))
+            .spawn(move || reader::read_pipe(source, &dir, &control, &live, &names, tally, counted))
             .map_err(|e| format!("starting the trace reader: {e}"))?;
         tracer.reader = Some(reader);
         Ok(tracer)
@@ -315,10 +323,12 @@ impl Tracer {
         w("tracing_on", "0")?;
         w("options/record-tgid", "1")?;
         w("trace_clock", "mono")?;
-        w(
-            "buffer_size_kb",
-            &buffer_kb(max_events_per_sec()).to_string(),
-        )?;
+        let has = fs::read_to_string(self.dir.join("buffer_size_kb"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok());
+        if let Some(kb) = buffer_to_set(has, buffer_kb(max_events_per_sec())) {
+            w("buffer_size_kb", &kb.to_string())?;
+        }
         for e in EVENTS {
             w(&format!("events/block/{e}/filter"), filter)?;
         }
@@ -343,10 +353,17 @@ impl Tracer {
         self.live.clone()
     }
 
+    /// The run is planned to end `after` from now (a test of a given runtime): no window opens
+    /// that the end would cut short of filling.
+    pub fn ends_in(&self, after: Duration) {
+        let at = crate::sys::monotonic_ns().saturating_add(after.as_nanos() as u64);
+        self.control.ends_ns.store(at, Ordering::Relaxed);
+    }
+
     /// Stops the trace, reads what is left and removes the instance.
     pub fn stop(mut self) -> Traced {
         let _ = fs::write(self.dir.join("tracing_on"), "0");
-        self.stop.store(true, Ordering::Relaxed);
+        self.control.stop.store(true, Ordering::Relaxed);
         let kept = self
             .reader
             .take()
@@ -374,7 +391,7 @@ impl Tracer {
 
 impl Drop for Tracer {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.control.stop.store(true, Ordering::Relaxed);
         if let Some(h) = self.reader.take() {
             h.thread().unpark();
             let _ = h.join();
@@ -498,10 +515,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_kernels_buffer_holds_two_seconds_at_the_rate_limit() {
+    fn the_kernels_buffer_holds_a_second_and_a_half_at_the_rate_limit() {
         let kb = [1.0, MAX_EVENTS_PER_SEC, 40_000.0, 1e12].map(buffer_kb);
         println!("{kb:?}");
-        assert_eq!(kb, [2048, 2048, 6250, 8192]);
+        assert_eq!(kb, [1024, 1171, 4687, 8192]);
+        // An instance's own 1410 KiB hold the default's; a raised limit, or a size that could
+        // not be read, is set.
+        let set = [(Some(1410), 1171), (Some(1410), 4687), (None, 1171)]
+            .map(|(has, needed)| buffer_to_set(has, needed));
+        println!("{set:?}");
+        assert_eq!(set, [None, Some(4687), Some(1171)]);
     }
 
     fn file(disk: (u32, u32), n: u64) -> FileBelow {

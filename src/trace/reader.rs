@@ -14,7 +14,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::counted::{Counted, DeviceBytes};
@@ -126,6 +126,15 @@ impl Coverage {
     }
 }
 
+/// What the tracer tells its reader while the trace runs: to stop, and when the run is
+/// planned to end (ns of the monotonic clock; 0 while unknown), so that no window opens that
+/// could not fill before it.
+#[derive(Debug, Default)]
+pub struct Control {
+    pub stop: AtomicBool,
+    pub ends_ns: AtomicU64,
+}
+
 /// What the reader hands back: the tally, how it was kept, the events the kernel lost.
 pub struct Kept {
     pub tally: Tally,
@@ -149,6 +158,7 @@ struct Reader<'a> {
     source: Source,
     dir: PathBuf,
     stats: Stats,
+    switches: Switches,
     live: &'a Live,
     names: &'a [((u32, u32), String)],
     tally: Tally,
@@ -173,7 +183,7 @@ struct Reader<'a> {
 pub fn read_pipe(
     source: Source,
     dir: &Path,
-    stop: &AtomicBool,
+    control: &Control,
     live: &Live,
     names: &[((u32, u32), String)],
     tally: Tally,
@@ -188,6 +198,7 @@ pub fn read_pipe(
         source,
         dir: dir.to_path_buf(),
         stats: Stats::open(dir),
+        switches: Switches::open(dir),
         live,
         names,
         tally,
@@ -211,7 +222,7 @@ pub fn read_pipe(
         per_bio: 1.0,
     };
     let mut next = now + CHECK_EVERY;
-    while !stop.load(Ordering::Relaxed) {
+    while !control.stop.load(Ordering::Relaxed) {
         // Asleep until the next wake, or until the tracer stops it (it unparks this thread):
         // a wake costs the test's machine a context switch and a timer, so there are no more
         // than the windows need.
@@ -220,7 +231,7 @@ pub fn read_pipe(
             std::thread::park_timeout(wait);
             continue;
         }
-        next = match r.wake() {
+        next = match r.wake(control.ends_ns.load(Ordering::Relaxed)) {
             Ok(after) => Instant::now() + after,
             Err(_) => break,
         };
@@ -229,12 +240,17 @@ pub fn read_pipe(
 }
 
 impl Reader<'_> {
-    /// One wake: close, open or read, and how long until the next.
-    fn wake(&mut self) -> io::Result<Duration> {
+    /// One wake: close, open or read, and how long until the next; `ends_ns`: when the run is
+    /// planned to end (0: not known).
+    fn wake(&mut self, ends_ns: u64) -> io::Result<Duration> {
         let now = Instant::now();
         let Some(since) = self.coverage.open_since() else {
             // Between windows: the next opens WINDOW_EVERY after the last one did, and is
-            // first looked at when the last one had filled.
+            // first looked at when the last one had filled; none opens that the run's end
+            // would cut short of filling.
+            if ends_before_filling(ends_ns, crate::sys::monotonic_ns(), self.filled_in) {
+                return Ok(WINDOW_EVERY);
+            }
             self.open_window();
             return Ok(self.filled_in.clamp(CHECK_EVERY, SAMPLE_FOR));
         };
@@ -306,9 +322,7 @@ impl Reader<'_> {
     /// Each event's own file: the block system's walks every event the kernel has.
     fn close_window(&mut self) {
         self.coverage.end_window(crate::sys::monotonic_ns());
-        for e in EVENTS {
-            let _ = fs::write(self.dir.join(format!("events/block/{e}/enable")), "0");
-        }
+        self.switches.set(EVENTS.len(), false);
         self.coverage.windowed = true;
     }
 
@@ -319,13 +333,10 @@ impl Reader<'_> {
             self.coverage.windows_ns.len(),
             self.coverage.timed_seconds(),
         );
-        let on = if timed { &EVENTS[..] } else { &EVENTS[..1] };
+        let on = if timed { EVENTS.len() } else { 1 };
         self.tally.forget_open(!timed);
         self.events_at_open = self.tally.events;
-        let ok = on
-            .iter()
-            .all(|e| fs::write(self.dir.join(format!("events/block/{e}/enable")), "1").is_ok());
-        if ok {
+        if self.switches.set(on, true) {
             self.coverage
                 .windows_ns
                 .push((crate::sys::monotonic_ns(), 0));
@@ -418,6 +429,14 @@ fn live_view(tally: &Tally, names: &[((u32, u32), String)]) -> LiveView {
     }
 }
 
+/// Whether a run planned to end at `ends_ns` (0: not known) ends before a window opened at
+/// `now_ns` would hold its events, `filled_in` at the last window's rate: such a window costs
+/// its events' turning on and off (a third of the reader's CPU in a fast 3 s run) for a
+/// sliver of the run.
+fn ends_before_filling(ends_ns: u64, now_ns: u64, filled_in: Duration) -> bool {
+    ends_ns != 0 && ends_ns.saturating_sub(now_ns) < filled_in.as_nanos() as u64
+}
+
 /// Whether the `n`th window (from 0) times the test's I/Os (all three block events on), the
 /// windows before it having timed them for `timed` seconds: every [`TIMED_EVERY`]th, and each
 /// until they have been timed for [`TIMED_AT_LEAST`].
@@ -453,6 +472,31 @@ impl Stats {
     }
 }
 
+/// The block events' `enable` files, [`EVENTS`]' order, held open: a window turns its events
+/// on and off through them (a write by path walked tracefs to each file at every window).
+struct Switches(Vec<io::Result<fs::File>>);
+
+impl Switches {
+    fn open(dir: &Path) -> Switches {
+        let open = |e: &str| {
+            let path = dir.join(format!("events/block/{e}/enable"));
+            fs::OpenOptions::new().write(true).open(path)
+        };
+        Switches(EVENTS.iter().map(|e| open(e)).collect())
+    }
+
+    /// Turns the first `n` events on or off; whether each of them took it.
+    fn set(&self, n: usize, on: bool) -> bool {
+        use std::os::unix::fs::FileExt;
+        let value: &[u8] = if on { b"1" } else { b"0" };
+        // Every one is written, also after one that failed (a window's end turns all off).
+        let took: Vec<bool> = (self.0.iter().take(n))
+            .map(|f| f.as_ref().is_ok_and(|f| f.write_at(value, 0).is_ok()))
+            .collect();
+        took.iter().all(|&ok| ok)
+    }
+}
+
 /// The `entries:` of a CPU's `stats`.
 fn entries(stats: &[u8]) -> u64 {
     String::from_utf8_lossy(stats)
@@ -481,6 +525,51 @@ mod tests {
         // After windows of 20 ms: until they have timed 0.1 s.
         let kinds: Vec<bool> = (0..9).map(|n| times_ios(n, n as f64 * 0.02)).collect();
         assert_eq!(kinds, [t, t, t, t, t, f, f, f, t]);
+    }
+
+    #[test]
+    fn no_window_opens_that_the_runs_end_would_cut_short_of_filling() {
+        let ms = Duration::from_millis;
+        let at = 3_000_000_000;
+        // A fast test's windows fill in 30 ms: none opens 6 ms before the end, one 31 ms before.
+        let cases = [
+            (at + 6_000_000, ms(30), true),
+            (at + 31_000_000, ms(30), false),
+            // Past the planned end (the run overran it), and an end not known.
+            (at - 1, ms(30), true),
+            (0, ms(30), false),
+        ];
+        for (ends, filled_in, skipped) in cases {
+            let got = ends_before_filling(ends, at, filled_in);
+            println!("ends {ends} ns, now {at} ns, fills in {filled_in:?}: skipped {got}");
+            assert_eq!(got, skipped);
+        }
+    }
+
+    #[test]
+    fn a_windows_events_are_turned_on_and_off_through_their_files_held_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |e: &str| dir.path().join(format!("events/block/{e}/enable"));
+        for e in EVENTS {
+            fs::create_dir_all(file(e).parent().unwrap()).unwrap();
+            fs::write(file(e), "0").unwrap();
+        }
+        let switches = Switches::open(dir.path());
+        let read = || EVENTS.map(|e| fs::read_to_string(file(e)).unwrap());
+        // A light window: `block_bio_queue` alone; then a timed one, and its end.
+        assert!(switches.set(1, true));
+        println!("light window: {:?}", read());
+        assert_eq!(read(), ["1", "0", "0"]);
+        assert!(switches.set(EVENTS.len(), true));
+        println!("timed window: {:?}", read());
+        assert_eq!(read(), ["1", "1", "1"]);
+        assert!(switches.set(EVENTS.len(), false));
+        println!("between windows: {:?}", read());
+        assert_eq!(read(), ["0", "0", "0"]);
+        // An event whose file is not there: the window is not taken as opened.
+        fs::remove_file(file(EVENTS[2])).unwrap();
+        let switches = Switches::open(dir.path());
+        assert!(switches.set(1, true) && !switches.set(EVENTS.len(), true));
     }
 
     #[test]
