@@ -930,6 +930,24 @@ fn a_reader_that_starts_in_the_middle_of_a_fast_test_is_named_live_and_at_the_en
         .map(|s| (s["elapsed_s"].clone(), s["findings"].clone()))
         .collect();
     assert!(blamed.is_empty(), "live read-modify-write: {blamed:?}");
+    // The live parts, as the result's, say how the windows' I/Os compared with the rest's
+    // (the TUI says the parts are the windows' where they differ by more than a quarter).
+    let told = |s: &serde_json::Value| {
+        let s = &s["steps"];
+        Some((
+            s["in_windows_p50_ns"].as_u64()?,
+            s["between_p50_ns"].as_u64()?,
+        ))
+    };
+    let live_told = samples.iter().rev().find_map(told);
+    println!(
+        "live windows against the rest: {live_told:?}; at the end {:?}",
+        told(t)
+    );
+    assert!(
+        live_told.is_some_and(|(a, b)| a > 0 && b > 0),
+        "no live sample compared them"
+    );
     let live_busy = samples
         .iter()
         .rev()

@@ -390,6 +390,35 @@ fn the_run_view_splits_the_time_into_queue_and_device_live() {
         shot.contains("us: 65 = sub 0.7 + q 0.4 + dev 55 + done 8.6"),
         "{shot}"
     );
+    assert!(!shot.contains("parts of the windows'"), "{shot}");
+    // A sampled trace whose windows' I/Os took 3.24x as long as the rest: the parts are
+    // theirs, on a line under them; at 1.13x nothing is said.
+    for (inside, said) in [(1_600_000, true), (557_100, false)] {
+        let mut s = samples(1).pop().unwrap();
+        s.steps = Some(Box::new(blkscope::engine::result::Steps {
+            timed: 1380,
+            middle: 276,
+            total_ns: 1_530_000,
+            submit_ns: 21_000,
+            queue_ns: 4_000,
+            device_ns: 1_466_000,
+            complete_ns: 39_000,
+            in_windows_p50_ns: Some(inside),
+            between_p50_ns: Some(493_000),
+        }));
+        a.on_sample(s, Vec::new());
+        let shot = screen(&a, 80, 24, ASCII);
+        println!("{shot}");
+        assert!(
+            shot.contains("us: 1530 = sub 21 + q 4.0 + dev 1466 + done 39"),
+            "{shot}"
+        );
+        assert_eq!(
+            shot.contains("parts of the windows' I/Os: 3.25x the rest"),
+            said,
+            "{shot}"
+        );
+    }
 }
 
 #[test]

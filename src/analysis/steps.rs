@@ -34,9 +34,42 @@ pub fn of(engine: &[TimedIo], trace: &[Stepped]) -> Result<Steps, usize> {
     }
 }
 
+/// [`of`], and where the trace was kept in windows (`windows`: those that timed the test's
+/// I/Os), how the I/Os in them compared with those between them: for the result and for the
+/// live view alike.
+pub fn of_sampled(
+    engine: &[TimedIo],
+    trace: &[Stepped],
+    windows: Option<&[(u64, u64)]>,
+) -> Result<Steps, usize> {
+    let mut s = of(engine, trace)?;
+    if let Some(w) = windows {
+        (s.in_windows_p50_ns, s.between_p50_ns) = in_and_between(engine, w).unzip();
+    }
+    Ok(s)
+}
+
+/// Within this of the I/Os between a sampled trace's windows, the windows' I/Os are the run's
+/// typical ones; beyond it their parts are said to be the windows' (a first TUI run on a loop
+/// device had them 3.24x the rest).
+const LIKE_THE_REST: std::ops::RangeInclusive<f64> = 0.8..=1.25;
+
+/// How long the I/Os in a sampled trace's windows took against those between them (their
+/// medians' ratio), where both were timed.
+pub fn windows_against_rest(s: &Steps) -> Option<f64> {
+    let (a, b) = (s.in_windows_p50_ns?, s.between_p50_ns?);
+    Some(a as f64 / b.max(1) as f64)
+}
+
+/// Whether the parts are the windows' I/Os' and not the run's typical one's: that ratio beyond
+/// [`LIKE_THE_REST`].
+pub fn parts_are_the_windows(ratio: f64) -> bool {
+    !LIKE_THE_REST.contains(&ratio)
+}
+
 /// The engine's timed I/Os' median time, of those submitted in the trace's `windows` and of
 /// those submitted between them, where each has [`MIN_TIMED`].
-pub fn in_and_between(engine: &[TimedIo], windows: &[(u64, u64)]) -> Option<(u64, u64)> {
+fn in_and_between(engine: &[TimedIo], windows: &[(u64, u64)]) -> Option<(u64, u64)> {
     let inside = |t: &TimedIo| {
         windows
             .iter()

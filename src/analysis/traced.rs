@@ -169,14 +169,9 @@ impl TraceSummary {
     pub fn with_steps(mut self, engine: &[TimedIo], t: &Traced) -> Self {
         // Events lost leave some I/Os unpaired, not paired wrongly: a pair needs the bio's
         // three times at the I/O's sector inside the I/O's own (as the live view pairs them).
-        match steps::of(engine, &t.tally.stepped) {
-            Ok(mut s) => {
-                if t.coverage.windowed {
-                    let told = steps::in_and_between(engine, &t.coverage.timed_windows());
-                    (s.in_windows_p50_ns, s.between_p50_ns) = told.unzip();
-                }
-                self.steps = Some(s);
-            }
+        let windows = t.coverage.windowed.then(|| t.coverage.timed_windows());
+        match steps::of_sampled(engine, &t.tally.stepped, windows.as_deref()) {
+            Ok(s) => self.steps = Some(s),
             Err(paired) => {
                 self.steps_why = Some(if engine.is_empty() {
                     "the test's I/Os are not its bios (I/O through the page cache, or a file \

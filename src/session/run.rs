@@ -93,7 +93,9 @@ pub(super) fn run_once(
             .as_ref()
             .filter(|v| live_findings && v.events != steps_at.0)
         {
-            steps_at = (v.events, steps::of(timed, &v.stepped).ok());
+            let windows = v.coverage.windowed.then(|| v.coverage.timed_windows());
+            let now = steps::of_sampled(timed, &v.stepped, windows.as_deref());
+            steps_at = (v.events, now.ok());
         }
         let mut s = with_trace(s, view.as_ref(), trace.as_ref());
         s.steps = steps_at.1.map(Box::new);

@@ -96,13 +96,14 @@ pub fn steps_line(t: &crate::analysis::traced::TraceSummary) -> Option<String> {
 /// How the I/Os in a sampled trace's windows compared with those between them, where both
 /// were timed; beyond a quarter either way, the parts are said to be the windows' only.
 pub fn windows_against_between(s: &crate::analysis::steps::Steps) -> Option<String> {
+    use crate::analysis::steps::{parts_are_the_windows, windows_against_rest};
     let (a, b) = (s.in_windows_p50_ns?, s.between_p50_ns?);
     let us = |ns: u64| fmt_duration(ns as f64, 1);
-    let ratio = a as f64 / b.max(1) as f64;
-    let apart = if (0.8..=1.25).contains(&ratio) {
-        ""
-    } else {
+    let ratio = windows_against_rest(s)?;
+    let apart = if parts_are_the_windows(ratio) {
         ": these parts are those of the windows' I/Os, not of the run's typical one"
+    } else {
+        ""
     };
     Some(format!(
         "I/Os in the trace's windows took {ratio:.2}x as long as between them (p50 {} against \

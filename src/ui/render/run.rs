@@ -7,9 +7,13 @@ pub(super) fn run_view(f: &mut Frame, app: &App, look: Look, area: Rect) {
     let Some(run) = &app.run else { return };
     let [left, right] =
         Layout::horizontal([Constraint::Min(36), Constraint::Length(30)]).areas(area);
-    let [charts, info] = Layout::vertical([Constraint::Min(6), Constraint::Length(6)]).areas(left);
+    // A line more where the split's parts are a sampled trace's windows' and not the run's.
+    let windows = run.samples.last().and_then(parts_of_windows);
+    let tall = 6 + u16::from(windows.is_some());
+    let [charts, info] =
+        Layout::vertical([Constraint::Min(6), Constraint::Length(tall)]).areas(left);
     run_charts(f, app, run, look, charts);
-    run_progress(f, run, look, info);
+    run_progress(f, run, look, info, windows);
     let [panel, note] = Layout::vertical([Constraint::Length(14), Constraint::Min(0)]).areas(right);
     diskstats_panel(f, app, look, panel);
     run_side_note(f, app, look, note);
@@ -47,7 +51,13 @@ fn run_charts(f: &mut Frame, app: &App, run: &crate::ui::app::RunView, look: Loo
 }
 
 /// Progress, ETA and the last sample's figures.
-fn run_progress(f: &mut Frame, run: &crate::ui::app::RunView, look: Look, info: Rect) {
+fn run_progress(
+    f: &mut Frame,
+    run: &crate::ui::app::RunView,
+    look: Look,
+    info: Rect,
+    windows: Option<Line<'static>>,
+) {
     let last = run.samples.last();
     let done: u64 = last.map(|s| s.total_bytes).unwrap_or(0);
     let elapsed = last.map(|s| s.elapsed_s).unwrap_or(0.0);
@@ -90,6 +100,7 @@ fn run_progress(f: &mut Frame, run: &crate::ui::app::RunView, look: Look, info: 
         )));
     } else if let Some(split) = last.and_then(time_split) {
         lines.push(split);
+        lines.extend(windows);
     }
     f.render_widget(
         Paragraph::new(lines).block(look.block(format!(" {} ", run.job.label()), false)),
@@ -135,6 +146,16 @@ fn time_split(s: &crate::engine::Sample) -> Option<Line<'static>> {
         "=".repeat(w - qn.min(w)),
         fmt_ns(d)
     )))
+}
+
+/// Under the split, where a sampled trace's windows' I/Os took much longer or shorter than the
+/// rest ([`crate::analysis::steps::parts_are_the_windows`]): the parts are theirs, as the
+/// result says it ("parts of the windows' I/Os: 3.24x the rest").
+fn parts_of_windows(s: &crate::engine::Sample) -> Option<Line<'static>> {
+    use crate::analysis::steps::{parts_are_the_windows, windows_against_rest};
+    let ratio = windows_against_rest(s.steps.as_deref()?)?;
+    parts_are_the_windows(ratio)
+        .then(|| Line::from(format!("parts of the windows' I/Os: {ratio:.2}x the rest")))
 }
 
 /// Under the iostat figures: the other processes doing I/O now (top three), then what the
