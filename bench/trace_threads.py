@@ -3,7 +3,10 @@
 alternating rounds of each MODE, each thread's CPU time read from /proc/PID/task/TID/schedstat
 every 10 ms while the command runs (the job threads, the main thread, the trace's reader,
 others such as io-wq workers), over the run's I/Os. Prints each round's whole-process CPU per
-I/O, then per mode the medians, and each mode's per-round ratio to the first mode's.
+I/O, then per mode the medians, each mode's per-round ratio to the first mode's, and the part
+of it the mode's own threads carry (the reader and the main thread's more, over the first
+mode's whole CPU: the trace's fixed and reading costs, without the device's noise in the job
+thread; the events' recording in the job thread is not in it).
 
 MODES (comma-separated): off (`--no-trace`), default, soft (the default with the block events
 kept registered between windows in the kernel's soft mode, BLKSCOPE_TRACE_SOFT=1), bare (a
@@ -110,6 +113,16 @@ def main():
         ratios = sorted(us(a, "all") / us(b, "all") for a, b in zip(res[m], res[base]))
         print(f"{m}/{base} whole-process CPU per I/O, each round: median {st.median(ratios):.3f}"
               f" [{' '.join(f'{x:.2f}' for x in ratios)}]")
+        # The part of the trace's cost its own threads carry (the reader, the main thread's
+        # more), each round against the base run beside it: the device's swings, which move
+        # the job thread's CPU by more than the whole trace costs, are not in it.
+        own = sorted(
+            (b[2].get("reader", 0.0) + b[2].get("main", 0.0) - a[2].get("main", 0.0))
+            / max(a[2]["all"], 1e-9)
+            for a, b in zip(res[base], res[m])
+        )
+        print(f"{m}: its reader and main thread's more, of {base}'s whole CPU, each round:"
+              f" median {100 * st.median(own):.1f}% [{' '.join(f'{100 * x:.1f}' for x in own)}]")
 
 
 if __name__ == "__main__":
