@@ -83,6 +83,48 @@ fn another_process_busy_on_the_device_is_named_beside_util() {
     );
 }
 
+#[test]
+fn a_sync_tests_flushes_traced_throughout_are_the_traces_count_not_a_share_of_merged_ones() {
+    // 64 dsync writes beside a dd sending 1005 flushes: the kernel merged flushes sent
+    // together, and diskstats counted 770 requests in all (a fresh CI run).
+    let j = job(Op::Write, 1 << 20, Mode::Dsync);
+    let d = Counters {
+        writes: 64 + 1005,
+        sectors_written: 64 * 2048,
+        flushes: 770,
+        ms_flushing: 120,
+        ..Default::default()
+    };
+    let flushes = |traced: TraceSummary| {
+        let mut a = act(d, 0.25);
+        a.traced = Some(traced);
+        let moved = Moved {
+            read_bytes: 0,
+            write_bytes: 64 << 20,
+        };
+        let f = analyze(&j, moved, &a, 4096);
+        let fl = f.iter().find(|f| f.kind == "flushes").expect("flushes");
+        println!("{}", fl.message);
+        fl.numbers.num("flushes")
+    };
+    let mut test = io(Who::Test, "blkscope", 10, 0);
+    test.flushes = 64;
+    let mut dd = io(Who::Other, "dd", 4503, 0);
+    dd.flushes = 1005;
+    // Throughout: the test's 64, where a share of diskstats' said 46.
+    assert_eq!(
+        flushes(traced_throughout(vec![test.clone(), dd.clone()])),
+        64.0
+    );
+    // In windows: the shares the windows saw, of diskstats' count.
+    let windows = TraceSummary {
+        mode: "sampled",
+        windows: 2,
+        ..traced_throughout(vec![test, dd])
+    };
+    assert_eq!(flushes(windows), (770.0 * 64.0 / 1069.0_f64).round());
+}
+
 /// What `pid` (`comm`) read on loop0, as a trace's submitter.
 fn io(who: Who, comm: &str, pid: u32, read_bytes: u64) -> SubmitterIo {
     SubmitterIo {
