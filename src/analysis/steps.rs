@@ -13,7 +13,7 @@
 pub use crate::engine::result::Steps;
 
 use crate::engine::TimedIo;
-use crate::trace::Stepped;
+use crate::trace::{Coverage, Stepped};
 
 /// Fewer paired I/Os than this say nothing of a middle one.
 pub const MIN_TIMED: usize = 10;
@@ -34,17 +34,18 @@ pub fn of(engine: &[TimedIo], trace: &[Stepped]) -> Result<Steps, usize> {
     }
 }
 
-/// [`of`], and where the trace was kept in windows (`windows`: those that timed the test's
-/// I/Os), how the I/Os in them compared with those between them: for the result and for the
-/// live view alike.
+/// [`of`], and where the trace was kept in windows (`coverage`), how the I/Os in those that
+/// timed the test's I/Os compared with those between them: for the result and for the live
+/// view alike.
 pub fn of_sampled(
     engine: &[TimedIo],
     trace: &[Stepped],
-    windows: Option<&[(u64, u64)]>,
+    coverage: &Coverage,
 ) -> Result<Steps, usize> {
     let mut s = of(engine, trace)?;
-    if let Some(w) = windows {
-        (s.in_windows_p50_ns, s.between_p50_ns) = in_and_between(engine, w).unzip();
+    if coverage.windowed {
+        let windows = coverage.timed_windows();
+        (s.in_windows_p50_ns, s.between_p50_ns) = in_and_between(engine, &windows).unzip();
     }
     Ok(s)
 }

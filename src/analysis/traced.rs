@@ -169,8 +169,7 @@ impl TraceSummary {
     pub fn with_steps(mut self, engine: &[TimedIo], t: &Traced) -> Self {
         // Events lost leave some I/Os unpaired, not paired wrongly: a pair needs the bio's
         // three times at the I/O's sector inside the I/O's own (as the live view pairs them).
-        let windows = t.coverage.windowed.then(|| t.coverage.timed_windows());
-        match steps::of_sampled(engine, &t.tally.stepped, windows.as_deref()) {
+        match steps::of_sampled(engine, &t.tally.stepped, &t.coverage) {
             Ok(s) => self.steps = Some(s),
             Err(paired) => {
                 self.steps_why = Some(if engine.is_empty() {

@@ -93,8 +93,7 @@ pub(super) fn run_once(
             .as_ref()
             .filter(|v| live_findings && v.events != steps_at.0)
         {
-            let windows = v.coverage.windowed.then(|| v.coverage.timed_windows());
-            let now = steps::of_sampled(timed, &v.stepped, windows.as_deref());
+            let now = steps::of_sampled(timed, &v.stepped, &v.coverage);
             steps_at = (v.events, now.ok());
         }
         let mut s = with_trace(s, view.as_ref(), trace.as_ref());
