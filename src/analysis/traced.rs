@@ -124,6 +124,11 @@ impl SubmitterIo {
 }
 
 impl TraceSummary {
+    /// Traced throughout the test (not in windows): its counts are the test's whole.
+    pub fn throughout(&self) -> bool {
+        self.mode == "on"
+    }
+
     /// Not traced, and why.
     pub fn off(why: impl Into<String>) -> Self {
         Self {

@@ -25,7 +25,7 @@ pub(super) fn flushes(c: &Context) -> Option<Finding> {
                 // Traced throughout: the trace's own count. The kernel sends flushes asked for
                 // together as one request, and diskstats counts requests: a share of them
                 // took a flush-heavy neighbour's merging from the test (46 of its 64).
-                _ if t.mode == "on" => ((ours.round() as u64).min(td.flushes), others),
+                _ if t.throughout() => ((ours.round() as u64).min(td.flushes), others),
                 // In windows: diskstats' count in the shares the windows saw.
                 _ => (
                     (td.flushes as f64 * ours / all as f64).round() as u64,

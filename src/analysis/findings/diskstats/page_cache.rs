@@ -29,7 +29,7 @@ fn reached(t: Option<&TraceSummary>, target: &str, disk: f64) -> Reached {
         return untraced;
     };
     let (ours, all) = (t.writes_not_others(target, 1.0), t.writes_all(target));
-    if t.mode == "on" {
+    if t.throughout() {
         return Reached {
             test: ours as f64,
             others: all.saturating_sub(ours),

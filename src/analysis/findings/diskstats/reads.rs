@@ -100,7 +100,7 @@ fn reads_of(act: &Activity, dev: &str, d: &Counters) -> f64 {
         }
     };
     match act.traced.as_ref().filter(|t| t.traced()) {
-        Some(t) if t.mode == "on" => t.reads_not_others(dev, share(t)) as f64,
+        Some(t) if t.throughout() => t.reads_not_others(dev, share(t)) as f64,
         // In windows: diskstats' count in the share the windows give the test; windows that
         // saw no reads at all give it none (the reads came between them, and whose they were
         // is as the windows say: not the test's).
