@@ -19,6 +19,7 @@ import time
 BASE = "/sys/kernel/tracing/instances"
 EVENTS = ["block_bio_queue", "block_rq_issue", "block_rq_complete"]
 LIFE = ["sched_process_fork", "sched_process_exit"]
+NEEDED_KB = 1171  # trace/mod.rs buffer_kb at the default rate limit
 
 
 def cpu_ms():
@@ -43,7 +44,10 @@ def one(d, dev, steps):
     step("tracing_on 0", lambda: write(f"{d}/tracing_on", "0"))
     step("record-tgid", lambda: write(f"{d}/options/record-tgid", "1"))
     step("trace_clock mono", lambda: write(f"{d}/trace_clock", "mono"))
-    step("buffer_size_kb 2048", lambda: write(f"{d}/buffer_size_kb", "2048"))
+    # As blkscope since 2026-11-29: resized only where the instance's own hold less than the
+    # default rate limit's 1171 KiB (the kernel's 1410 do).
+    if int(open(f"{d}/buffer_size_kb").read().split()[0]) < NEEDED_KB:
+        step("buffer_size_kb", lambda: write(f"{d}/buffer_size_kb", str(NEEDED_KB)))
     for e in EVENTS:
         step("filter (each)", lambda: write(f"{d}/events/block/{e}/filter", f"dev == {dev}"))
     for e in EVENTS:
