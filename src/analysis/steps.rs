@@ -86,8 +86,8 @@ fn in_and_between(engine: &[TimedIo], windows: &[(u64, u64)]) -> Option<(u64, u6
         }
     }
     let median = |v: &mut Vec<u64>| {
-        v.sort_unstable();
-        v[v.len() / 2]
+        let mid = v.len() / 2;
+        *v.select_nth_unstable(mid).1
     };
     (a.len() >= MIN_TIMED && b.len() >= MIN_TIMED).then(|| (median(&mut a), median(&mut b)))
 }
