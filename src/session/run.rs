@@ -9,7 +9,7 @@ use crate::analysis;
 use crate::analysis::findings::Finding;
 use crate::analysis::live::SoFar;
 use crate::analysis::steps::{self, Steps};
-use crate::analysis::traced::TraceSummary;
+use crate::analysis::traced::{OwnBytes, TraceSummary};
 use crate::device::Device;
 use crate::engine::{
     self, Job, OpenTarget, Run, RunError, Sample, Settled, TargetInfo, TargetSpec, TimedIo,
@@ -82,10 +82,15 @@ pub(super) fn run_once(
     // come only when the trace has been read again, and only for an observer that shows them
     // (pairing thousands of I/Os took 0.5-0.85 ms of the main thread at each read).
     let mut steps_at: (u64, Option<Steps>) = (u64::MAX, None);
+    // The test's own bytes so far, by direction, for the trace's counters (`OwnBytes`).
+    let own_device = target.watch.first().cloned().unwrap_or_default();
+    let mut moved = (0u64, 0u64);
     let each = |s: &Sample, timed: &[TimedIo]| {
         let view = live.as_ref().and_then(|l| l.lock().ok().map(|v| v.clone()));
+        moved = (moved.0 + s.read_bytes, moved.1 + s.write_bytes);
+        let own = OwnBytes::of(job, &own_device, moved.0, moved.1);
         let trace = match (&view, &off) {
-            (Some(v), _) => TraceSummary::so_far(v),
+            (Some(v), _) => TraceSummary::so_far(v, Some(&own)),
             (None, Some(why)) => Some(TraceSummary::off(why.clone())),
             (None, None) => None,
         };
@@ -111,7 +116,13 @@ pub(super) fn run_once(
         Some(Ok(t)) => {
             let traced = t.stop();
             let timed = run.as_ref().map_or(&[][..], |r| &r.timed[..]);
-            TraceSummary::of(&traced).with_steps(timed, &traced)
+            // The samples' sum holds the ramp's bytes, which the counters hold too.
+            let own = run.as_ref().ok().map(|r| {
+                let m = &r.measured;
+                let (read, written) = (moved.0.max(m.read_bytes), moved.1.max(m.write_bytes));
+                OwnBytes::of(job, &own_device, read, written)
+            });
+            TraceSummary::of(&traced, own.as_ref()).with_steps(timed, &traced)
         }
     };
     let run = run?;
