@@ -939,9 +939,12 @@ fn dd_rate(stderr: &str) -> Option<f64> {
 }
 
 /// The dd line blkscope prints for a test measures what the test measures: run as printed, on
-/// a loop device, dd's rate is within 0.5-2x of blkscope's (the medians of seven alternating
-/// runs each). A write's line once read /dev/urandom and gave a seventh of the device's rate;
-/// that is the size of mistake this catches. Tighter bounds failed CI on this VM's
+/// a loop device, dd's rate is within 0.5-2x of blkscope's (the best of seven alternating runs
+/// each: a neighbour can only slow a run, and this VM's disk is bimodal under one; medians
+/// failed a fresh CI run beside a build, 4K dsync writes at 0.34x: blkscope's runs 3.0-23.5M a
+/// second, dd's 2.6-28.1M, best 23.5 and 28.1). A write's line once read /dev/urandom and gave
+/// a seventh of the device's rate; that is the size of mistake this catches. Tighter bounds
+/// failed CI on this VM's
 /// host-backed disk with the lines right: a read at 1.45x (0.7-1.4 then, five runs), 1M dsync
 /// writes at 0.68x (seven runs of 32M: blkscope 250M-1.3G a second, dd 568-843M). Here a
 /// missing sync or direct flag would not show in the rate anyway (buffered writes without a
@@ -1001,11 +1004,11 @@ fn the_dd_lines_rates_are_blkscopes() {
             assert!(out.status.success(), "{dd}: {err}");
             theirs.push(dd_rate(&err).unwrap_or_else(|| panic!("no rate from dd: {err}")));
         }
-        let median = |v: &mut Vec<f64>| {
+        let best = |v: &mut Vec<f64>| {
             v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
+            v[v.len() - 1]
         };
-        let (b, d) = (median(&mut ours), median(&mut theirs));
+        let (b, d) = (best(&mut ours), best(&mut theirs));
         println!(
             "{}: blkscope {:.0} MB/s {ours:.0?}, dd {:.0} MB/s {theirs:.0?}: {:.2}x\n  {dd}",
             job.label(),
