@@ -6,9 +6,11 @@
 //! - `file`: calls on files and file systems (cache drops, holes, preallocation, free space,
 //!   direct-I/O alignment);
 //! - `ring`: the io_uring queue, its ring set-up and its registered descriptor;
+//! - `bpf`: the bpf(2) calls that load a program, its maps and its raw tracepoint;
 //! - here: the process and its threads (ids, CPUs and affinity, clocks, CPU time).
 #![allow(unsafe_code)]
 
+pub mod bpf;
 mod buf;
 mod file;
 mod ring;

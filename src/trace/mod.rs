@@ -17,6 +17,7 @@
 //! traced.
 
 pub mod below;
+pub mod bpf;
 mod counted;
 pub mod event;
 pub mod pick;

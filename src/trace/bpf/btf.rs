@@ -1,0 +1,230 @@
+//! Where a field lies in one of the kernel's structs, from its BPF Type Format
+//! (/sys/kernel/btf/vmlinux): a raw tracepoint hands its program the kernel's own `struct bio`,
+//! whose layout changes between kernels. A scan of our own that stops at the structs asked
+//! for: the btf-rs crate (2.0, its mmap backend) took about 1 ms to find each struct by name in
+//! this VM's 6 MB of types, a whole run's share of the budget (docs/architecture.md).
+
+use std::fmt;
+
+/// A BTF blob's types and strings, and where each type's record starts (by its id).
+pub struct Btf<'a> {
+    data: &'a [u8],
+    strings: usize,
+    /// Each type's record offset in `data`, the type of id `i` at `at[i - 1]`.
+    at: Vec<usize>,
+}
+
+#[derive(Debug, PartialEq)]
+pub struct NotFound(pub String);
+
+impl std::error::Error for NotFound {}
+
+impl fmt::Display for NotFound {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "the kernel's BTF has no {}", self.0)
+    }
+}
+
+const STRUCT: u32 = 4;
+const UNION: u32 = 5;
+/// typedef, volatile, const, restrict, type_tag: a name or qualifier over another type.
+const OVER: [u32; 5] = [8, 9, 10, 11, 18];
+
+fn u32_at(d: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(d.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// The bytes each kind's record has after its 12-byte head, with `vlen` members.
+fn trailing(kind: u32, vlen: usize) -> usize {
+    match kind {
+        1 | 14 | 17 => 4,
+        3 => 12,
+        4 | 5 | 15 | 19 => 12 * vlen,
+        6 | 13 => 8 * vlen,
+        _ => 0,
+    }
+}
+
+impl<'a> Btf<'a> {
+    /// Indexes `data` (a little-endian BTF blob, such as /sys/kernel/btf/vmlinux); None where
+    /// it is not one.
+    pub fn parse(data: &'a [u8]) -> Option<Self> {
+        if data.get(..2)? != [0x9f, 0xeb] {
+            return None;
+        }
+        let (hdr, types, types_len, strings) = (
+            u32_at(data, 4)? as usize,
+            u32_at(data, 8)? as usize,
+            u32_at(data, 12)? as usize,
+            u32_at(data, 16)? as usize,
+        );
+        let (mut pos, end) = (hdr + types, hdr + types + types_len);
+        let mut at = Vec::with_capacity(types_len / 24);
+        while pos + 12 <= end.min(data.len()) {
+            at.push(pos);
+            let info = u32_at(data, pos + 4)?;
+            pos += 12 + trailing((info >> 24) & 0x1f, (info & 0xffff) as usize);
+        }
+        Some(Self {
+            data,
+            strings: hdr + strings,
+            at,
+        })
+    }
+
+    fn name(&self, off: u32) -> &[u8] {
+        let s = &self.data[(self.strings + off as usize).min(self.data.len())..];
+        &s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]
+    }
+
+    /// Type `id`'s head: (name offset, kind, vlen, kind flag, size or type), and its record.
+    fn head(&self, id: u32) -> Option<(u32, u32, usize, bool, u32, usize)> {
+        let pos = *self.at.get((id as usize).checked_sub(1)?)?;
+        let info = u32_at(self.data, pos + 4)?;
+        Some((
+            u32_at(self.data, pos)?,
+            (info >> 24) & 0x1f,
+            (info & 0xffff) as usize,
+            info >> 31 == 1,
+            u32_at(self.data, pos + 8)?,
+            pos,
+        ))
+    }
+
+    /// The id of struct `name`.
+    fn struct_id(&self, name: &str) -> Option<u32> {
+        (1..=self.at.len() as u32).find(|&id| {
+            self.head(id)
+                .is_some_and(|(n, kind, ..)| kind == STRUCT && self.name(n) == name.as_bytes())
+        })
+    }
+
+    /// The type under any typedefs and qualifiers over `id`.
+    fn under(&self, mut id: u32) -> u32 {
+        while let Some((_, kind, _, _, t, _)) = self.head(id) {
+            if !OVER.contains(&kind) {
+                break;
+            }
+            id = t;
+        }
+        id
+    }
+
+    /// Member `name` of struct or union `id`: its type and byte offset.
+    fn member(&self, id: u32, name: &str) -> Option<(u32, u32)> {
+        let (_, kind, vlen, flag, _, pos) = self.head(id)?;
+        if kind != STRUCT && kind != UNION {
+            return None;
+        }
+        (0..vlen).find_map(|i| {
+            let m = pos + 12 + 12 * i;
+            let (n, t, bits) = (
+                u32_at(self.data, m)?,
+                u32_at(self.data, m + 4)?,
+                u32_at(self.data, m + 8)?,
+            );
+            let bits = if flag { bits & 0xff_ffff } else { bits };
+            (self.name(n) == name.as_bytes()).then_some((self.under(t), bits / 8))
+        })
+    }
+
+    /// The byte offset of `path` (members, each within the last: `["bi_iter", "bi_size"]`) in
+    /// struct `name`.
+    pub fn offset_of(&self, name: &str, path: &[&str]) -> Result<u32, NotFound> {
+        let missing = || NotFound(format!("struct {name} with {}", path.join(".")));
+        let mut id = self.struct_id(name).ok_or_else(missing)?;
+        let mut at = 0;
+        for m in path {
+            let (t, off) = self.member(id, m).ok_or_else(missing)?;
+            (id, at) = (t, at + off);
+        }
+        Ok(at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A BTF blob of `types` (each a head and the bytes after it) over `strings`.
+    fn blob(types: &[(u32, u32, u32, Vec<u8>)], strings: &[u8]) -> Vec<u8> {
+        let mut t = Vec::new();
+        for (name, info, size, after) in types {
+            for v in [name, info, size] {
+                t.extend(v.to_le_bytes());
+            }
+            t.extend(after);
+        }
+        let mut d = vec![0x9f, 0xeb, 1, 0];
+        for v in [
+            24u32,
+            0,
+            t.len() as u32,
+            t.len() as u32,
+            strings.len() as u32,
+        ] {
+            d.extend(v.to_le_bytes());
+        }
+        d.extend(t);
+        d.extend(strings);
+        d
+    }
+
+    /// Members: (name, type, offset in bits) each.
+    fn members(m: &[(u32, u32, u32)]) -> Vec<u8> {
+        m.iter()
+            .flat_map(|&(n, t, o)| [n, t, o])
+            .flat_map(u32::to_le_bytes)
+            .collect()
+    }
+
+    /// A struct in a struct through a typedef, a member after a bitfield, kinds whose records
+    /// have more than a head before them (an int, an enum of two): offsets as the kernel's BTF
+    /// gives them.
+    #[test]
+    fn finds_a_members_offset_through_nested_structs_and_typedefs() {
+        // strings: 0 "", 1 "int", 5 "iter", 10 "size", 15 "bio", 19 "it", 22 "flags", 28 "e"
+        let s = b"\0int\0iter\0size\0bio\0it\0flags\0e\0";
+        let types = [
+            (1, 1 << 24, 4, vec![0; 4]),                                // 1: int
+            (28, (6 << 24) | 2, 4, vec![0; 16]),                        // 2: enum
+            (5, (4 << 24) | 2, 16, members(&[(1, 1, 0), (10, 1, 64)])), // 3: iter
+            (5, 8 << 24, 3, vec![]),                                    // 4: typedef of 3
+            (
+                15,
+                (4 << 24) | (1 << 31) | 2,
+                48,
+                members(&[(22, 1, (3 << 24) | 32), (19, 4, 128)]),
+            ), // 5: bio, bitfield flags
+        ];
+        let d = blob(&types, s);
+        let btf = Btf::parse(&d).expect("a BTF blob");
+        assert_eq!(btf.offset_of("bio", &["it", "size"]), Ok(16 + 8));
+        assert_eq!(btf.offset_of("bio", &["flags"]), Ok(4));
+        assert_eq!(
+            btf.offset_of("bio", &["nope"]).unwrap_err().to_string(),
+            "the kernel's BTF has no struct bio with nope"
+        );
+        assert!(Btf::parse(b"not btf").is_none());
+    }
+
+    /// The running kernel's, where it has one: `struct bio`'s fields the counting program
+    /// reads lie inside it, at the offsets its own record says.
+    #[test]
+    fn the_running_kernels_bio_fields_are_found() {
+        let Ok(d) = std::fs::read("/sys/kernel/btf/vmlinux") else {
+            println!("skipped: no /sys/kernel/btf/vmlinux");
+            return;
+        };
+        let btf = Btf::parse(&d).expect("the kernel's BTF parses");
+        let off = |s: &str, p: &[&str]| btf.offset_of(s, p).unwrap();
+        let got = [
+            off("bio", &["bi_bdev"]),
+            off("bio", &["bi_opf"]),
+            off("bio", &["bi_iter", "bi_size"]),
+            off("block_device", &["bd_dev"]),
+        ];
+        println!("bio.bi_bdev, bi_opf, bi_iter.bi_size, block_device.bd_dev: {got:?}");
+        assert!(got[0] < got[2] && got[1] < got[2] && got[2] < 64, "{got:?}");
+    }
+}
