@@ -105,6 +105,12 @@ pub fn jeq_imm(dst: Reg, imm: i32, off: i16) -> u64 {
     ins(0x15, dst, 0, off, imm)
 }
 
+/// Jumps `off` instructions on if dst's low 32 bits == imm (a 64-bit jump would compare with
+/// imm sign-extended: a device number of 2^31 and more would never match).
+pub fn jeq32_imm(dst: Reg, imm: u32, off: i16) -> u64 {
+    ins(0x16, dst, 0, off, imm as i32)
+}
+
 /// Jumps `off` instructions on if dst != imm.
 pub fn jne_imm(dst: Reg, imm: i32, off: i16) -> u64 {
     ins(0x55, dst, 0, off, imm)
@@ -132,6 +138,10 @@ mod tests {
         assert_eq!(
             store32(R10, -16, R7).to_le_bytes(),
             [0x63, 0x7a, 0xf0, 0xff, 0, 0, 0, 0]
+        );
+        assert_eq!(
+            jeq32_imm(R7, 0x8000_0001, 2).to_le_bytes(),
+            [0x16, 0x07, 2, 0, 1, 0, 0, 0x80]
         );
         assert_eq!(
             add_imm(R2, -16).to_le_bytes(),

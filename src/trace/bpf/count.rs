@@ -102,7 +102,7 @@ fn program(l: &Layout, switch: i32, counts: i32, devices: &[u32]) -> Vec<u64> {
     // Each device: on to the count where it is this bio's; past the count where none is.
     let n = devices.len() as i16;
     for (i, &d) in devices.iter().enumerate() {
-        read.push(jeq_imm(R7, d as i32, n - i as i16));
+        read.push(jeq32_imm(R7, d, n - i as i16));
     }
     if n > 0 {
         read.push(ja(keep.len() as i16));
