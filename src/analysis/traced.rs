@@ -489,6 +489,13 @@ impl TraceSummary {
         }
     }
 
+    /// The test's own bytes written and flushes sent on `device`.
+    pub fn test_writes_and_flushes(&self, device: &str) -> (u64, u64) {
+        (self.on(device))
+            .filter(|s| s.who == Who::Test)
+            .fold((0, 0), |(w, f), s| (w + s.write_bytes, f + s.flushes))
+    }
+
     /// The test's own reads, on every traced device.
     pub fn test_reads(&self) -> u64 {
         self.submitters

@@ -128,6 +128,33 @@ fn a_sync_tests_flushes_are_the_traces_count_not_a_share_of_merged_ones() {
     assert_eq!(flushes(windows), 64.0);
 }
 
+#[test]
+fn a_live_samples_flushes_are_the_tests_so_far_not_the_last_reads() {
+    // The trace was last read when the test had written 32M with 32 flushes; the engine has
+    // written 128M now, and diskstats counted 140 flushes: the sample says 128, where it said
+    // the last read's 32 beside this moment's rates (57 at 1.0 s of a test that had sent 2145).
+    let j = job(Op::Write, 1 << 20, Mode::Dsync);
+    let d = Counters {
+        writes: 128,
+        sectors_written: 128 * 2048,
+        flushes: 140,
+        ms_flushing: 20,
+        ..Default::default()
+    };
+    let mut test = io(Who::Test, "blkscope", 10, 0);
+    (test.write_bytes, test.flushes) = (32 << 20, 32);
+    let mut a = act(d, 1.0);
+    a.traced = Some(traced_throughout(vec![test]));
+    let moved = Moved {
+        read_bytes: 0,
+        write_bytes: 128 << 20,
+    };
+    let f = analyze(&j, moved, &a, 4096);
+    let fl = f.iter().find(|f| f.kind == "flushes").expect("flushes");
+    println!("{}", fl.message);
+    assert_eq!(fl.numbers.num("flushes"), 128.0, "{}", fl.message);
+}
+
 /// What `pid` (`comm`) read on loop0, as a trace's submitter.
 fn io(who: Who, comm: &str, pid: u32, read_bytes: u64) -> SubmitterIo {
     SubmitterIo {
