@@ -17,6 +17,9 @@ pub struct SoFar {
     /// Devices whose `queue/iostats` is 0 (read once: a setting, not a figure).
     stats_off: Vec<String>,
     moved: Moved,
+    /// The bytes moved by each sample's end (seconds into the run, bytes so far), for the
+    /// moment of the trace's last read.
+    history: Vec<(f64, u64)>,
 }
 
 impl SoFar {
@@ -37,6 +40,7 @@ impl SoFar {
                 read_bytes: 0,
                 write_bytes: 0,
             },
+            history: Vec::new(),
         }
     }
 
@@ -67,15 +71,55 @@ impl SoFar {
         }
         let devices = super::deltas(target, a, &b);
         let mut act = super::activity(target, devices, seconds, self.stats_off.clone());
+        // The others' bytes are the trace's as of its last read (up to a second ago): their
+        // share is of the test's bytes at that moment, not of this one's.
         let ours = self.moved.read_bytes + self.moved.write_bytes;
+        self.history.push((s.elapsed_s, ours));
+        let then = bytes_at(&self.history, trace.of_seconds);
         let others = trace
             .traced()
-            .then(|| super::findings::others::traced_finding(&trace, job, ours, None))
+            .then(|| super::findings::others::traced_finding(&trace, job, then, None))
             .flatten();
         act.traced = Some(trace);
         let mut found = findings::analyze(job, self.moved, &act, crate::sys::page_size());
         found.extend(others);
         findings::order(&mut found);
         found
+    }
+}
+
+/// The bytes moved `at` seconds into the run, between the samples of `history` (in order):
+/// the nearest before it and after it, by time; all so far past the last.
+fn bytes_at(history: &[(f64, u64)], at: f64) -> u64 {
+    let after = history.partition_point(|&(t, _)| t < at);
+    let Some(&(t1, b1)) = history.get(after) else {
+        return history.last().map_or(0, |&(_, b)| b);
+    };
+    let (t0, b0) = after.checked_sub(1).map_or((0.0, 0), |i| history[i]);
+    if t1 <= t0 {
+        return b1;
+    }
+    b0 + ((b1 - b0) as f64 * (at - t0) / (t1 - t0)).round() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bytes_at;
+
+    /// A trace last read at 1.0 s of a test sampled every 0.4 s: the bytes it had moved then,
+    /// not the 1.2 s sample's (a dd's share beside a 3 s read test fell 1.02, 0.71, 0.53 over
+    /// three samples between two reads).
+    #[test]
+    fn the_tests_bytes_at_the_traces_last_read() {
+        let h = [(0.4, 400), (0.8, 800), (1.2, 1200)];
+        assert_eq!(bytes_at(&h, 1.0), 1000);
+        assert_eq!(
+            bytes_at(&h, 0.2),
+            200,
+            "before the first sample, from nothing"
+        );
+        assert_eq!(bytes_at(&h, 0.8), 800);
+        assert_eq!(bytes_at(&h, 2.0), 1200, "past the last: all so far");
+        assert_eq!(bytes_at(&[], 1.0), 0);
     }
 }
