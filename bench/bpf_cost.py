@@ -26,11 +26,11 @@ CPU an I/O in the submitting thread.
 """
 import ctypes
 import os
-import resource
-import statistics as st
 import struct
 import sys
 import time
+
+from steps import Steps
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 NR_BPF, NR_PERF_EVENT_OPEN = 321, 298  # x86_64
@@ -251,20 +251,9 @@ def runs(prog):
     return n, (int(stats["run_time_ns"]) / n if n else None)
 
 
-def cpu_ms():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return (r.ru_utime + r.ru_stime) * 1000
-
-
 def setup(rounds):
-    steps = {}
-
-    def step(name, f):
-        c, t = cpu_ms(), time.perf_counter()
-        r = f()
-        steps.setdefault(name, []).append((cpu_ms() - c, (time.perf_counter() - t) * 1000))
-        return r
-
+    steps = Steps()
+    step = steps.step
     offsets = step("BTF offsets (Python)", btf_offsets)
     for _ in range(rounds):
         m = step("map", lambda: create_map(MAP_HASH, 12, 16, 4096))
@@ -272,12 +261,7 @@ def setup(rounds):
         link = step("attach", lambda: attach_raw(prog))
         step("read the map", lambda: counted(m))
         step("close (detach)", lambda: [os.close(fd) for fd in (link, prog, m)])
-    total = 0.0
-    print(f"{'step':22} {'cpu ms':>8} {'wall ms':>8}  (medians of {rounds})")
-    for name, v in steps.items():
-        c, w = st.median(x[0] for x in v), st.median(x[1] for x in v)
-        total += c if not name.startswith("BTF") else 0
-        print(f"{name:22} {c:8.2f} {w:8.2f}")
+    total = steps.table(rounds, f"medians of {rounds}", lambda n: not n.startswith("BTF"))
     print(f"CPU a counting program, BTF aside: {total:.2f} ms")
 
 

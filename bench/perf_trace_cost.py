@@ -12,10 +12,9 @@ Usage: sudo python3 bench/perf_trace_cost.py [ROUNDS] [MAJ:MIN]
 import ctypes
 import mmap
 import os
-import resource
-import statistics as st
 import sys
-import time
+
+from steps import Steps
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 NR_PERF_EVENT_OPEN = 298  # x86_64
@@ -34,11 +33,6 @@ class Attr(ctypes.Structure):
                 ("wakeup_events", ctypes.c_uint32), ("rest", ctypes.c_uint8 * 92)]
 
 
-def cpu_ms():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return (r.ru_utime + r.ru_stime) * 1000
-
-
 def ioctl(fd, req, arg=0):
     if LIBC.ioctl(fd, ctypes.c_ulong(req), arg) < 0:
         raise OSError(ctypes.get_errno(), f"ioctl {req:#x}")
@@ -54,11 +48,7 @@ def open_event(config, cpu):
 
 
 def one(ids, dev, steps):
-    def step(name, f):
-        c, t = cpu_ms(), time.perf_counter()
-        f()
-        steps.setdefault(name, []).append((cpu_ms() - c, (time.perf_counter() - t) * 1000))
-
+    step = steps.step
     fds, rings = [], []
 
     def start():
@@ -96,17 +86,10 @@ def main():
     major, minor = (sys.argv[2] if len(sys.argv) > 2 else "7:0").split(":")
     dev = (int(major) << 20) | int(minor)
     ids = [int(open(f"/sys/kernel/tracing/events/{s}/{e}/id").read()) for s, e in EVENTS]
-    steps = {}
+    steps = Steps()
     for _ in range(rounds):
         one(ids, dev, steps)
-    total = 0.0
-    print(f"{'step':22} {'cpu ms':>8} {'wall ms':>8}  (medians of {rounds}, "
-          f"{len(EVENTS)} events x {os.cpu_count()} CPUs)")
-    for name, v in steps.items():
-        per = len(v) // rounds
-        c, w = st.median(x[0] for x in v), st.median(x[1] for x in v)
-        total += c * per
-        print(f"{name:22} {c:8.2f} {w:8.2f}" + (f"  x{per}" if per > 1 else ""))
+    total = steps.table(rounds, f"medians of {rounds}, {len(EVENTS)} events x {os.cpu_count()} CPUs")
     print(f"CPU a trace of two windows: {total:.2f} ms")
 
 

@@ -11,20 +11,14 @@ Usage: sudo python3 bench/trace_instance.py [ROUNDS] [MAJ:MIN]
 The device number only goes into the events' filter (no I/O is made); default 7:0.
 """
 import os
-import resource
-import statistics as st
 import sys
-import time
+
+from steps import Steps
 
 BASE = "/sys/kernel/tracing/instances"
 EVENTS = ["block_bio_queue", "block_rq_issue", "block_rq_complete"]
 LIFE = ["sched_process_fork", "sched_process_exit"]
 NEEDED_KB = 1171  # trace/mod.rs buffer_kb at the default rate limit
-
-
-def cpu_ms():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return (r.ru_utime + r.ru_stime) * 1000
 
 
 def write(path, value):
@@ -34,12 +28,7 @@ def write(path, value):
 
 def one(d, dev, steps):
     """Makes, sets up, windows once and removes instance `d`, each step into `steps`."""
-
-    def step(name, f):
-        c, t = cpu_ms(), time.perf_counter()
-        f()
-        steps.setdefault(name, []).append((cpu_ms() - c, (time.perf_counter() - t) * 1000))
-
+    step = steps.step
     step("mkdir", lambda: os.mkdir(d))
     step("tracing_on 0", lambda: write(f"{d}/tracing_on", "0"))
     step("record-tgid", lambda: write(f"{d}/options/record-tgid", "1"))
@@ -66,7 +55,7 @@ def main():
     major, minor = (sys.argv[2] if len(sys.argv) > 2 else "7:0").split(":")
     dev = (int(major) << 20) | int(minor)
     d = f"{BASE}/blkscope-bench-instance-{os.getpid()}"
-    steps = {}
+    steps = Steps()
     try:
         for _ in range(rounds):
             one(d, dev, steps)
@@ -74,13 +63,7 @@ def main():
         if os.path.isdir(d):
             write(f"{d}/events/enable", "0")
             os.rmdir(d)
-    total = 0.0
-    print(f"{'step':22} {'cpu ms':>8} {'wall ms':>8}  (medians of {rounds}; each: per write)")
-    for name, v in steps.items():
-        per = len(v) // rounds
-        c, w = st.median(x[0] for x in v), st.median(x[1] for x in v)
-        total += c * per
-        print(f"{name:22} {c:8.2f} {w:8.2f}" + (f"  x{per}" if per > 1 else ""))
+    total = steps.table(rounds, f"medians of {rounds}; each: per write")
     print(f"CPU an instance, its window included: {total:.2f} ms")
 
 
