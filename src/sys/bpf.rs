@@ -62,16 +62,6 @@ fn owned(fd: libc::c_long) -> OwnedFd {
     unsafe { OwnedFd::from_raw_fd(fd as i32) }
 }
 
-/// A map of `kind` (1 a hash, 2 an array) with keys and values of those sizes.
-pub fn map_create(kind: u32, key: u32, value: u32, entries: u32) -> io::Result<OwnedFd> {
-    let mut a = Attr::new()
-        .u32_at(0, kind)
-        .u32_at(4, key)
-        .u32_at(8, value)
-        .u32_at(12, entries);
-    bpf(MAP_CREATE, &mut a).map(owned)
-}
-
 /// Loads program `insns` of `kind` (17: a raw tracepoint's), GPL-licensed (for its helpers);
 /// where the verifier refuses it, loaded again with its log on, whose last line the error
 /// carries (the log costs the verifier time: not asked for the first time).
@@ -116,36 +106,81 @@ pub fn raw_tracepoint_open(name: &CStr, prog: BorrowedFd) -> io::Result<OwnedFd>
     bpf(RAW_TRACEPOINT_OPEN, &mut a).map(owned)
 }
 
-/// The attr of a command on one of `map`'s entries: its key and value (or next key).
-fn elem(map: BorrowedFd, key: *const u8, value: *mut u8, flags: u64) -> Attr {
-    Attr::new()
-        .u32_at(0, map.as_raw_fd() as u32)
-        .u64_at(8, key as u64)
-        .u64_at(16, value as u64)
-        .u64_at(24, flags)
+/// A map, with the sizes of its keys and values: every key and value handed to the kernel is
+/// checked against them first, since the kernel reads and writes that many bytes at the
+/// pointers it is given.
+pub struct Map {
+    fd: OwnedFd,
+    key: usize,
+    value: usize,
 }
 
-/// Reads `map`'s entry at `key` into `value` (the map's value size); false where there is none.
-pub fn map_lookup(map: BorrowedFd, key: &[u8], value: &mut [u8]) -> io::Result<bool> {
-    let mut a = elem(map, key.as_ptr(), value.as_mut_ptr(), 0);
-    match bpf(MAP_LOOKUP_ELEM, &mut a) {
-        Ok(_) => Ok(true),
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
-        Err(e) => Err(e),
+impl Map {
+    /// A map of `kind` (1 a hash, 2 an array) with keys and values of those sizes.
+    pub fn create(kind: u32, key: u32, value: u32, entries: u32) -> io::Result<Self> {
+        let mut a = Attr::new()
+            .u32_at(0, kind)
+            .u32_at(4, key)
+            .u32_at(8, value)
+            .u32_at(12, entries);
+        Ok(Self {
+            fd: bpf(MAP_CREATE, &mut a).map(owned)?,
+            key: key as usize,
+            value: value as usize,
+        })
+    }
+
+    /// Its descriptor, as a program's instructions name it.
+    pub fn raw_fd(&self) -> i32 {
+        self.fd.as_raw_fd()
+    }
+
+    /// The attr of a command on one of its entries, once the key and value (or next key)
+    /// have the map's sizes.
+    fn elem(&self, key: Option<&[u8]>, value: *mut u8, value_len: usize) -> io::Result<Attr> {
+        if key.is_some_and(|k| k.len() != self.key) || value_len != self.value {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a BPF map's key or value of another size than the map's",
+            ));
+        }
+        let at = key.map_or(std::ptr::null(), |k| k.as_ptr());
+        Ok(Attr::new()
+            .u32_at(0, self.fd.as_raw_fd() as u32)
+            .u64_at(8, at as u64)
+            .u64_at(16, value as u64))
+    }
+
+    /// Reads the entry at `key` into `value`; false where there is none.
+    pub fn lookup(&self, key: &[u8], value: &mut [u8]) -> io::Result<bool> {
+        let mut a = self.elem(Some(key), value.as_mut_ptr(), value.len())?;
+        found(bpf(MAP_LOOKUP_ELEM, &mut a))
+    }
+
+    /// Sets the entry at `key` to `value`.
+    pub fn update(&self, key: &[u8], value: &[u8]) -> io::Result<()> {
+        let mut a = self.elem(Some(key), value.as_ptr() as *mut u8, value.len())?;
+        bpf(MAP_UPDATE_ELEM, &mut a).map(|_| ())
+    }
+
+    /// The key after `key` (the first with None) into `next`; false after the last.
+    pub fn next_key(&self, key: Option<&[u8]>, next: &mut [u8]) -> io::Result<bool> {
+        if next.len() != self.key {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a BPF map's next key of another size than the map's",
+            ));
+        }
+        // The next key has the key's size, where `elem` checks the value's.
+        let mut a = self.elem(key, std::ptr::null_mut(), self.value)?;
+        a = a.u64_at(16, next.as_mut_ptr() as u64);
+        found(bpf(MAP_GET_NEXT_KEY, &mut a))
     }
 }
 
-/// Sets `map`'s entry at `key` to `value`.
-pub fn map_update(map: BorrowedFd, key: &[u8], value: &[u8]) -> io::Result<()> {
-    let mut a = elem(map, key.as_ptr(), value.as_ptr() as *mut u8, 0);
-    bpf(MAP_UPDATE_ELEM, &mut a).map(|_| ())
-}
-
-/// The key after `key` in `map` (the first with None) into `next`; false after the last.
-pub fn map_next_key(map: BorrowedFd, key: Option<&[u8]>, next: &mut [u8]) -> io::Result<bool> {
-    let at = key.map_or(std::ptr::null(), |k| k.as_ptr());
-    let mut a = elem(map, at, next.as_mut_ptr(), 0);
-    match bpf(MAP_GET_NEXT_KEY, &mut a) {
+/// A lookup's result: ENOENT is "none", not an error.
+fn found(r: io::Result<libc::c_long>) -> io::Result<bool> {
+    match r {
         Ok(_) => Ok(true),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
         Err(e) => Err(e),
@@ -180,5 +215,30 @@ pub fn vmlinux_btf() -> io::Result<Btf> {
     match mapped {
         Ok(m) => Ok(Btf::Mapped(m)),
         Err(_) => std::fs::read(VMLINUX).map(Btf::Read),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key or value of another size than the map's never reaches the kernel, which would
+    /// read or write the map's size at its pointer.
+    #[test]
+    fn keys_and_values_of_another_size_are_refused() {
+        let m = match Map::create(2, 4, 8, 1) {
+            Ok(m) => m,
+            Err(e) => return println!("skipped: no BPF map here ({e})"),
+        };
+        let (key, mut small, mut next) = ([0u8; 4], [0u8; 4], [0u8; 2]);
+        let refused = |r: io::Result<bool>| r.unwrap_err().kind() == io::ErrorKind::InvalidInput;
+        assert!(refused(m.lookup(&key, &mut small)));
+        assert!(refused(m.lookup(&key[..2], &mut [0u8; 8])));
+        assert!(refused(m.next_key(None, &mut next)));
+        assert!(m.update(&key, &small).is_err());
+        m.update(&key, &7u64.to_ne_bytes()).unwrap();
+        let mut v = [0u8; 8];
+        assert!(m.lookup(&key, &mut v).unwrap());
+        assert_eq!(u64::from_ne_bytes(v), 7);
     }
 }

@@ -2,11 +2,11 @@
 //! switch is on, adds its bytes and one bio to its (device, process, operation) entry.
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 
 use super::asm::*;
 use super::btf::Btf;
-use crate::sys::bpf;
+use crate::sys::bpf::{self, Map};
 
 /// What one process queued on one device in one operation (the kernel's REQ_OP: 0 read, 1
 /// write, 2 flush, 3 discard, ...), counted in the kernel.
@@ -21,8 +21,8 @@ pub struct Counted {
 
 /// The program at work on `block_bio_queue` and its maps, until dropped.
 pub struct Counter {
-    switch: OwnedFd,
-    counts: OwnedFd,
+    switch: Map,
+    counts: Map,
     _prog: OwnedFd,
     _link: OwnedFd,
 }
@@ -164,11 +164,11 @@ impl Counter {
     /// every device where empty.
     pub fn start(devices: &[(u32, u32)]) -> io::Result<Self> {
         let layout = Layout::of_kernel()?;
-        let switch = bpf::map_create(ARRAY, 4, 8, 1)?;
-        let counts = bpf::map_create(HASH, 12, 16, ENTRIES)?;
+        let switch = Map::create(ARRAY, 4, 8, 1)?;
+        let counts = Map::create(HASH, 12, 16, ENTRIES)?;
         Self::set(&switch, true)?;
         let devs: Vec<u32> = devices.iter().map(|&(a, b)| (a << 20) | b).collect();
-        let code = program(&layout, switch.as_raw_fd(), counts.as_raw_fd(), &devs);
+        let code = program(&layout, switch.raw_fd(), counts.raw_fd(), &devs);
         let prog = bpf::prog_load(RAW_TRACEPOINT, &code)?;
         let link = bpf::raw_tracepoint_open(c"block_bio_queue", prog.as_fd())?;
         Ok(Self {
@@ -179,12 +179,8 @@ impl Counter {
         })
     }
 
-    fn set(switch: &OwnedFd, on: bool) -> io::Result<()> {
-        bpf::map_update(
-            switch.as_fd(),
-            &0u32.to_ne_bytes(),
-            &u64::from(on).to_ne_bytes(),
-        )
+    fn set(switch: &Map, on: bool) -> io::Result<()> {
+        switch.update(&0u32.to_ne_bytes(), &u64::from(on).to_ne_bytes())
     }
 
     /// Turns counting on or off (the program returns at once while off).
@@ -195,9 +191,9 @@ impl Counter {
     /// Every entry counted so far.
     pub fn counted(&self) -> io::Result<Vec<Counted>> {
         let (mut out, mut key, mut next, mut value) = (Vec::new(), None, [0u8; 12], [0u8; 16]);
-        let map = self.counts.as_fd();
-        while bpf::map_next_key(map, key.as_ref().map(|k: &[u8; 12]| &k[..]), &mut next)? {
-            if bpf::map_lookup(map, &next, &mut value)? {
+        let map = &self.counts;
+        while map.next_key(key.as_ref().map(|k: &[u8; 12]| &k[..]), &mut next)? {
+            if map.lookup(&next, &mut value)? {
                 let w = |b: &[u8]| u32::from_ne_bytes(b.try_into().unwrap_or_default());
                 let d = |b: &[u8]| u64::from_ne_bytes(b.try_into().unwrap_or_default());
                 let dev = w(&next[0..4]);
