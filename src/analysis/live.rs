@@ -11,12 +11,11 @@ use crate::sysroot::SysRoot;
 use super::findings::{self, Finding, Moved};
 use super::traced::TraceSummary;
 
-/// A test's counters at its start, and what it has moved since.
+/// A test's counters at its start, and what it had moved by each sample.
 pub struct SoFar {
     start: Option<Snapshot>,
     /// Devices whose `queue/iostats` is 0 (read once: a setting, not a figure).
     stats_off: Vec<String>,
-    moved: Moved,
     /// The bytes moved by each sample's end (seconds into the run, bytes so far), for the
     /// moment of the trace's last read.
     history: Vec<(f64, u64)>,
@@ -36,17 +35,13 @@ impl SoFar {
                 .then(|| Snapshot::read(root).ok())
                 .flatten(),
             stats_off,
-            moved: Moved {
-                read_bytes: 0,
-                write_bytes: 0,
-            },
             history: Vec::new(),
         }
     }
 
-    /// Adds a live sample's bytes, and says what the test's figures mean so far, by the trace
-    /// so far (`trace`: its summary, or why there is none) as the result's come from the whole
-    /// trace: the diskstats findings, and the other processes the trace saw. None until half a
+    /// Says what the test's figures mean at sample `s`, the test having `moved` so far, by the
+    /// trace so far (`trace`: its summary, or why there is none) as the result's come from the
+    /// whole trace: the diskstats findings, and the other processes the trace saw. None until half a
     /// second has passed (too little to judge), nor while a trace that runs has not been read
     /// yet (`trace` None): without it, a neighbour's reads would be taken for the test's.
     pub fn findings(
@@ -55,10 +50,9 @@ impl SoFar {
         job: &Job,
         target: &OpenTarget,
         s: &Sample,
+        moved: Moved,
         trace: Option<TraceSummary>,
     ) -> Vec<Finding> {
-        self.moved.read_bytes += s.read_bytes;
-        self.moved.write_bytes += s.write_bytes;
         let (Some(a), Some(trace)) = (&self.start, trace) else {
             return Vec::new();
         };
@@ -73,7 +67,7 @@ impl SoFar {
         let mut act = super::activity(target, devices, seconds, self.stats_off.clone());
         // The others' bytes are the trace's as of its last read (up to a second ago): their
         // share is of the test's bytes at that moment, not of this one's.
-        let ours = self.moved.read_bytes + self.moved.write_bytes;
+        let ours = moved.read_bytes + moved.write_bytes;
         self.history.push((s.elapsed_s, ours));
         let then = bytes_at(&self.history, trace.of_seconds);
         let others = trace
@@ -81,7 +75,7 @@ impl SoFar {
             .then(|| super::findings::others::traced_finding(&trace, job, then, None))
             .flatten();
         act.traced = Some(trace);
-        let mut found = findings::analyze(job, self.moved, &act, crate::sys::page_size());
+        let mut found = findings::analyze(job, moved, &act, crate::sys::page_size());
         found.extend(others);
         findings::order(&mut found);
         found

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use crate::analysis;
-use crate::analysis::findings::Finding;
+use crate::analysis::findings::{Finding, Moved};
 use crate::analysis::live::SoFar;
 use crate::analysis::steps::{self, Steps};
 use crate::analysis::traced::{OwnBytes, TraceSummary};
@@ -84,13 +84,19 @@ pub(super) fn run_once(
     let mut steps_at: (u64, Option<Steps>) = (u64::MAX, None);
     // The test's own bytes so far, by direction, for the trace's counters (`OwnBytes`).
     let own_device = target.watch.first().cloned().unwrap_or_default();
-    let mut moved = (0u64, 0u64);
+    let mut moved = Moved {
+        read_bytes: 0,
+        write_bytes: 0,
+    };
     let each = |s: &Sample, timed: &[TimedIo]| {
         let view = live.as_ref().and_then(|l| l.lock().ok().map(|v| v.clone()));
-        moved = (moved.0 + s.read_bytes, moved.1 + s.write_bytes);
-        let own = OwnBytes::of(job, &own_device, moved.0, moved.1);
+        moved.read_bytes += s.read_bytes;
+        moved.write_bytes += s.write_bytes;
         let trace = match (&view, &off) {
-            (Some(v), _) => TraceSummary::so_far(v, Some(&own)),
+            (Some(v), _) => {
+                let own = OwnBytes::of(job, &own_device, moved.read_bytes, moved.write_bytes);
+                TraceSummary::so_far(v, Some(&own))
+            }
             (None, Some(why)) => Some(TraceSummary::off(why.clone())),
             (None, None) => None,
         };
@@ -104,7 +110,7 @@ pub(super) fn run_once(
         let mut s = with_trace(s, view.as_ref(), trace.as_ref());
         s.steps = steps_at.1.map(Box::new);
         let found = match so_far.as_mut() {
-            Some(sf) => sf.findings(root, job, &target, &s, trace),
+            Some(sf) => sf.findings(root, job, &target, &s, moved, trace),
             None => Vec::new(),
         };
         on_sample(&s, &found)
@@ -119,7 +125,8 @@ pub(super) fn run_once(
             // The samples' sum holds the ramp's bytes, which the counters hold too.
             let own = run.as_ref().ok().map(|r| {
                 let m = &r.measured;
-                let (read, written) = (moved.0.max(m.read_bytes), moved.1.max(m.write_bytes));
+                let read = moved.read_bytes.max(m.read_bytes);
+                let written = moved.write_bytes.max(m.write_bytes);
                 OwnBytes::of(job, &own_device, read, written)
             });
             TraceSummary::of(&traced, own.as_ref()).with_steps(timed, &traced)
