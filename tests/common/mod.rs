@@ -481,7 +481,7 @@ impl Tmux {
     /// `env` set: a blkscope started some other way (in a chroot, say).
     pub fn command(cmd: &str, env: &[(&str, &str)]) -> Self {
         let session = format!("blkscope-e2e-{}-{}", std::process::id(), fastrand::u32(..));
-        let ok = Command::new("tmux")
+        let ok = tmux(&session)
             .args([
                 "new-session",
                 "-d",
@@ -505,7 +505,7 @@ impl Tmux {
     pub fn keys(&self, keys: &[&str]) {
         for k in keys {
             assert!(
-                Command::new("tmux")
+                tmux(&self.session)
                     .args(["send-keys", "-t", &self.session, k])
                     .status()
                     .unwrap()
@@ -518,7 +518,7 @@ impl Tmux {
     /// Resizes the session's window (as a user dragging the terminal's corner).
     pub fn resize(&self, w: u16, h: u16) {
         assert!(
-            Command::new("tmux")
+            tmux(&self.session)
                 .args([
                     "resize-window",
                     "-t",
@@ -536,7 +536,7 @@ impl Tmux {
     }
 
     pub fn screen(&self) -> String {
-        let out = Command::new("tmux")
+        let out = tmux(&self.session)
             .args(["capture-pane", "-p", "-t", &self.session])
             .output()
             .unwrap();
@@ -544,7 +544,7 @@ impl Tmux {
     }
 
     pub fn display(&self, fmt: &str) -> String {
-        let out = Command::new("tmux")
+        let out = tmux(&self.session)
             .args(["display-message", "-p", "-t", &self.session, fmt])
             .output()
             .unwrap();
@@ -580,11 +580,19 @@ impl Tmux {
     }
 }
 
+/// tmux on a server of the session's own (`-L`): the default server is shared by every session
+/// and exits when its last one ends, and a session started in that moment fails with "server
+/// exited unexpectedly" (seen in a CI run when the tests ran side by side).
+fn tmux(session: &str) -> Command {
+    let mut c = Command::new("tmux");
+    c.args(["-L", session]);
+    c
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
-            .status();
+        // The server is this session's alone: ending it ends the session and takes its socket.
+        let _ = tmux(&self.session).arg("kill-server").status();
     }
 }
 
@@ -843,4 +851,33 @@ pub fn current(rel: &str, text: &str) {
         "{rel} is not what the code writes: run BLKSCOPE_WRITE_DOCS=1 cargo test --test docs --test tui_views\n\
          --- the code writes ---\n{text}"
     );
+}
+
+/// A block device's (major, minor), by kernel name.
+pub fn dev_of(name: &str) -> (u32, u32) {
+    let s = std::fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
+    let (a, b) = s.trim().split_once(':').unwrap();
+    (a.parse().unwrap(), b.parse().unwrap())
+}
+
+/// dd with `args`, its pid once it has ended.
+pub fn dd(args: &str) -> u32 {
+    let mut c = Command::new("dd")
+        .args(args.split_whitespace())
+        .args(["status=none"])
+        .spawn()
+        .unwrap();
+    let pid = c.id();
+    assert!(c.wait().unwrap().success(), "dd {args}");
+    pid
+}
+
+/// This process's descriptors of BPF objects (maps, programs, links).
+pub fn bpf_fds() -> Vec<String> {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .map(|l| l.to_string_lossy().into_owned())
+        .filter(|l| l.contains("bpf"))
+        .collect()
 }
