@@ -8,8 +8,10 @@ of it the mode's own threads carry (the reader and the main thread's more, over 
 mode's whole CPU: the trace's fixed and reading costs, without the device's noise in the job
 thread; the events' recording in the job thread is not in it).
 
-MODES (comma-separated): off (`--no-trace`), default, soft (the default with the block events
-kept registered between windows in the kernel's soft mode, BLKSCOPE_TRACE_SOFT=1), bare (a
+MODES (comma-separated): off (`--no-trace`), default (BPF programs where the kernel runs
+them), tracefs (the default through a tracefs instance, BLKSCOPE_TRACE_VIA=tracefs), soft
+(tracefs with the block events kept registered between windows in the kernel's soft mode,
+BLKSCOPE_TRACE_SOFT=1), bare (a
 `--no-trace` run beside a tracefs instance of this script's own whose three block events are
 in soft mode, no window ever opened).
 
@@ -57,6 +59,8 @@ def one(dev, runtime, mode, job):
         args.append("--no-trace")
     if mode == "soft":
         env["BLKSCOPE_TRACE_SOFT"] = "1"
+    if mode in ("tracefs", "soft"):
+        env["BLKSCOPE_TRACE_VIA"] = "tracefs"
     if mode == "bare":
         bare_instance()
     try:

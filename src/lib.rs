@@ -27,8 +27,8 @@
 //! - [`engine`]: runs a job on a target (io_uring, or pread/pwrite) and streams live samples;
 //!   the job and its validation, the target (block device, scratch file, named file), the job
 //!   threads, the data pattern, the figures. Nothing of what they mean.
-//! - [`trace`]: the block layer's tracepoints in a tracefs instance of blkscope's own: who did
-//!   each I/O on the devices under a test, and where its time went.
+//! - [`trace`]: the block layer's tracepoints, by BPF programs of blkscope's own (or a tracefs
+//!   instance): who did each I/O on the devices under a test, and where its time went.
 //! - [`stats`]: /proc/diskstats in `iostat -x` terms, and other processes' I/O.
 //! - [`device`]: discovery of every block device from sysfs/procfs, on-disk signatures (the
 //!   probe, the blank test, hidden backups), and the safety check that stands before any write.

@@ -4,31 +4,10 @@
 
 mod common;
 
-use std::process::Command;
-
 use blkscope::trace::bpf::{Counted, Counter};
 use common::*;
 
 const MIB: u64 = 1 << 20;
-
-/// The loop device's (major, minor).
-fn dev_of(name: &str) -> (u32, u32) {
-    let s = std::fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
-    let (a, b) = s.trim().split_once(':').unwrap();
-    (a.parse().unwrap(), b.parse().unwrap())
-}
-
-/// dd with `args`, its pid once it has ended.
-fn dd(args: &str) -> u32 {
-    let mut c = Command::new("dd")
-        .args(args.split_whitespace())
-        .args(["status=none"])
-        .spawn()
-        .unwrap();
-    let pid = c.id();
-    assert!(c.wait().unwrap().success(), "dd {args}");
-    pid
-}
 
 /// What `pid` did on `dev` in operation `op`: (bytes, bios).
 fn by(c: &[Counted], pid: u32, dev: (u32, u32), op: u8) -> (u64, u64) {
@@ -138,14 +117,4 @@ fn thread_cpu() -> f64 {
     // SAFETY: clock_gettime writes only into the timespec we hand it.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
     t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
-}
-
-/// This process's descriptors of BPF objects (maps, programs, links).
-fn bpf_fds() -> Vec<String> {
-    std::fs::read_dir("/proc/self/fd")
-        .unwrap()
-        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-        .map(|l| l.to_string_lossy().into_owned())
-        .filter(|l| l.contains("bpf"))
-        .collect()
 }

@@ -1,7 +1,7 @@
 //! `doctor --watch`: a `top` of the processes doing I/O on each device, from the block layer's
 //! tracepoints: bytes read and written a second, I/Os a second and the mean time in the device
-//! (D2C) of each process's requests, most bytes first. Each interval is a trace of its own, in
-//! blkscope's own tracefs instance, removed when it ends.
+//! (D2C) of each process's requests, most bytes first. Each interval is a trace of its own
+//! (`trace::Tracer`), gone when it ends.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

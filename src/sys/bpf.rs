@@ -7,6 +7,7 @@ use std::ffi::CStr;
 use std::io;
 use std::ops::Deref;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 const MAP_CREATE: libc::c_long = 0;
 const MAP_LOOKUP_ELEM: libc::c_long = 1;
@@ -175,6 +176,122 @@ impl Map {
         let mut a = self.elem(key, std::ptr::null_mut(), self.value)?;
         a = a.u64_at(16, next.as_mut_ptr() as u64);
         found(bpf(MAP_GET_NEXT_KEY, &mut a))
+    }
+}
+
+/// A BPF ring buffer (a map of kind 27) that programs write records into and this process
+/// reads in place: the kernel's consumer position on a page of its own (ours to write), then
+/// its producer position's page and the data, mapped twice over so that a record that wraps
+/// reads as one (bpf(2)'s `BPF_MAP_TYPE_RINGBUF`).
+pub struct Ring {
+    // Unmapped before the map's descriptor closes (fields drop in this order).
+    consumer: memmap2::MmapMut,
+    producer: memmap2::Mmap,
+    map: Map,
+    page: usize,
+    size: usize,
+}
+
+/// A record's header: its length with these two flags, then its page offset.
+const BUSY: u32 = 1 << 31;
+const DISCARDED: u32 = 1 << 30;
+const HEADER: usize = 8;
+
+impl Ring {
+    /// A ring of `size` bytes (a power of two, a page or more).
+    pub fn create(size: usize) -> io::Result<Self> {
+        let page = crate::sys::page_size() as usize;
+        if !size.is_power_of_two() || size < page {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a BPF ring's size is a power of two of a page or more",
+            ));
+        }
+        let map = Map::create(27, 0, 0, size as u32)?;
+        let fd = map.raw_fd();
+        // SAFETY: the kernel's shared pages of a ring map, at the offsets and lengths bpf(2)
+        // gives them: the consumer page writable, the rest read-only. The kernel keeps them
+        // while the map's descriptor (held in `map`, dropped after them) is open, and both
+        // sides only ever change them through the positions' atomics.
+        let (consumer, producer) = unsafe {
+            (
+                memmap2::MmapOptions::new().len(page).map_mut(fd)?,
+                memmap2::MmapOptions::new()
+                    .offset(page as u64)
+                    .len(page + 2 * size)
+                    .map(fd)?,
+            )
+        };
+        Ok(Self {
+            consumer,
+            producer,
+            map,
+            page,
+            size,
+        })
+    }
+
+    /// Its descriptor, as a program's instructions name it.
+    pub fn raw_fd(&self) -> i32 {
+        self.map.raw_fd()
+    }
+
+    fn consumer_pos(&self) -> &AtomicU64 {
+        // SAFETY: the consumer page's first word, page-aligned and as long as the mapping
+        // lives (as long as `self`); the kernel reads it as an atomic too.
+        unsafe { &*(self.consumer.as_ptr() as *const AtomicU64) }
+    }
+
+    fn producer_pos(&self) -> &AtomicU64 {
+        // SAFETY: the producer page's first word, page-aligned, living as long as `self`;
+        // the kernel writes it with release ordering, read here with acquire.
+        unsafe { &*(self.producer.as_ptr() as *const AtomicU64) }
+    }
+
+    /// The bytes written and not yet read (records and their headers).
+    pub fn held(&self) -> u64 {
+        let prod = self.producer_pos().load(Ordering::Acquire);
+        prod.saturating_sub(self.consumer_pos().load(Ordering::Relaxed))
+    }
+
+    /// Hands each record written so far to `on`, about `limit` bytes at the most, and frees
+    /// their room; true where it stopped at the limit with more to read. A record still being
+    /// written ends the read (its writer finishes it by the next).
+    pub fn read(&mut self, limit: usize, mut on: impl FnMut(&[u8])) -> bool {
+        let data = &self.producer[self.page..];
+        let mask = self.size as u64 - 1;
+        let mut cons = self.consumer_pos().load(Ordering::Relaxed);
+        let prod = self.producer_pos().load(Ordering::Acquire);
+        let mut read = 0;
+        while cons < prod {
+            if read >= limit {
+                self.consumer_pos().store(cons, Ordering::Release);
+                return true;
+            }
+            let at = (cons & mask) as usize;
+            let header = self.header(at);
+            if header & BUSY != 0 {
+                break;
+            }
+            let len = (header & !(BUSY | DISCARDED)) as usize;
+            if header & DISCARDED == 0 {
+                on(&data[at + HEADER..at + HEADER + len]);
+            }
+            let step = (HEADER + len).next_multiple_of(8);
+            cons += step as u64;
+            read += step;
+        }
+        self.consumer_pos().store(cons, Ordering::Release);
+        false
+    }
+
+    /// The length word of the record at `at`, read as the kernel's writer publishes it.
+    fn header(&self, at: usize) -> u32 {
+        let data = &self.producer[self.page..];
+        // SAFETY: `at` is a multiple of 8 within the data's first copy, so the word is in the
+        // mapping and aligned; the kernel sets it with release ordering when a record is done.
+        let word = unsafe { &*(data.as_ptr().add(at) as *const AtomicU32) };
+        word.load(Ordering::Acquire)
     }
 }
 

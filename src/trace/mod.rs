@@ -4,23 +4,27 @@
 //! to a device and /proc/diskstats cannot tie them to a process; `block:block_bio_queue`,
 //! `block_rq_issue` and `block_rq_complete` carry both.
 //!
-//! A tracefs instance of blkscope's own (`instances/blkscope-PID`, tracefs mounted if nothing
-//! had), filtered to the devices of the target's tree, so that nothing else that traces is
-//! disturbed; no BPF, no daemon. The instance is removed when the [`Tracer`] is dropped, and one
-//! left by a blkscope killed outright is removed at the next start ([`remove_stale`]).
+//! The events come from BPF programs of blkscope's own on those tracepoints' raw forms
+//! (`bpf::events`, read by `programs`), which the kernel detaches when blkscope's descriptors
+//! close, however it ends. Where the kernel will not run them (no BPF, no BTF), from a tracefs
+//! instance of blkscope's own (`instances/blkscope-PID`, tracefs mounted if nothing had),
+//! filtered to the devices of the target's tree, so that nothing else that traces is
+//! disturbed; no daemon either way. The instance is removed when the [`Tracer`] is dropped,
+//! and one left by a blkscope killed outright is removed at the next start ([`remove_stale`]).
+//! An instance's events are read as the ring buffer's pages (`raw`), or where those cannot be
+//! as the kernel's text (`text`, its lines parsed by `event`).
 //!
-//! The events are read as the ring buffer's pages (`raw`), or where those cannot be as the
-//! kernel's text (`text`, its lines parsed by `event`). A tracepoint costs CPU on every I/O, and
-//! reading its events more: a trace that sees more than [`MAX_EVENTS_PER_SEC`] is kept in
-//! windows spread over the run (`reader`, `mode: sampled`), with the devices' diskstats over the
-//! same time (`counted`) for the windows' shares to be scaled to; below it, the whole test is
-//! traced.
+//! A tracepoint costs CPU on every I/O, and reading its events more: a trace that sees more
+//! than [`MAX_EVENTS_PER_SEC`] is kept in windows spread over the run (`reader`, `mode:
+//! sampled`), with the devices' diskstats over the same time (`counted`) for the windows'
+//! shares to be scaled to; below it, the whole test is traced.
 
 pub mod below;
 pub mod bpf;
 mod counted;
 pub mod event;
 pub mod pick;
+mod programs;
 mod raw;
 mod reader;
 pub mod tally;
@@ -224,9 +228,10 @@ pub struct Traced {
     pub reader_cpu_ns: u64,
 }
 
-/// A trace under way: the instance, and the thread that reads it.
+/// A trace under way: the instance (none where BPF programs trace), and the thread that
+/// reads it.
 pub struct Tracer {
-    dir: PathBuf,
+    dir: Option<PathBuf>,
     control: Arc<reader::Control>,
     /// The test's median Q2D and D2C so far (ns), as the reader last drained the events.
     live: Live,
@@ -235,14 +240,16 @@ pub struct Tracer {
 }
 
 impl Tracer {
-    /// Starts tracing the block devices `names` (kernel names) in an instance of its own.
-    /// Needs root and tracefs; says why not in one line.
+    /// Starts tracing the block devices `names` (kernel names): by BPF programs where the
+    /// kernel runs them, else in a tracefs instance of its own (`BLKSCOPE_TRACE_VIA=bpf` or
+    /// `tracefs` asks for one). Needs root; says why not in one line.
     pub fn start(root: &SysRoot, names: &[String]) -> Result<Tracer, String> {
         if crate::sys::geteuid() != 0 {
             return Err("tracing the block layer needs root".into());
         }
-        let base = tracefs(root)?;
-        remove_stale_in(&base);
+        if !root.is_live() {
+            return Err("not on the live system (--root)".into());
+        }
         let devices: Vec<((u32, u32), String)> = names
             .iter()
             .filter_map(|n| Some((devno(root, n)?, n.clone())))
@@ -265,19 +272,14 @@ impl Tracer {
                 devices.push((f.disk, f.disk_name.clone()));
             }
         }
-        // One instance a trace: a process's first is `blkscope-PID`, one beside it (the TUI's
-        // doctor pane while a test runs) `blkscope-PID.N`.
-        static TRACES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = TRACES.fetch_add(1, Ordering::Relaxed);
-        let name = match n {
-            0 => format!("{INSTANCE_PREFIX}{}", std::process::id()),
-            n => format!("{INSTANCE_PREFIX}{}.{n}", std::process::id()),
+        let (source, dir) = match Via::asked() {
+            Via::Bpf => (programs(&whole, &files)?, None),
+            Via::Tracefs => instance(root, &devices, &whole, &files)?,
+            Via::Either => match programs(&whole, &files) {
+                Ok(source) => (source, None),
+                Err(_) => instance(root, &devices, &whole, &files)?,
+            },
         };
-        let dir = base.join("instances").join(name);
-        if dir.exists() {
-            let _ = remove_instance(&dir);
-        }
-        fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         let mut tracer = Tracer {
             dir,
             control: Arc::default(),
@@ -285,19 +287,10 @@ impl Tracer {
             reader: None,
             devices,
         };
-        tracer
-            .set_up(&filter(&tracer.devices, &whole, &files))
-            .map_err(|e| format!("setting up {}: {e}", tracer.dir.display()))?;
-        // BLKSCOPE_TRACE_TEXT=1 reads the kernel's text, for measuring what the pages save.
-        let text = std::env::var_os("BLKSCOPE_TRACE_TEXT").is_some_and(|v| v == "1");
-        let pipes = (!text).then(|| raw::Pipes::open(&tracer.dir, &base));
-        let source = match pipes {
-            Some(Ok(pipes)) => reader::Source::Raw(Box::new(pipes)),
-            _ => reader::Source::Text(
-                text::Text::open(&tracer.dir).map_err(|e| format!("opening trace_pipe: {e}"))?,
-            ),
-        };
-        let (control, dir) = (tracer.control.clone(), tracer.dir.clone());
+        let (control, dir) = (
+            tracer.control.clone(),
+            tracer.dir.clone().unwrap_or_default(),
+        );
         let live = tracer.live.clone();
         let names = tracer.devices.clone();
         let whole_named: Named = names
@@ -318,36 +311,6 @@ impl Tracer {
         Ok(tracer)
     }
 
-    /// The instance's options, filter and events: the test's devices only.
-    fn set_up(&self, filter: &str) -> io::Result<()> {
-        let w = |f: &str, v: &str| fs::write(self.dir.join(f), v);
-        w("tracing_on", "0")?;
-        w("options/record-tgid", "1")?;
-        w("trace_clock", "mono")?;
-        let has = fs::read_to_string(self.dir.join("buffer_size_kb"))
-            .ok()
-            .and_then(|s| s.trim().parse().ok());
-        if let Some(kb) = buffer_to_set(has, buffer_kb(max_events_per_sec())) {
-            w("buffer_size_kb", &kb.to_string())?;
-        }
-        for e in EVENTS {
-            w(&format!("events/block/{e}/filter"), filter)?;
-        }
-        // BLKSCOPE_TRACE_SOFT=1 keeps them registered between windows, for measuring.
-        if std::env::var_os("BLKSCOPE_TRACE_SOFT").is_some_and(|v| v == "1") {
-            soft_mode(&self.dir);
-        }
-        for e in EVENTS {
-            w(&format!("events/block/{e}/enable"), "1")?;
-        }
-        // Without them a process is taken to have been there all along (a kernel built
-        // without the sched events still traces).
-        for e in LIFE_EVENTS {
-            let _ = w(&format!("events/sched/{e}/enable"), "1");
-        }
-        w("tracing_on", "1")
-    }
-
     /// The test's median Q2D and D2C so far, updated as the trace is read (at 0.25 s, then
     /// every second).
     pub fn live(&self) -> Live {
@@ -363,7 +326,9 @@ impl Tracer {
 
     /// Stops the trace, reads what is left and removes the instance.
     pub fn stop(mut self) -> Traced {
-        let _ = fs::write(self.dir.join("tracing_on"), "0");
+        if let Some(dir) = &self.dir {
+            let _ = fs::write(dir.join("tracing_on"), "0");
+        }
         self.control.stop.store(true, Ordering::Relaxed);
         let kept = self
             .reader
@@ -397,8 +362,131 @@ impl Drop for Tracer {
             h.thread().unpark();
             let _ = h.join();
         }
-        let _ = remove_instance(&self.dir);
+        if let Some(dir) = &self.dir {
+            let _ = remove_instance(dir);
+        }
     }
+}
+
+/// How a trace reads the block layer's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    Bpf,
+    Tracefs,
+    /// BPF programs where the kernel runs them, else a tracefs instance.
+    Either,
+}
+
+impl Via {
+    /// What `BLKSCOPE_TRACE_VIA` asks for (`bpf`, `tracefs`), or either.
+    fn asked() -> Via {
+        match std::env::var("BLKSCOPE_TRACE_VIA").as_deref() {
+            Ok("bpf") => Via::Bpf,
+            Ok("tracefs") => Via::Tracefs,
+            _ => Via::Either,
+        }
+    }
+}
+
+/// The events from BPF programs, the first window's (all three block events) on: nothing to
+/// remove afterwards, also when blkscope is killed.
+fn programs(whole: &[(u32, u32)], files: &[FileBelow]) -> Result<reader::Source, String> {
+    let kernel = |(maj, min): (u32, u32)| (maj << 20) | min;
+    let mut ranges: Vec<(u32, u64, u64)> = Vec::new();
+    let mut disks: Vec<(u32, u32)> = files.iter().map(|f| f.disk).collect();
+    disks.retain(|d| !whole.contains(d));
+    disks.sort_unstable();
+    disks.dedup();
+    for disk in disks {
+        let all: Vec<(u64, u64)> = (files.iter().filter(|f| f.disk == disk))
+            .flat_map(|f| f.ranges.iter().copied())
+            .collect();
+        let coarse = below::coarse(&all, PROGRAM_RANGES);
+        ranges.extend(coarse.iter().map(|&(a, b)| (kernel(disk), a, b)));
+    }
+    let filter = bpf::Filter {
+        whole: whole.iter().map(|&d| kernel(d)).collect(),
+        ranges,
+    };
+    let mut p = programs::Programs::start(&filter, max_events_per_sec())
+        .map_err(|e| format!("loading the trace's BPF programs: {e}"))?;
+    if !p.set(EVENTS.len(), true) {
+        return Err("turning the trace's BPF programs on failed".into());
+    }
+    Ok(reader::Source::Programs(Box::new(p)))
+}
+
+/// A disk below a loop device's ranges in the programs' filter, at most: each is six
+/// instructions at every event on that disk.
+const PROGRAM_RANGES: usize = 64;
+
+/// A tracefs instance of the trace's own, set up and turned on, and its events' source.
+fn instance(
+    root: &SysRoot,
+    devices: &Named,
+    whole: &[(u32, u32)],
+    files: &[FileBelow],
+) -> Result<(reader::Source, Option<PathBuf>), String> {
+    let base = tracefs(root)?;
+    remove_stale_in(&base);
+    // One instance a trace: a process's first is `blkscope-PID`, one beside it (the TUI's
+    // doctor pane while a test runs) `blkscope-PID.N`.
+    static TRACES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = TRACES.fetch_add(1, Ordering::Relaxed);
+    let name = match n {
+        0 => format!("{INSTANCE_PREFIX}{}", std::process::id()),
+        n => format!("{INSTANCE_PREFIX}{}.{n}", std::process::id()),
+    };
+    let dir = base.join("instances").join(name);
+    if dir.exists() {
+        let _ = remove_instance(&dir);
+    }
+    fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let set_up = set_up(&dir, &filter(devices, whole, files)).and_then(|()| {
+        // BLKSCOPE_TRACE_TEXT=1 reads the kernel's text, for measuring what the pages save.
+        let text = std::env::var_os("BLKSCOPE_TRACE_TEXT").is_some_and(|v| v == "1");
+        match (!text).then(|| raw::Pipes::open(&dir, &base)) {
+            Some(Ok(pipes)) => Ok(reader::Source::Raw(Box::new(pipes))),
+            _ => text::Text::open(&dir).map(reader::Source::Text),
+        }
+    });
+    match set_up {
+        Ok(source) => Ok((source, Some(dir))),
+        Err(e) => {
+            let _ = remove_instance(&dir);
+            Err(format!("setting up {}: {e}", dir.display()))
+        }
+    }
+}
+
+/// The instance's options, filter and events: the test's devices only.
+fn set_up(dir: &Path, filter: &str) -> io::Result<()> {
+    let w = |f: &str, v: &str| fs::write(dir.join(f), v);
+    w("tracing_on", "0")?;
+    w("options/record-tgid", "1")?;
+    w("trace_clock", "mono")?;
+    let has = fs::read_to_string(dir.join("buffer_size_kb"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok());
+    if let Some(kb) = buffer_to_set(has, buffer_kb(max_events_per_sec())) {
+        w("buffer_size_kb", &kb.to_string())?;
+    }
+    for e in EVENTS {
+        w(&format!("events/block/{e}/filter"), filter)?;
+    }
+    // BLKSCOPE_TRACE_SOFT=1 keeps them registered between windows, for measuring.
+    if std::env::var_os("BLKSCOPE_TRACE_SOFT").is_some_and(|v| v == "1") {
+        soft_mode(dir);
+    }
+    for e in EVENTS {
+        w(&format!("events/block/{e}/enable"), "1")?;
+    }
+    // Without them a process is taken to have been there all along (a kernel built
+    // without the sched events still traces).
+    for e in LIFE_EVENTS {
+        let _ = w(&format!("events/sched/{e}/enable"), "1");
+    }
+    w("tracing_on", "1")
 }
 
 /// The events' filter: the devices in `whole`, and of the others (disks below loop devices)

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::counted::{Counted, DeviceBytes};
+use super::programs::Programs;
 use super::raw::{Item, Pipes};
 use super::tally::Tally;
 use super::text::Text;
@@ -146,9 +147,10 @@ pub struct Kept {
     pub reader_cpu_ns: u64,
 }
 
-/// Where the events are read from: each CPU's pages (`raw`), or the kernel's text where the
-/// pages cannot be read as `raw` expects.
+/// Where the events are read from: BPF programs' ring (`programs`), or a tracefs instance's
+/// pages for each CPU (`raw`), or its text where the pages cannot be read as `raw` expects.
 pub enum Source {
+    Programs(Box<Programs>),
     Raw(Box<Pipes>),
     Text(Text),
 }
@@ -191,14 +193,16 @@ pub fn read_pipe(
 ) -> Kept {
     let now = Instant::now();
     let read_as = match source {
+        Source::Programs(_) => "bpf",
         Source::Raw(_) => "pages",
         Source::Text(_) => "text",
     };
     let mut r = Reader {
         source,
         dir: dir.to_path_buf(),
-        stats: Stats::open(dir),
-        switches: Switches::open(dir),
+        // The programs have their own count and switch; an instance's are files.
+        stats: Stats(Vec::new()),
+        switches: Switches(Vec::new()),
         live,
         names,
         tally,
@@ -221,6 +225,9 @@ pub fn read_pipe(
         events_at_open: 0,
         per_bio: 1.0,
     };
+    if !matches!(r.source, Source::Programs(_)) {
+        (r.stats, r.switches) = (Stats::open(dir), Switches::open(dir));
+    }
     let mut next = now + CHECK_EVERY;
     while !control.stop.load(Ordering::Relaxed) {
         // Asleep until the next wake, or until the tracer stops it (it unparks this thread):
@@ -298,7 +305,7 @@ impl Reader<'_> {
     /// their rate alone: a first window held until it had a second's events kept 1.25 s of a
     /// test at 10-40K events a second, most of what a trace of a 3 s test cost.
     fn too_fast(&self, now: Instant, budget: f64) -> bool {
-        let held = self.stats.buffered() as f64;
+        let held = self.buffered() as f64;
         let seconds = now.duration_since(self.drained_at).as_secs_f64();
         let rate = held / seconds;
         if !self.coverage.windowed && now.duration_since(self.started) >= SAMPLE_FOR {
@@ -322,7 +329,7 @@ impl Reader<'_> {
     /// Each event's own file: the block system's walks every event the kernel has.
     fn close_window(&mut self) {
         self.coverage.end_window(crate::sys::monotonic_ns());
-        self.switches.set(EVENTS.len(), false);
+        self.switch(EVENTS.len(), false);
         self.coverage.windowed = true;
     }
 
@@ -336,7 +343,7 @@ impl Reader<'_> {
         let on = if timed { EVENTS.len() } else { 1 };
         self.tally.forget_open(!timed);
         self.events_at_open = self.tally.events;
-        if self.switches.set(on, true) {
+        if self.switch(on, true) {
             self.coverage
                 .windows_ns
                 .push((crate::sys::monotonic_ns(), 0));
@@ -348,6 +355,15 @@ impl Reader<'_> {
     /// stopped at the limit with more to read.
     fn drain(&mut self, limit: usize) -> io::Result<bool> {
         let more = match &mut self.source {
+            Source::Programs(p) => {
+                let tally = &mut self.tally;
+                let (lost, more) = p.drain(limit, |item| match item {
+                    Item::Io(e) => tally.add(&e),
+                    Item::Life(l) => tally.life(l),
+                });
+                self.lost += lost;
+                more
+            }
             Source::Raw(pipes) => {
                 let tally = &mut self.tally;
                 let (lost, more) = pipes.drain(limit, |item| match item {
@@ -363,6 +379,22 @@ impl Reader<'_> {
             self.drained_at = Instant::now();
         }
         Ok(more)
+    }
+
+    /// Events the kernel holds that the reader has not read.
+    fn buffered(&self) -> u64 {
+        match &self.source {
+            Source::Programs(p) => p.held(),
+            _ => self.stats.buffered(),
+        }
+    }
+
+    /// Turns the first `n` block events on or off; whether each took it.
+    fn switch(&mut self, n: usize, on: bool) -> bool {
+        match &mut self.source {
+            Source::Programs(p) => p.set(n, on),
+            _ => self.switches.set(n, on),
+        }
     }
 
     fn publish(&self) {
@@ -386,7 +418,12 @@ impl Reader<'_> {
 
     /// The trace is over: the open window closes, what is left is read.
     fn finish(mut self) -> Kept {
-        let _ = fs::write(self.dir.join("tracing_on"), "0");
+        match &mut self.source {
+            Source::Programs(p) => p.off(),
+            _ => {
+                let _ = fs::write(self.dir.join("tracing_on"), "0");
+            }
+        }
         let now = crate::sys::monotonic_ns();
         self.coverage.end_window(now);
         self.coverage.end_ns = now;

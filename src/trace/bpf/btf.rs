@@ -27,6 +27,8 @@ impl fmt::Display for NotFound {
 
 const STRUCT: u32 = 4;
 const UNION: u32 = 5;
+const ENUM: u32 = 6;
+const ENUM64: u32 = 19;
 /// typedef, volatile, const, restrict, type_tag: a name or qualifier over another type.
 const OVER: [u32; 5] = [8, 9, 10, 11, 18];
 
@@ -93,10 +95,27 @@ impl<'a> Btf<'a> {
 
     /// The id of struct `name`.
     fn struct_id(&self, name: &str) -> Option<u32> {
-        (1..=self.at.len() as u32).find(|&id| {
-            self.head(id)
-                .is_some_and(|(n, kind, ..)| kind == STRUCT && self.name(n) == name.as_bytes())
-        })
+        self.struct_ids(&[name])[0]
+    }
+
+    /// The ids of structs `names`, in one pass over the types.
+    fn struct_ids(&self, names: &[&str]) -> Vec<Option<u32>> {
+        let mut ids = vec![None; names.len()];
+        for id in 1..=self.at.len() as u32 {
+            let Some((n, STRUCT, ..)) = self.head(id) else {
+                continue;
+            };
+            let name = self.name(n);
+            for (i, w) in names.iter().enumerate() {
+                if w.as_bytes() == name {
+                    ids[i].get_or_insert(id);
+                }
+            }
+            if ids.iter().all(Option::is_some) {
+                break;
+            }
+        }
+        ids
     }
 
     /// The type under any typedefs and qualifiers over `id`.
@@ -131,14 +150,64 @@ impl<'a> Btf<'a> {
     /// The byte offset of `path` (members, each within the last: `["bi_iter", "bi_size"]`) in
     /// struct `name`.
     pub fn offset_of(&self, name: &str, path: &[&str]) -> Result<u32, NotFound> {
+        let id = self.struct_id(name);
+        self.offset_in(id, name, path)
+    }
+
+    /// Each of `want` (a struct's name, and a path in it as [`Btf::offset_of`] takes it), the
+    /// structs found in one pass.
+    pub fn offsets_of(&self, want: &[(&str, &[&str])]) -> Result<Vec<u32>, NotFound> {
+        let names: Vec<&str> = want.iter().map(|(n, _)| *n).collect();
+        let ids = self.struct_ids(&names);
+        (want.iter().zip(ids))
+            .map(|((name, path), id)| self.offset_in(id, name, path))
+            .collect()
+    }
+
+    fn offset_in(&self, id: Option<u32>, name: &str, path: &[&str]) -> Result<u32, NotFound> {
         let missing = || NotFound(format!("struct {name} with {}", path.join(".")));
-        let mut id = self.struct_id(name).ok_or_else(missing)?;
+        let mut id = id.ok_or_else(missing)?;
         let mut at = 0;
         for m in path {
             let (t, off) = self.member(id, m).ok_or_else(missing)?;
             (id, at) = (t, at + off);
         }
         Ok(at)
+    }
+
+    /// The values of enumerators `names` of enum `of` (`req_flag_bits`), in one pass over the
+    /// types that compares only enums' names.
+    pub fn enum_values(&self, of: &str, names: &[&str]) -> Result<Vec<i64>, NotFound> {
+        let mut found = vec![None; names.len()];
+        for id in 1..=self.at.len() as u32 {
+            let Some((name, kind @ (ENUM | ENUM64), vlen, ..)) = self.head(id) else {
+                continue;
+            };
+            if self.name(name) != of.as_bytes() {
+                continue;
+            }
+            let pos = self.at[id as usize - 1] + 12;
+            let each = if kind == ENUM { 8 } else { 12 };
+            for i in 0..vlen {
+                let e = pos + each * i;
+                let Some(n) = u32_at(self.data, e) else { break };
+                let Some(w) = names.iter().position(|w| w.as_bytes() == self.name(n)) else {
+                    continue;
+                };
+                let lo = u32_at(self.data, e + 4).unwrap_or(0);
+                found[w] = Some(if kind == ENUM {
+                    i64::from(lo as i32)
+                } else {
+                    i64::from(lo) | i64::from(u32_at(self.data, e + 8).unwrap_or(0)) << 32
+                });
+            }
+            if found.iter().all(Option::is_some) {
+                break;
+            }
+        }
+        (names.iter().zip(found))
+            .map(|(n, v)| v.ok_or_else(|| NotFound(format!("enum {of} with {n}"))))
+            .collect()
     }
 }
 
@@ -206,6 +275,34 @@ mod tests {
             "the kernel's BTF has no struct bio with nope"
         );
         assert!(Btf::parse(b"not btf").is_none());
+    }
+
+    /// An enumerator's value from an enum of 32 bits and one of 64, found by name.
+    #[test]
+    fn finds_enumerators_by_name() {
+        // strings: 0 "", 1 "A", 3 "B", 5 "WIDE", 10 "e", 12 "f"
+        let s = b"\0A\0B\0WIDE\0e\0f\0";
+        let two: Vec<u8> = [1u32, 7, 3, (-2i32) as u32]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let wide: Vec<u8> = [5u32, 1, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let types = [
+            (10, (6 << 24) | 2, 4, two.clone()),
+            (12, (19 << 24) | 1, 8, wide),
+            (12, (6 << 24) | 2, 4, two),
+        ];
+        let d = blob(&types, s);
+        let btf = Btf::parse(&d).expect("a BTF blob");
+        let got = btf.enum_values("e", &["A", "B"]);
+        println!("{got:?}");
+        assert_eq!(got, Ok(vec![7, -2]));
+        // Another enum of the same name, 64 bits wide, holds the rest.
+        assert_eq!(
+            btf.enum_values("f", &["WIDE", "A"]),
+            Ok(vec![(2 << 32) | 1, 7])
+        );
+        assert!(btf.enum_values("e", &["WIDE"]).is_err());
     }
 
     /// The running kernel's, where it has one: `struct bio`'s fields the counting program

@@ -1,11 +1,13 @@
-//! Counting the block layer's I/O in the kernel: a BPF program, assembled here, on the
-//! `block_bio_queue` raw tracepoint adds each bio's bytes to a map by device, process and
-//! direction, and user space reads the map, not an event at a time. The first part of the plan
-//! in docs/architecture.md ("Counting in the kernel: measured before it is built"); the trace
-//! (`super`) does not use it yet.
+//! BPF programs of blkscope's own, assembled here (`asm`) at offsets from the kernel's BTF
+//! (`btf`), no compiler and no libbpf: `events`, the trace's events written to a ring buffer
+//! (what `super` reads by default), and `count`, each bio's bytes added to a map by device,
+//! process and direction, read as a map and not an event at a time (built and tested, not yet
+//! used: docs/architecture.md, "Counting in the kernel: measured before it is built").
 
 pub mod asm;
 pub mod btf;
 mod count;
+pub mod events;
 
 pub use count::{Counted, Counter};
+pub use events::{Events, Filter, Record, Which};

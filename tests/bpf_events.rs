@@ -1,0 +1,161 @@
+//! The trace's events from BPF programs (`trace::bpf::events`) on real loop devices: a dd's
+//! bios queued, issued and completed, each with its device, sector, size and direction as
+//! tracefs records them; the dd's fork and exit; nothing from a device not asked for, nor while
+//! the switch is off; the programs gone with the events.
+
+mod common;
+
+use blkscope::trace::bpf::events::{Events, Filter, LIVES, QUEUE, REQUESTS, Record, Which};
+use common::*;
+
+const MIB: u64 = 1 << 20;
+
+fn devno((major, minor): (u32, u32)) -> u32 {
+    (major << 20) | minor
+}
+
+/// Every record the ring holds.
+fn drained(e: &mut Events) -> Vec<Record> {
+    let mut v = Vec::new();
+    while e.drain(usize::MAX, |r| v.push(r)) {}
+    v
+}
+
+#[test]
+fn a_dds_bios_and_life_are_recorded_as_tracefs_would() {
+    if !require(true, &["losetup", "dd"]) {
+        return;
+    }
+    let (a, b) = (
+        Loop::new(64 * MIB, None, false),
+        Loop::new(64 * MIB, None, false),
+    );
+    let (da, db) = (devno(dev_of(&a.name)), devno(dev_of(&b.name)));
+    let filter = Filter {
+        whole: vec![da],
+        ranges: Vec::new(),
+    };
+    let mut events = match Events::start(&filter, 1 << 20) {
+        Ok(e) => e,
+        Err(e) if !required() => {
+            eprintln!("SKIPPED: the kernel would not run the trace's programs: {e}");
+            return;
+        }
+        Err(e) => panic!("the trace's programs: {e}"),
+    };
+    println!("layout: {:?}", events.layout);
+    let before = dd(&format!(
+        "if={} of=/dev/null bs=64k count=5 iflag=direct",
+        a.dev()
+    ));
+    events.set(QUEUE | REQUESTS | LIVES).unwrap();
+    let reader = dd(&format!(
+        "if={} of=/dev/null bs=64k count=10 skip=3 iflag=direct",
+        a.dev()
+    ));
+    let writer = dd(&format!(
+        "if=/dev/zero of={} bs=4k count=6 oflag=direct,dsync",
+        a.dev()
+    ));
+    let elsewhere = dd(&format!(
+        "if={} of=/dev/null bs=64k count=10 iflag=direct",
+        b.dev()
+    ));
+    events.set(0).unwrap();
+    let after = dd(&format!(
+        "if={} of=/dev/null bs=64k count=5 iflag=direct",
+        a.dev()
+    ));
+    let got = drained(&mut events);
+    let flags = events.layout.flags;
+    let letters = |r: &Record| {
+        let mut b = [0u8; 8];
+        let n = flags.rwbs(r.opf, &mut b);
+        String::from_utf8_lossy(&b[..n]).into_owned()
+    };
+    for r in got.iter().take(60) {
+        println!(
+            "{:?} ts {} dev {}:{} {} {} + {} pid {} tgid {} {:?} child {}",
+            r.which,
+            r.ts_ns,
+            r.dev >> 20,
+            r.dev & 0xfffff,
+            letters(r),
+            r.sector,
+            r.sectors,
+            r.pid,
+            r.tgid,
+            String::from_utf8_lossy(&r.comm).trim_end_matches('\0'),
+            r.child
+        );
+    }
+    let of = |w: Which, pid: u32| -> Vec<&Record> {
+        got.iter()
+            .filter(|r| r.which == w && (pid == 0 || r.tgid == pid))
+            .collect()
+    };
+    // The reader's ten 64K reads from sector 384 on, each one bio of 128 sectors.
+    let queued = of(Which::Queue, reader);
+    let sectors: Vec<u64> = queued.iter().map(|r| r.sector).collect();
+    assert_eq!(sectors, (0..10).map(|i| 384 + 128 * i).collect::<Vec<_>>());
+    assert!(
+        queued
+            .iter()
+            .all(|r| r.dev == da && r.sectors == 128 && letters(r).starts_with('R'))
+    );
+    assert!(queued.iter().all(|r| r.comm.starts_with(b"dd\0")));
+    // The writer's six writes, synchronous; dsync adds a flush after each (a preflush alone).
+    let wrote: Vec<String> = of(Which::Queue, writer)
+        .iter()
+        .map(|r| letters(r))
+        .collect();
+    println!("the writer's bios: {wrote:?}");
+    assert_eq!(
+        wrote.iter().filter(|l| l.starts_with('W')).count(),
+        6,
+        "{wrote:?}"
+    );
+    // Every read's request issued and completed on the device, with its sector.
+    for w in [Which::Issue, Which::Complete] {
+        let at: Vec<u64> = of(w, 0)
+            .iter()
+            .filter(|r| r.dev == da && letters(r).starts_with('R'))
+            .map(|r| r.sector)
+            .collect();
+        assert!(sectors.iter().all(|s| at.contains(s)), "{w:?} at {at:?}");
+    }
+    // Timestamps are the monotonic clock's, in order for each bio: queued, issued, completed.
+    let first = sectors[0];
+    let ts = |w: Which| {
+        of(w, 0)
+            .iter()
+            .find(|r| r.sector == first && r.dev == da)
+            .unwrap()
+            .ts_ns
+    };
+    assert!(ts(Which::Queue) <= ts(Which::Issue) && ts(Which::Issue) <= ts(Which::Complete));
+    // Each dd's fork and its exit.
+    for pid in [reader, writer, elsewhere] {
+        assert!(
+            of(Which::Fork, 0).iter().any(|r| r.child == pid),
+            "fork of {pid}"
+        );
+        assert!(
+            of(Which::Exit, pid).iter().any(|r| r.pid == pid),
+            "exit of {pid}"
+        );
+    }
+    // Nothing from the other device, nor before the switch went on or after it went off.
+    assert!(got.iter().all(|r| r.dev != db), "the other device");
+    for pid in [elsewhere, before, after] {
+        assert!(of(Which::Queue, pid).is_empty(), "{pid}'s bios");
+    }
+    assert_eq!(events.lost(), 0);
+    assert!(!bpf_fds().is_empty());
+    drop(events);
+    assert_eq!(
+        bpf_fds(),
+        Vec::<String>::new(),
+        "the programs went with the events"
+    );
+}
