@@ -159,3 +159,54 @@ fn a_dds_bios_and_life_are_recorded_as_tracefs_would() {
         "the programs went with the events"
     );
 }
+
+/// A filter's ranges keep a device's bios that start inside them and no others: before the
+/// range (whose difference from its first sector wraps past it), at its end, and on another
+/// device.
+#[test]
+fn a_ranges_bios_are_kept_and_no_others() {
+    if !require(true, &["losetup", "dd"]) {
+        return;
+    }
+    let (a, b) = (
+        Loop::new(64 * MIB, None, false),
+        Loop::new(64 * MIB, None, false),
+    );
+    let (da, db) = (devno(dev_of(&a.name)), devno(dev_of(&b.name)));
+    // Sectors 128-255 of b (the second 64K), and 1024-1151 (the ninth).
+    let filter = Filter {
+        whole: Vec::new(),
+        ranges: vec![(db, 128, 256), (db, 1024, 1152)],
+    };
+    let mut events = match Events::start(&filter, 1 << 20) {
+        Ok(e) => e,
+        Err(e) if !required() => {
+            eprintln!("SKIPPED: the kernel would not run the trace's programs: {e}");
+            return;
+        }
+        Err(e) => panic!("the trace's programs: {e}"),
+    };
+    events.set(QUEUE).unwrap();
+    let mut readers = Vec::new();
+    for skip in [0, 1, 2, 7, 8, 9] {
+        let args = format!(
+            "if={} of=/dev/null bs=64k count=1 skip={skip} iflag=direct",
+            b.dev()
+        );
+        readers.push(dd(&args));
+    }
+    let elsewhere = dd(&format!(
+        "if={} of=/dev/null bs=64k count=1 skip=1 iflag=direct",
+        a.dev()
+    ));
+    events.set(0).unwrap();
+    let got = drained(&mut events);
+    let kept: Vec<(u32, u64)> = got
+        .iter()
+        .filter(|r| r.which == Which::Queue)
+        .map(|r| (r.dev, r.sector))
+        .collect();
+    println!("kept (device, sector): {kept:?}");
+    assert_eq!(kept, [(db, 128), (db, 1024)]);
+    assert!(got.iter().all(|r| r.tgid != elsewhere && r.dev != da));
+}

@@ -65,6 +65,16 @@ pub fn or(dst: Reg, src: Reg) -> u64 {
     ins(0x4f, dst, src, 0, 0)
 }
 
+/// dst -= src (64 bits).
+pub fn sub(dst: Reg, src: Reg) -> u64 {
+    ins(0x1f, dst, src, 0, 0)
+}
+
+/// dst's low 32 bits ^= imm, its high 32 bits cleared.
+pub fn xor32_imm(dst: Reg, imm: u32) -> u64 {
+    ins(0xa4, dst, 0, 0, imm as i32)
+}
+
 /// dst &= imm.
 pub fn and_imm(dst: Reg, imm: i32) -> u64 {
     ins(0x57, dst, 0, 0, imm)

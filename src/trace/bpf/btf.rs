@@ -2,16 +2,27 @@
 //! (/sys/kernel/btf/vmlinux): a raw tracepoint hands its program the kernel's own `struct bio`,
 //! whose layout changes between kernels. A scan of our own that stops at the structs asked
 //! for: the btf-rs crate (2.0, its mmap backend) took about 1 ms to find each struct by name in
-//! this VM's 6 MB of types, a whole run's share of the budget (docs/architecture.md).
+//! this VM's 6 MB of types, a whole run's share of the budget (docs/architecture.md). The types
+//! are indexed only as far as a lookup goes: the block layer's structs lie in the first tenth
+//! of this kernel's 126572 types.
 
+use std::cell::RefCell;
 use std::fmt;
 
-/// A BTF blob's types and strings, and where each type's record starts (by its id).
+/// A BTF blob's types and strings, and where each type's record starts (by its id), as far as
+/// the lookups so far have indexed them.
 pub struct Btf<'a> {
     data: &'a [u8],
     strings: usize,
-    /// Each type's record offset in `data`, the type of id `i` at `at[i - 1]`.
+    index: RefCell<Index>,
+}
+
+/// Each type's record offset in `data` so far (the type of id `i` at `at[i - 1]`), where the
+/// next one starts, and where the types end.
+struct Index {
     at: Vec<usize>,
+    next: usize,
+    end: usize,
 }
 
 #[derive(Debug, PartialEq)]
@@ -60,18 +71,32 @@ impl<'a> Btf<'a> {
             u32_at(data, 12)? as usize,
             u32_at(data, 16)? as usize,
         );
-        let (mut pos, end) = (hdr + types, hdr + types + types_len);
-        let mut at = Vec::with_capacity(types_len / 24);
-        while pos + 12 <= end.min(data.len()) {
-            at.push(pos);
-            let info = u32_at(data, pos + 4)?;
-            pos += 12 + trailing((info >> 24) & 0x1f, (info & 0xffff) as usize);
-        }
+        let (next, end) = (hdr + types, hdr + types + types_len);
         Some(Self {
             data,
             strings: hdr + strings,
-            at,
+            index: RefCell::new(Index {
+                at: Vec::new(),
+                next,
+                end: end.min(data.len()),
+            }),
         })
+    }
+
+    /// Where type `id`'s record starts, indexing the types up to it first; None past the last.
+    fn pos(&self, id: u32) -> Option<usize> {
+        let i = (id as usize).checked_sub(1)?;
+        let mut x = self.index.borrow_mut();
+        while x.at.len() <= i {
+            if x.next + 12 > x.end {
+                return None;
+            }
+            let pos = x.next;
+            let info = u32_at(self.data, pos + 4)?;
+            x.at.push(pos);
+            x.next = pos + 12 + trailing((info >> 24) & 0x1f, (info & 0xffff) as usize);
+        }
+        Some(x.at[i])
     }
 
     fn name(&self, off: u32) -> &[u8] {
@@ -81,7 +106,7 @@ impl<'a> Btf<'a> {
 
     /// Type `id`'s head: (name offset, kind, vlen, kind flag, size or type), and its record.
     fn head(&self, id: u32) -> Option<(u32, u32, usize, bool, u32, usize)> {
-        let pos = *self.at.get((id as usize).checked_sub(1)?)?;
+        let pos = self.pos(id)?;
         let info = u32_at(self.data, pos + 4)?;
         Some((
             u32_at(self.data, pos)?,
@@ -101,10 +126,13 @@ impl<'a> Btf<'a> {
     /// The ids of structs `names`, in one pass over the types.
     fn struct_ids(&self, names: &[&str]) -> Vec<Option<u32>> {
         let mut ids = vec![None; names.len()];
-        for id in 1..=self.at.len() as u32 {
-            let Some((n, STRUCT, ..)) = self.head(id) else {
-                continue;
+        for id in 1.. {
+            let Some((n, kind, ..)) = self.head(id) else {
+                break;
             };
+            if kind != STRUCT {
+                continue;
+            }
             let name = self.name(n);
             for (i, w) in names.iter().enumerate() {
                 if w.as_bytes() == name {
@@ -179,14 +207,17 @@ impl<'a> Btf<'a> {
     /// types that compares only enums' names.
     pub fn enum_values(&self, of: &str, names: &[&str]) -> Result<Vec<i64>, NotFound> {
         let mut found = vec![None; names.len()];
-        for id in 1..=self.at.len() as u32 {
-            let Some((name, kind @ (ENUM | ENUM64), vlen, ..)) = self.head(id) else {
-                continue;
+        for id in 1.. {
+            let Some((name, kind, vlen, _, _, pos)) = self.head(id) else {
+                break;
             };
+            if kind != ENUM && kind != ENUM64 {
+                continue;
+            }
             if self.name(name) != of.as_bytes() {
                 continue;
             }
-            let pos = self.at[id as usize - 1] + 12;
+            let pos = pos + 12;
             let each = if kind == ENUM { 8 } else { 12 };
             for i in 0..vlen {
                 let e = pos + each * i;

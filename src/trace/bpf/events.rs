@@ -240,14 +240,16 @@ pub struct Filter {
     pub ranges: Vec<(u32, u64, u64)>,
 }
 
-// The stack (below R10): the record at -64, a struct's head below it (up to HEAD_MAX bytes),
-// a word for a pointer read and two for a disk's numbers.
+// The stack (below R10): the record at -64, a word for a pointer read and two for a disk's
+// numbers below it, then the struct's head (as long as the program reads of it: the
+// verifier's time grows with the stack it tracks, 450 us a program with 256 bytes set aside
+// for any head).
 const REC: i16 = -64;
-const HEAD_MAX: u32 = 256;
-const HEAD: i16 = REC - HEAD_MAX as i16;
-const PTR: i16 = HEAD - 8;
+const PTR: i16 = REC - 8;
 const MAJOR: i16 = PTR - 8;
 const MINOR: i16 = MAJOR - 8;
+/// The most of a struct's head a program copies.
+const HEAD_MAX: u32 = 256;
 
 /// The maps' descriptors, as the programs name them.
 #[derive(Debug, Clone, Copy)]
@@ -344,18 +346,19 @@ fn read_bio(a: &mut Asm, l: &Layout) -> io::Result<()> {
     if head > HEAD_MAX {
         return Err(too_big());
     }
+    let at = MINOR - head as i16;
     a.push(load64(R3, R6, 0));
-    read_into(a, HEAD, head as i32);
-    a.push(load64(R3, R10, HEAD + l.bi_bdev as i16));
+    read_into(a, at, head as i32);
+    a.push(load64(R3, R10, at + l.bi_bdev as i16));
     a.push(add_imm(R3, l.bd_dev as i32));
     read_into(a, REC + 16, 4);
     a.extend([
         load32(R7, R10, REC + 16),
-        load64(R8, R10, HEAD + l.bi_sector as i16),
-        load32(R1, R10, HEAD + l.bi_size as i16),
+        load64(R8, R10, at + l.bi_sector as i16),
+        load32(R1, R10, at + l.bi_size as i16),
         rsh_imm(R1, 9),
         store32(R10, REC + 20, R1),
-        load32(R1, R10, HEAD + l.bi_opf as i16),
+        load32(R1, R10, at + l.bi_opf as i16),
         store32(R10, REC + 32, R1),
     ]);
     Ok(())
@@ -368,10 +371,11 @@ fn read_request(a: &mut Asm, l: &Layout, complete: bool) -> io::Result<()> {
     if head > HEAD_MAX {
         return Err(too_big());
     }
+    let at = MINOR - head as i16;
     a.push(load64(R3, R6, 0));
-    read_into(a, HEAD, head as i32);
+    read_into(a, at, head as i32);
     // rq->q->disk, then its major and first minor (a failed read leaves zeros).
-    a.push(load64(R3, R10, HEAD + l.rq_q as i16));
+    a.push(load64(R3, R10, at + l.rq_q as i16));
     a.push(add_imm(R3, l.q_disk as i32));
     read_into(a, PTR, 8);
     a.push(load64(R9, R10, PTR));
@@ -384,35 +388,44 @@ fn read_request(a: &mut Asm, l: &Layout, complete: bool) -> io::Result<()> {
         lsh_imm(R7, 20),
         load32(R1, R10, MINOR),
         or(R7, R1),
-        load64(R8, R10, HEAD + l.rq_sector as i16),
-        load32(R1, R10, HEAD + l.rq_cmd_flags as i16),
+        load64(R8, R10, at + l.rq_sector as i16),
+        load32(R1, R10, at + l.rq_cmd_flags as i16),
         store32(R10, REC + 32, R1),
     ]);
     if complete {
         a.push(load64(R1, R6, 16));
     } else {
-        a.push(load32(R1, R10, HEAD + l.rq_data_len as i16));
+        a.push(load32(R1, R10, at + l.rq_data_len as i16));
     }
     a.extend([rsh_imm(R1, 9), store32(R10, REC + 20, R1)]);
     Ok(())
 }
 
-/// On to the rest where R7 (device) and R8 (sector) pass `filter`, else to `out`.
+/// On to the rest where R7 (device) and R8 (sector) pass `filter`, else to `out`. The
+/// comparisons are made on R2, a value computed from them (a device xor'd with the one asked
+/// for, a sector less a range's first), never on R7 and R8 themselves: a jump narrows what the
+/// verifier knows of the register it compares, and paths that meet at the rest with R7 or R8
+/// known differently are each verified to the end (the programs' verifying took 0.4-0.6 ms
+/// each with nine ranges).
 fn keep_only(a: &mut Asm, filter: &Filter, out: Label) {
     if filter.whole.is_empty() && filter.ranges.is_empty() {
         return;
     }
     let keep = a.label();
     for &d in &filter.whole {
-        a.jump(jeq32_imm(R7, d, 0), keep);
+        a.extend([mov(R2, R7), xor32_imm(R2, d)]);
+        a.jump(jeq32_imm(R2, 0, 0), keep);
     }
     for &(d, first, end) in &filter.ranges {
         let next = a.label();
-        a.jump(jne32_imm(R7, d, 0), next);
+        a.extend([mov(R2, R7), xor32_imm(R2, d)]);
+        a.jump(jne32_imm(R2, 0, 0), next);
+        // sector - first < end - first, unsigned: a sector before the range wraps past it.
+        a.push(mov(R2, R8));
         a.extend(mov64_imm(R1, first));
-        a.jump(jlt(R8, R1, 0), next);
-        a.extend(mov64_imm(R1, end));
-        a.jump(jge(R8, R1, 0), next);
+        a.push(sub(R2, R1));
+        a.extend(mov64_imm(R1, end.saturating_sub(first)));
+        a.jump(jge(R2, R1, 0), next);
         a.jump(ja(0), keep);
         a.bind(next);
     }
