@@ -299,6 +299,15 @@ fn program(l: &Layout, which: Which, maps: Maps, filter: &Filter) -> io::Result<
         a.push(store64(R10, REC + 8, R8));
         a.push(store32(R10, REC + 16, R7));
     }
+    write_record(&mut a, which, maps, out);
+    a.bind(out);
+    a.extend([mov_imm(R0, 0), exit()]);
+    a.finish().ok_or_else(too_big)
+}
+
+/// The record's time, thread, process, kind and name, then the record into the ring (or one
+/// more lost where the ring is full); on to `out`.
+fn write_record(a: &mut Asm, which: Which, maps: Maps, out: Label) {
     a.push(call(KTIME_GET_NS));
     a.push(store64(R10, REC, R0));
     a.push(call(GET_CURRENT_PID_TGID));
@@ -321,12 +330,8 @@ fn program(l: &Layout, which: Which, maps: Maps, filter: &Filter) -> io::Result<
         call(RINGBUF_OUTPUT),
     ]);
     a.jump(jeq_imm(R0, 0, 0), out);
-    // The ring was full: one more lost.
     a.extend(load_map_value(R1, maps.lost, 0));
     a.extend([mov_imm(R2, 1), atomic_add64(R1, 0, R2)]);
-    a.bind(out);
-    a.extend([mov_imm(R0, 0), exit()]);
-    a.finish().ok_or_else(too_big)
 }
 
 /// probe_read_kernel(R10 + `to`, `len`, R3).
