@@ -568,6 +568,7 @@ fn the_programs_leave_nothing_behind_a_kill_9() {
     let _one = one_at_a_time();
     let lo = Loop::new(64 * MIB, None, false);
     let mut child = bin()
+        .env("BLKSCOPE_TRACE_VIA", "bpf")
         .args(["run", lo.dev(), "--op", "read", "--bs", "64k"])
         .args(["--runtime", "30s", "--no-save"])
         .stdout(Stdio::null())
