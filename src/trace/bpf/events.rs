@@ -15,6 +15,7 @@ use std::os::fd::{AsFd, OwnedFd};
 
 use super::asm::*;
 use super::btf::Btf;
+use super::cached;
 use crate::sys::bpf::{self, Map, Ring};
 
 /// The switch's bits: `block_bio_queue` on, `block_rq_issue` and `block_rq_complete` on,
@@ -135,7 +136,7 @@ impl OpFlags {
 }
 
 /// Where the programs find what they read: byte offsets from the kernel's BTF.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
     bi_bdev: u32,
     bi_opf: u32,
@@ -154,8 +155,80 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The running kernel's.
+    /// The running kernel's: as kept for its build (`cached`), else from its BTF, then kept.
     pub fn of_kernel() -> io::Result<Self> {
+        let at = std::path::Path::new(cached::DIR);
+        let key = cached::kernel();
+        if let Some(l) = key
+            .as_deref()
+            .and_then(|k| cached::read(at, k))
+            .and_then(|w| Self::from_words(&w))
+        {
+            return Ok(l);
+        }
+        let l = Self::of_btf()?;
+        if let Some(k) = &key {
+            cached::write(at, k, &l.words());
+        }
+        Ok(l)
+    }
+
+    /// Its numbers, in one order, for `cached`.
+    fn words(&self) -> Vec<u32> {
+        let f = &self.flags;
+        vec![
+            self.bi_bdev,
+            self.bi_opf,
+            self.bi_sector,
+            self.bi_size,
+            self.bd_dev,
+            self.rq_q,
+            self.rq_cmd_flags,
+            self.rq_sector,
+            self.rq_data_len,
+            self.q_disk,
+            self.disk_major,
+            self.disk_first_minor,
+            self.task_pid,
+            f.preflush,
+            f.fua,
+            f.rahead,
+            f.sync,
+            f.meta,
+        ]
+    }
+
+    /// The layout `words` says; None where they are not as many as it has.
+    fn from_words(w: &[u32]) -> Option<Self> {
+        let &[a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r] = w else {
+            return None;
+        };
+        Some(Self {
+            bi_bdev: a,
+            bi_opf: b,
+            bi_sector: c,
+            bi_size: d,
+            bd_dev: e,
+            rq_q: f,
+            rq_cmd_flags: g,
+            rq_sector: h,
+            rq_data_len: i,
+            q_disk: j,
+            disk_major: k,
+            disk_first_minor: l,
+            task_pid: m,
+            flags: OpFlags {
+                preflush: n,
+                fua: o,
+                rahead: p,
+                sync: q,
+                meta: r,
+            },
+        })
+    }
+
+    /// The running kernel's, from its BTF.
+    fn of_btf() -> io::Result<Self> {
         let data = bpf::vmlinux_btf()?;
         let btf = Btf::parse(&data)
             .ok_or_else(|| io::Error::other("/sys/kernel/btf/vmlinux is not BTF"))?;
@@ -565,6 +638,16 @@ mod tests {
             println!("{opf:#x}: {got}");
             assert_eq!(got, want);
         }
+    }
+
+    /// A layout's numbers read back as the same layout; too few are none.
+    #[test]
+    fn a_layouts_words_read_back_as_it() {
+        let w: Vec<u32> = (1..=18).collect();
+        let l = Layout::from_words(&w).unwrap();
+        assert_eq!(l.words(), w);
+        assert_eq!(l.flags.meta, 18);
+        assert!(Layout::from_words(&w[..17]).is_none());
     }
 
     /// A record's bytes read back field by field.

@@ -6,6 +6,7 @@
 
 pub mod asm;
 pub mod btf;
+mod cached;
 mod count;
 pub mod events;
 
