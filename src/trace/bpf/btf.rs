@@ -40,6 +40,9 @@ const STRUCT: u32 = 4;
 const UNION: u32 = 5;
 const ENUM: u32 = 6;
 const ENUM64: u32 = 19;
+const PTR: u32 = 2;
+const TYPEDEF: u32 = 8;
+const FUNC_PROTO: u32 = 13;
 /// typedef, volatile, const, restrict, type_tag: a name or qualifier over another type.
 const OVER: [u32; 5] = [8, 9, 10, 11, 18];
 
@@ -203,6 +206,54 @@ impl<'a> Btf<'a> {
         Ok(at)
     }
 
+    /// What each raw tracepoint of `points` (`block_rq_issue`) hands its program, from its
+    /// BTF prototype (`btf_trace_block_rq_issue`): after the context, each argument's struct
+    /// where it points to one (`request`), else its type's name; None for a tracepoint not
+    /// found. Kernels change them (before 5.11 `block_rq_issue` took the queue first).
+    pub fn tracepoint_args(&self, points: &[&str]) -> Vec<Option<Vec<String>>> {
+        let names: Vec<String> = points.iter().map(|p| format!("btf_trace_{p}")).collect();
+        let mut found = vec![None; points.len()];
+        for id in 1.. {
+            let Some((n, kind, _, _, t, _)) = self.head(id) else {
+                break;
+            };
+            if kind != TYPEDEF {
+                continue;
+            }
+            let name = self.name(n);
+            if let Some(i) = names.iter().position(|w| w.as_bytes() == name) {
+                found[i] = Some(self.params(t));
+                if found.iter().all(Option::is_some) {
+                    break;
+                }
+            }
+        }
+        found
+    }
+
+    /// The arguments after the first of the function `ptr` points to (as
+    /// [`Btf::tracepoint_args`] names them).
+    fn params(&self, ptr: u32) -> Vec<String> {
+        let Some((_, PTR, _, _, proto, _)) = self.head(self.under(ptr)) else {
+            return Vec::new();
+        };
+        let Some((_, FUNC_PROTO, vlen, _, _, pos)) = self.head(self.under(proto)) else {
+            return Vec::new();
+        };
+        (1..vlen)
+            .map(|i| {
+                let t = u32_at(self.data, pos + 12 + 8 * i + 4).unwrap_or(0);
+                let t = self.under(t);
+                let named = match self.head(t) {
+                    Some((_, PTR, _, _, to, _)) => self.under(to),
+                    _ => t,
+                };
+                let n = self.head(named).map_or(0, |h| h.0);
+                String::from_utf8_lossy(self.name(n)).into_owned()
+            })
+            .collect()
+    }
+
     /// The values of enumerators `names` of enum `of` (`req_flag_bits`), in one pass over the
     /// types that compares only enums' names.
     pub fn enum_values(&self, of: &str, names: &[&str]) -> Result<Vec<i64>, NotFound> {
@@ -243,11 +294,11 @@ impl<'a> Btf<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A BTF blob of `types` (each a head and the bytes after it) over `strings`.
-    fn blob(types: &[(u32, u32, u32, Vec<u8>)], strings: &[u8]) -> Vec<u8> {
+    pub(crate) fn blob(types: &[(u32, u32, u32, Vec<u8>)], strings: &[u8]) -> Vec<u8> {
         let mut t = Vec::new();
         for (name, info, size, after) in types {
             for v in [name, info, size] {
@@ -334,6 +385,37 @@ mod tests {
             Ok(vec![(2 << 32) | 1, 7])
         );
         assert!(btf.enum_values("e", &["WIDE"]).is_err());
+    }
+
+    /// A raw tracepoint's prototype (a typedef of a pointer to a function of the context and
+    /// its arguments) read as the structs it hands over.
+    #[test]
+    fn a_tracepoints_arguments_are_read_from_its_prototype() {
+        // strings: 0 "", 1 "bio", 5 "btf_trace_q", 17 "int", 21 "btf_trace_c"
+        let s = b"\0bio\0btf_trace_q\0int\0btf_trace_c\0";
+        let params = |p: &[u32]| -> Vec<u8> {
+            p.iter()
+                .flat_map(|&t| [0u32, t])
+                .flat_map(u32::to_le_bytes)
+                .collect()
+        };
+        let types = [
+            (1, 4 << 24, 8, vec![]),                    // 1: struct bio, no members
+            (0, 2 << 24, 1, vec![]),                    // 2: bio *
+            (17, 1 << 24, 4, vec![0; 4]),               // 3: int
+            (0, 2 << 24, 0, vec![]),                    // 4: void *
+            (0, (13 << 24) | 3, 0, params(&[4, 2, 3])), // 5: (void *, bio *, int)
+            (0, 2 << 24, 5, vec![]),                    // 6: pointer to 5
+            (5, 8 << 24, 6, vec![]),                    // 7: typedef btf_trace_q
+        ];
+        let d = blob(&types, s);
+        let btf = Btf::parse(&d).expect("a BTF blob");
+        let got = btf.tracepoint_args(&["q", "c"]);
+        println!("{got:?}");
+        assert_eq!(
+            got,
+            [Some(vec!["bio".to_string(), "int".to_string()]), None]
+        );
     }
 
     /// The running kernel's, where it has one: `struct bio`'s fields the counting program

@@ -227,11 +227,13 @@ impl Layout {
         })
     }
 
-    /// The running kernel's, from its BTF.
+    /// The running kernel's, from its BTF, where its tracepoints hand over what the programs
+    /// read.
     fn of_btf() -> io::Result<Self> {
         let data = bpf::vmlinux_btf()?;
         let btf = Btf::parse(&data)
             .ok_or_else(|| io::Error::other("/sys/kernel/btf/vmlinux is not BTF"))?;
+        takes_what_the_programs_read(&btf)?;
         let o = btf
             .offsets_of(&[
                 ("bio", &["bi_bdev"]),
@@ -303,6 +305,32 @@ impl Layout {
             .max(self.rq_data_len + 4);
         end.next_multiple_of(8)
     }
+}
+
+/// Whether each tracepoint hands its programs what they read, in that place (the first
+/// argument the bio or request, a fork's second the new task): the offsets alone do not say
+/// so (before 5.11 the block events took the queue first), and a program reading one thing as
+/// another would record nonsense.
+fn takes_what_the_programs_read(btf: &Btf) -> io::Result<()> {
+    let points: Vec<&str> = PROGRAMS
+        .iter()
+        .map(|(_, p, _)| p.to_str().unwrap_or(""))
+        .collect();
+    let firsts = ["bio", "request", "request", "task_struct", "task_struct"];
+    let args = btf.tracepoint_args(&points);
+    for ((point, first), got) in points.iter().zip(firsts).zip(&args) {
+        let ok = got.as_ref().is_some_and(|a| {
+            a.first().is_some_and(|f| f == first)
+                && (*point != "sched_process_fork" || a.get(1).is_some_and(|s| s == first))
+                && (*point != "block_rq_complete" || a.len() == 3)
+        });
+        if !ok {
+            return Err(io::Error::other(format!(
+                "the kernel's {point} hands over {got:?}, not what the trace's program reads"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// What the programs keep: every device in `whole` (kernel numbers), and on the others the
@@ -638,6 +666,51 @@ mod tests {
             println!("{opf:#x}: {got}");
             assert_eq!(got, want);
         }
+    }
+
+    /// This kernel's tracepoints hand over what the programs read (where it has BTF).
+    #[test]
+    fn this_kernels_tracepoints_take_what_the_programs_read() {
+        let Ok(data) = bpf::vmlinux_btf() else {
+            return println!("skipped: no /sys/kernel/btf/vmlinux");
+        };
+        let btf = Btf::parse(&data).unwrap();
+        let points: Vec<&str> = PROGRAMS
+            .iter()
+            .map(|(_, p, _)| p.to_str().unwrap())
+            .collect();
+        println!("{:?}", btf.tracepoint_args(&points));
+        takes_what_the_programs_read(&btf).unwrap();
+    }
+
+    /// A kernel whose `block_bio_queue` hands over the queue first (before 5.11) is refused,
+    /// and the trace falls back to tracefs, rather than a program reading a queue as a bio.
+    #[test]
+    fn a_tracepoint_that_hands_over_the_queue_first_is_refused() {
+        // strings: 0 "", 1 "bio", 5 "request_queue", 19 "btf_trace_block_bio_queue"
+        let s = b"\0bio\0request_queue\0btf_trace_block_bio_queue\0";
+        let params: Vec<u8> = [0u32, 4, 0, 3, 0, 2]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let types = [
+            (1, 4 << 24, 8, vec![]),        // 1: struct bio
+            (0, 2 << 24, 1, vec![]),        // 2: bio *
+            (0, 2 << 24, 5, vec![]),        // 3: request_queue * (5)
+            (0, 2 << 24, 0, vec![]),        // 4: void *
+            (5, 4 << 24, 8, vec![]),        // 5: struct request_queue
+            (0, (13 << 24) | 3, 0, params), // 6: (void *, queue *, bio *)
+            (0, 2 << 24, 6, vec![]),        // 7: pointer to 6
+            (19, 8 << 24, 7, vec![]),       // 8: typedef btf_trace_block_bio_queue
+        ];
+        let d = crate::trace::bpf::btf::tests::blob(&types, s);
+        let btf = Btf::parse(&d).unwrap();
+        let e = takes_what_the_programs_read(&btf).unwrap_err().to_string();
+        println!("{e}");
+        assert!(
+            e.contains("block_bio_queue") && e.contains("request_queue"),
+            "{e}"
+        );
     }
 
     /// A layout's numbers read back as the same layout; too few are none.
