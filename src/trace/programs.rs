@@ -24,7 +24,9 @@ impl Programs {
     }
 
     /// Turns the first `n` block events (tracefs's order: queue, issue, complete) on, or all
-    /// off; processes' lives stay on. Whether the programs took it.
+    /// off; processes' lives stay on. Whether the programs took it: where one could not be
+    /// attached, the block events are all off again (a window half open would count what no
+    /// window holds).
     pub fn set(&mut self, n: usize, on: bool) -> bool {
         let mut bits = events::LIVES;
         if on && n >= 1 {
@@ -33,7 +35,11 @@ impl Programs {
         if on && n >= 3 {
             bits |= events::REQUESTS;
         }
-        self.events.set(bits).is_ok()
+        let took = self.events.set(bits).is_ok();
+        if !took {
+            let _ = self.events.set(events::LIVES);
+        }
+        took
     }
 
     /// Everything off: the trace is over.

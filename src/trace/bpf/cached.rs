@@ -39,7 +39,10 @@ pub fn read(dir: &Path, key: &str) -> Option<Vec<u32>> {
 pub fn write(dir: &Path, key: &str, words: &[u32]) {
     let numbers: Vec<String> = words.iter().map(u32::to_string).collect();
     let text = format!("{key}\n{}\n", numbers.join(" "));
-    let aside = dir.join(format!("{FILE}.{}", std::process::id()));
+    // Aside under a name of this write's own (two traces of one process may write at once).
+    static WRITES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let aside = dir.join(format!("{FILE}.{}.{n}", std::process::id()));
     let written = fs::create_dir_all(dir)
         .and_then(|()| fs::File::create(&aside))
         .and_then(|mut f| f.write_all(text.as_bytes()))
