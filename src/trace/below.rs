@@ -34,6 +34,27 @@ impl FileBelow {
     }
 }
 
+/// A disk (major, minor) and the sectors of files on it: `[start, end)` each.
+pub type DiskRanges = ((u32, u32), Vec<(u64, u64)>);
+
+/// Each disk below the loop devices that is not traced whole (`whole`), with its files' ranges
+/// on it: what the events' filter keeps of that disk, in both ways of tracing.
+pub fn disks_below(files: &[FileBelow], whole: &[(u32, u32)]) -> Vec<DiskRanges> {
+    let mut disks: Vec<(u32, u32)> = files.iter().map(|f| f.disk).collect();
+    disks.retain(|d| !whole.contains(d));
+    disks.sort_unstable();
+    disks.dedup();
+    disks
+        .into_iter()
+        .map(|disk| {
+            let all = (files.iter().filter(|f| f.disk == disk))
+                .flat_map(|f| f.ranges.iter().copied())
+                .collect();
+            (disk, all)
+        })
+        .collect()
+}
+
 /// `ranges` (sorted) in at most `n`, the nearest joined: what the kernel's filter is given (a
 /// filter is a page at most; the tally tests the files' own ranges).
 pub fn coarse(ranges: &[(u64, u64)], n: usize) -> Vec<(u64, u64)> {

@@ -393,14 +393,7 @@ impl Via {
 fn programs(whole: &[(u32, u32)], files: &[FileBelow]) -> Result<reader::Source, String> {
     let kernel = |(maj, min): (u32, u32)| (maj << 20) | min;
     let mut ranges: Vec<(u32, u64, u64)> = Vec::new();
-    let mut disks: Vec<(u32, u32)> = files.iter().map(|f| f.disk).collect();
-    disks.retain(|d| !whole.contains(d));
-    disks.sort_unstable();
-    disks.dedup();
-    for disk in disks {
-        let all: Vec<(u64, u64)> = (files.iter().filter(|f| f.disk == disk))
-            .flat_map(|f| f.ranges.iter().copied())
-            .collect();
+    for (disk, all) in below::disks_below(files, whole) {
         let coarse = below::coarse(&all, PROGRAM_RANGES);
         ranges.extend(coarse.iter().map(|&(a, b)| (kernel(disk), a, b)));
     }
@@ -498,18 +491,10 @@ fn filter(devices: &Named, whole: &[(u32, u32)], files: &[FileBelow]) -> String 
         .filter(|(d, _)| whole.contains(d))
         .map(|(d, _)| dev(*d))
         .collect();
-    let mut disks: Vec<(u32, u32)> = files.iter().map(|f| f.disk).collect();
-    disks.retain(|d| !whole.contains(d));
-    disks.sort_unstable();
-    disks.dedup();
+    let disks = below::disks_below(files, whole);
     let plain = any.len();
     let each = FILTER_RANGES / disks.len().max(1);
-    for disk in disks {
-        let all: Vec<(u64, u64)> = files
-            .iter()
-            .filter(|f| f.disk == disk)
-            .flat_map(|f| f.ranges.iter().copied())
-            .collect();
+    for (disk, all) in disks {
         let ranges = below::coarse(&all, each)
             .iter()
             .map(|(a, b)| format!("(sector >= {a} && sector < {b})"))

@@ -134,13 +134,7 @@ mod tests {
         }
     }
 
-    const FLAGS: events::OpFlags = events::OpFlags {
-        preflush: 1 << 18,
-        fua: 1 << 17,
-        rahead: 1 << 19,
-        sync: 1 << 11,
-        meta: 1 << 12,
-    };
+    use crate::trace::bpf::events::tests::FLAGS;
 
     /// A record reads as the event tracefs would have recorded: its name without the NULs,
     /// its device split, its letters; a flush request's sector of all ones as 0.

@@ -197,12 +197,16 @@ pub fn read_pipe(
         Source::Raw(_) => "pages",
         Source::Text(_) => "text",
     };
+    // The programs have their own count and switch; an instance's are files.
+    let (stats, switches) = match source {
+        Source::Programs(_) => (Stats(Vec::new()), Switches(Vec::new())),
+        _ => (Stats::open(dir), Switches::open(dir)),
+    };
     let mut r = Reader {
         source,
         dir: dir.to_path_buf(),
-        // The programs have their own count and switch; an instance's are files.
-        stats: Stats(Vec::new()),
-        switches: Switches(Vec::new()),
+        stats,
+        switches,
         live,
         names,
         tally,
@@ -225,9 +229,6 @@ pub fn read_pipe(
         events_at_open: 0,
         per_bio: 1.0,
     };
-    if !matches!(r.source, Source::Programs(_)) {
-        (r.stats, r.switches) = (Stats::open(dir), Switches::open(dir));
-    }
     let mut next = now + CHECK_EVERY;
     while !control.stop.load(Ordering::Relaxed) {
         // Asleep until the next wake, or until the tracer stops it (it unparks this thread):

@@ -5,7 +5,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 
 use super::asm::*;
-use super::btf::Btf;
+use super::events::Layout;
 use crate::sys::bpf::{self, Map};
 
 /// What one process queued on one device in one operation (the kernel's REQ_OP: 0 read, 1
@@ -33,39 +33,6 @@ const RAW_TRACEPOINT: u32 = 17;
 /// Entries the counts' map holds: (device, process, operation) triples seen in one run.
 const ENTRIES: u32 = 4096;
 
-/// Where the program finds a bio's fields: byte offsets from the kernel's BTF.
-#[derive(Debug, Clone, Copy)]
-pub struct Layout {
-    bi_bdev: u32,
-    bi_opf: u32,
-    bi_size: u32,
-    bd_dev: u32,
-}
-
-impl Layout {
-    /// The running kernel's.
-    pub fn of_kernel() -> io::Result<Self> {
-        let data = bpf::vmlinux_btf()?;
-        let btf = Btf::parse(&data)
-            .ok_or_else(|| io::Error::other("/sys/kernel/btf/vmlinux is not BTF"))?;
-        let off = |s: &str, p: &[&str]| btf.offset_of(s, p).map_err(io::Error::other);
-        Ok(Self {
-            bi_bdev: off("bio", &["bi_bdev"])?,
-            bi_opf: off("bio", &["bi_opf"])?,
-            bi_size: off("bio", &["bi_iter", "bi_size"])?,
-            bd_dev: off("block_device", &["bd_dev"])?,
-        })
-    }
-
-    /// The bytes of a bio the program copies: up to its last field read, in whole words.
-    fn head(&self) -> i16 {
-        let end = (self.bi_bdev + 8)
-            .max(self.bi_opf + 4)
-            .max(self.bi_size + 4);
-        end.div_ceil(8) as i16 * 8
-    }
-}
-
 // The program's stack (below R10): the key (device, tgid, op) at -16, a zeroed value at -32,
 // the device number at -40, the switch's key at -44, the bio's head below -48.
 const KEY: i16 = -16;
@@ -76,7 +43,7 @@ const SWITCH_KEY: i16 = -44;
 /// The counting program: `switch` and `counts` are the maps' descriptors, `devices` the
 /// kernel's numbers (major << 20 | minor) of the devices to count (all where empty).
 fn program(l: &Layout, switch: i32, counts: i32, devices: &[u32]) -> Vec<u64> {
-    let bio_at = -48 - l.head();
+    let bio_at = -48 - l.bio_head() as i16;
     let mut p = vec![load64(R6, R1, 0), store32_imm(R10, SWITCH_KEY, 0)];
     p.extend(load_map(R1, switch));
     p.extend([
@@ -87,7 +54,7 @@ fn program(l: &Layout, switch: i32, counts: i32, devices: &[u32]) -> Vec<u64> {
     let mut read = vec![
         mov(R1, R10),
         add_imm(R1, i32::from(bio_at)),
-        mov_imm(R2, i32::from(l.head())),
+        mov_imm(R2, l.bio_head() as i32),
         mov(R3, R6),
         call(PROBE_READ_KERNEL),
         load64(R3, R10, bio_at + l.bi_bdev as i16),

@@ -138,11 +138,11 @@ impl OpFlags {
 /// Where the programs find what they read: byte offsets from the kernel's BTF.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
-    bi_bdev: u32,
-    bi_opf: u32,
+    pub(super) bi_bdev: u32,
+    pub(super) bi_opf: u32,
     bi_sector: u32,
-    bi_size: u32,
-    bd_dev: u32,
+    pub(super) bi_size: u32,
+    pub(super) bd_dev: u32,
     rq_q: u32,
     rq_cmd_flags: u32,
     rq_sector: u32,
@@ -289,7 +289,7 @@ impl Layout {
     }
 
     /// The bytes of a bio the queue's program copies: up to its last field read, in words.
-    fn bio_head(&self) -> u32 {
+    pub(super) fn bio_head(&self) -> u32 {
         let end = (self.bi_bdev + 8)
             .max(self.bi_opf + 4)
             .max(self.bi_sector + 8)
@@ -445,16 +445,22 @@ fn read_into(a: &mut Asm, to: i16, len: i32) {
     ]);
 }
 
-/// The bio (the first argument): R7 its device, R8 its sector; its sectors and opf in the
-/// record.
-fn read_bio(a: &mut Asm, l: &Layout) -> io::Result<()> {
-    let head = l.bio_head();
+/// The first `head` bytes of the struct the first argument points to, copied below the
+/// scratch words; where they start on the stack.
+fn copy_head(a: &mut Asm, head: u32) -> io::Result<i16> {
     if head > HEAD_MAX {
         return Err(too_big());
     }
     let at = MINOR - head as i16;
     a.push(load64(R3, R6, 0));
     read_into(a, at, head as i32);
+    Ok(at)
+}
+
+/// The bio (the first argument): R7 its device, R8 its sector; its sectors and opf in the
+/// record.
+fn read_bio(a: &mut Asm, l: &Layout) -> io::Result<()> {
+    let at = copy_head(a, l.bio_head())?;
     a.push(load64(R3, R10, at + l.bi_bdev as i16));
     a.push(add_imm(R3, l.bd_dev as i32));
     read_into(a, REC + 16, 4);
@@ -473,13 +479,7 @@ fn read_bio(a: &mut Asm, l: &Layout) -> io::Result<()> {
 /// The request (the first argument): R7 its disk's number (0 without one), R8 its sector; its
 /// sectors (at completion, the bytes completed: the third argument) and opf in the record.
 fn read_request(a: &mut Asm, l: &Layout, complete: bool) -> io::Result<()> {
-    let head = l.rq_head();
-    if head > HEAD_MAX {
-        return Err(too_big());
-    }
-    let at = MINOR - head as i16;
-    a.push(load64(R3, R6, 0));
-    read_into(a, at, head as i32);
+    let at = copy_head(a, l.rq_head())?;
     // rq->q->disk, then its major and first minor (a failed read leaves zeros).
     a.push(load64(R3, R10, at + l.rq_q as i16));
     a.push(add_imm(R3, l.q_disk as i32));
@@ -635,10 +635,11 @@ impl Events {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    const FLAGS: OpFlags = OpFlags {
+    /// 6.18's bits.
+    pub(crate) const FLAGS: OpFlags = OpFlags {
         preflush: 1 << 18,
         fua: 1 << 17,
         rahead: 1 << 19,
