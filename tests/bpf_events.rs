@@ -22,6 +22,19 @@ fn devno((major, minor): (u32, u32)) -> u32 {
     (major << 20) | minor
 }
 
+/// The programs for `filter`, or None (a skip, said) where the kernel will not run them
+/// outside CI.
+fn start(filter: &Filter) -> Option<Events> {
+    match Events::start(filter, 1 << 20) {
+        Ok(e) => Some(e),
+        Err(e) if !required() => {
+            eprintln!("SKIPPED: the kernel would not run the trace's programs: {e}");
+            None
+        }
+        Err(e) => panic!("the trace's programs: {e}"),
+    }
+}
+
 /// Every record the ring holds.
 fn drained(e: &mut Events) -> Vec<Record> {
     let mut v = Vec::new();
@@ -44,13 +57,8 @@ fn a_dds_bios_and_life_are_recorded_as_tracefs_would() {
         whole: vec![da],
         ranges: Vec::new(),
     };
-    let mut events = match Events::start(&filter, 1 << 20) {
-        Ok(e) => e,
-        Err(e) if !required() => {
-            eprintln!("SKIPPED: the kernel would not run the trace's programs: {e}");
-            return;
-        }
-        Err(e) => panic!("the trace's programs: {e}"),
+    let Some(mut events) = start(&filter) else {
+        return;
     };
     println!("layout: {:?}", events.layout);
     let before = dd(&format!(
@@ -188,13 +196,8 @@ fn a_ranges_bios_are_kept_and_no_others() {
         whole: Vec::new(),
         ranges: vec![(db, 128, 256), (db, 1024, 1152)],
     };
-    let mut events = match Events::start(&filter, 1 << 20) {
-        Ok(e) => e,
-        Err(e) if !required() => {
-            eprintln!("SKIPPED: the kernel would not run the trace's programs: {e}");
-            return;
-        }
-        Err(e) => panic!("the trace's programs: {e}"),
+    let Some(mut events) = start(&filter) else {
+        return;
     };
     events.set(QUEUE).unwrap();
     let mut readers = Vec::new();
