@@ -15,6 +15,13 @@ BLKSCOPE_TRACE_SOFT=1), bare (a
 `--no-trace` run beside a tracefs instance of this script's own whose three block events are
 in soft mode, no window ever opened).
 
+With PROGRAMS=1, kernel.bpf_stats_enabled is on for the rounds (the kernel then times each BPF
+program's runs, about two clock reads a run more) and each run's trace programs' time in the
+kernel (their `run_time_ns` in /proc/PID/fdinfo, read with the threads) is a column of its own,
+`programs`: the events' recording, in whichever thread or interrupt ran the tracepoint (the
+job thread, the loop device's worker, completions), which the threads' figures above do not
+separate. It is added to the own threads' share as a second figure.
+
 Usage: sudo python3 bench/trace_threads.py DEVICE ROUNDS RUNTIME MODES JOB-ARGS...
   sudo python3 bench/trace_threads.py /dev/loop0 16 3s off,default,soft \\
        --op randread --bs 4k --iodepth 32 --mode direct
@@ -30,6 +37,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.environ.get("BLKSCOPE", os.path.join(HERE, "..", "target", "release", "blkscope"))
 BARE = "/sys/kernel/tracing/instances/blkscope-bench-threads"
+STATS = "/proc/sys/kernel/bpf_stats_enabled"
 
 
 def bare_instance():
@@ -52,6 +60,25 @@ def kind_of(pid, tid, comm):
     return "main" if tid == str(pid) else thread_kind(comm)
 
 
+def programs_ns(pid):
+    """The kernel time (ns) of the BPF programs process `pid` holds, as its fdinfo says now."""
+    total = 0
+    try:
+        fds = os.listdir(f"/proc/{pid}/fdinfo")
+    except OSError:
+        return None
+    for fd in fds:
+        try:
+            text = open(f"/proc/{pid}/fdinfo/{fd}").read()
+        except OSError:
+            continue
+        if "prog_type:" in text:
+            for line in text.splitlines():
+                if line.startswith("run_time_ns:"):
+                    total += int(line.split()[1])
+    return total
+
+
 def one(dev, runtime, mode, job):
     args = [BIN, "run", dev, *job, "--runtime", runtime, "--no-save", "--json"]
     env = dict(os.environ)
@@ -66,7 +93,10 @@ def one(dev, runtime, mode, job):
     try:
         p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         seen = {}
+        progs = 0
         while p.poll() is None:
+            if os.environ.get("PROGRAMS") == "1":
+                progs = max(progs, programs_ns(p.pid) or 0)
             try:
                 tids = os.listdir(f"/proc/{p.pid}/task")
             except OSError:
@@ -88,6 +118,8 @@ def one(dev, runtime, mode, job):
     for k, ns in seen.values():
         by[k] = by.get(k, 0.0) + ns / 1e6
     by["all"] = sum(by.values())
+    if os.environ.get("PROGRAMS") == "1":
+        by["programs"] = progs / 1e6
     return r["iops"], max(r["ios"], 1), by
 
 
@@ -97,9 +129,17 @@ def main():
     dev, rounds, runtime = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     modes, job = sys.argv[4].split(","), sys.argv[5:]
     res = {m: [] for m in modes}
-    for i in range(rounds):
-        for m in modes if i % 2 == 0 else modes[::-1]:
-            res[m].append(one(dev, runtime, m, job))
+    stats_were = None
+    if os.environ.get("PROGRAMS") == "1":
+        stats_were = open(STATS).read().strip()
+        open(STATS, "w").write("1")
+    try:
+        for i in range(rounds):
+            for m in modes if i % 2 == 0 else modes[::-1]:
+                res[m].append(one(dev, runtime, m, job))
+    finally:
+        if stats_were is not None:
+            open(STATS, "w").write(stats_were)
     us = lambda r, k: r[2].get(k, 0.0) * 1e3 / r[1]  # noqa: E731
     for m in modes:
         print(f"{m:<8}", " ".join(f"{r[0] / 1e3:.0f}K/{us(r, 'all'):.2f}" for r in res[m]))
@@ -127,6 +167,16 @@ def main():
         )
         print(f"{m}: its reader and main thread's more, of {base}'s whole CPU, each round:"
               f" median {100 * st.median(own):.1f}% [{' '.join(f'{100 * x:.1f}' for x in own)}]")
+        if os.environ.get("PROGRAMS") == "1":
+            # With the programs' time in the kernel (in the job thread, the loop device's
+            # worker or an interrupt, wherever the tracepoint ran).
+            full = sorted(
+                (b[2].get("reader", 0.0) + b[2].get("main", 0.0) - a[2].get("main", 0.0)
+                 + b[2].get("programs", 0.0)) / max(a[2]["all"], 1e-9)
+                for a, b in zip(res[base], res[m])
+            )
+            print(f"{m}: the same with its programs' kernel time, each round: median"
+                  f" {100 * st.median(full):.1f}% [{' '.join(f'{100 * x:.1f}' for x in full)}]")
 
 
 if __name__ == "__main__":
