@@ -7,7 +7,8 @@
 //! whose child ended before the test and is reaped during it are named as they did, live and
 //! at the end; one reading or writing the file below a loop device is named with the file, the
 //! loop device's own reads of it are tied to it; a middle I/O's parts add up to the run's median,
-//! on a device and on a file (by its extents).
+//! on a device and on a file (by its extents). Where bpf(2) is refused (a seccomp filter), the
+//! default trace is a tracefs instance's and says the same.
 
 mod common;
 
@@ -89,16 +90,23 @@ fn pages_or_text(lo: &Loop, via: &str) -> Seen {
         "--no-save",
         "--json",
     ];
-    let out = bin()
-        .env("BLKSCOPE_TRACE_MAX_RATE", "100000000")
-        .env("BLKSCOPE_TRACE_TEXT", if via == "text" { "1" } else { "0" })
-        .env(
-            "BLKSCOPE_TRACE_VIA",
-            if via == "bpf" { "bpf" } else { "tracefs" },
-        )
-        .args(args)
-        .output()
-        .unwrap();
+    let mut cmd = bin();
+    cmd.env("BLKSCOPE_TRACE_MAX_RATE", "100000000")
+        .env("BLKSCOPE_TRACE_TEXT", if via == "text" { "1" } else { "0" });
+    match via {
+        // Either way, as by default, where the kernel refuses bpf(2).
+        "refused" => {
+            assert!(refusing_bpf(&mut cmd), "x86_64 only");
+            cmd.env_remove("BLKSCOPE_TRACE_VIA");
+        }
+        "bpf" => {
+            cmd.env("BLKSCOPE_TRACE_VIA", "bpf");
+        }
+        _ => {
+            cmd.env("BLKSCOPE_TRACE_VIA", "tracefs");
+        }
+    }
+    let out = cmd.args(args).output().unwrap();
     let (r2, _) = diskstats_sectors(&lo.name);
     let wall = began.elapsed().as_secs_f64();
     drop(reader);
@@ -137,6 +145,45 @@ fn pages_or_text(lo: &Loop, via: &str) -> Seen {
         r["seconds"]
     );
     seen
+}
+
+/// Where the kernel refuses bpf(2) (a container's default seccomp profile, a locked-down
+/// kernel), the default trace is a tracefs instance's, and says the same of a test beside a
+/// reader: every event kept, the test's bytes its own, the reader named with what the device
+/// read for others.
+#[test]
+fn a_kernel_that_refuses_bpf_is_traced_through_an_instance() {
+    if !require(true, &["losetup", "dd"]) {
+        return;
+    }
+    if !cfg!(target_arch = "x86_64") {
+        assert!(!required(), "CI: the seccomp filter is written for x86_64");
+        return eprintln!("SKIPPED: the seccomp filter is written for x86_64");
+    }
+    let _one = one_at_a_time();
+    let lo = Loop::new(256 * MIB, None, false);
+    direct_io(&lo);
+    let s = pages_or_text(&lo, "refused");
+    if s.read_as.is_empty() {
+        assert!(!required(), "CI: the block layer must be traced here");
+        return eprintln!("SKIPPED: not traced here");
+    }
+    assert_eq!(s.read_as, "pages", "{s:?}");
+    assert_eq!(s.lost, 0, "{s:?}");
+    assert!(
+        s.test >= s.bytes && s.test as f64 <= s.bytes as f64 * 1.02,
+        "the test's traced reads {}, its run's bytes {}",
+        s.test,
+        s.bytes
+    );
+    assert!(
+        s.dd as f64 >= s.others_run as f64 * 0.9 && s.dd <= s.others_wall + 4 * MIB,
+        "dd's traced reads {} against what the device read for others in the run {} and in \
+         the command {}",
+        s.dd,
+        s.others_run,
+        s.others_wall
+    );
 }
 
 /// A reader of the device as fast as a sparse loop device gives (some GB a second) beside a

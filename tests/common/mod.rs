@@ -37,6 +37,68 @@ pub fn bin() -> Command {
     c
 }
 
+/// Makes `cmd` run where the kernel refuses bpf(2) with EPERM, as a container's default
+/// seccomp profile or a locked-down kernel does: a seccomp filter installed in the child before
+/// it runs the program (x86_64 only; false elsewhere, where a test skips).
+pub fn refusing_bpf(cmd: &mut Command) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::os::unix::process::CommandExt;
+        #[repr(C)]
+        struct Insn {
+            code: u16,
+            jt: u8,
+            jf: u8,
+            k: u32,
+        }
+        #[repr(C)]
+        struct Prog {
+            len: u16,
+            filter: *const Insn,
+        }
+        const LD_W_ABS: u16 = 0x20;
+        const JEQ_K: u16 = 0x15;
+        const RET_K: u16 = 0x06;
+        const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+        const ALLOW: u32 = 0x7fff_0000;
+        const ERRNO: u32 = 0x0005_0000;
+        let insn = |code, jt, jf, k| Insn { code, jt, jf, k };
+        // seccomp_data: nr at 0, arch at 4. Another architecture's calls pass; bpf(2) fails
+        // with EPERM; everything else passes.
+        let filter = [
+            insn(LD_W_ABS, 0, 0, 4),
+            insn(JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
+            insn(RET_K, 0, 0, ALLOW),
+            insn(LD_W_ABS, 0, 0, 0),
+            insn(JEQ_K, 0, 1, libc::SYS_bpf as u32),
+            insn(RET_K, 0, 0, ERRNO | libc::EPERM as u32),
+            insn(RET_K, 0, 0, ALLOW),
+        ];
+        // SAFETY: between fork and exec only prctl(2) runs, which is async-signal-safe; the
+        // filter is moved into the closure and read by the kernel during the call.
+        unsafe {
+            cmd.pre_exec(move || {
+                let prog = Prog {
+                    len: filter.len() as u16,
+                    filter: filter.as_ptr(),
+                };
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                    || libc::prctl(libc::PR_SET_SECCOMP, 2, &prog as *const Prog, 0, 0) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = cmd;
+        false
+    }
+}
+
 pub fn required() -> bool {
     std::env::var("BLKSCOPE_REQUIRE_PRIVILEGED_TESTS").as_deref() == Ok("1")
 }
