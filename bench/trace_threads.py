@@ -9,7 +9,8 @@ mode's whole CPU: the trace's fixed and reading costs, without the device's nois
 thread; the events' recording in the job thread is not in it).
 
 MODES (comma-separated): off (`--no-trace`), default (BPF programs where the kernel runs
-them), tracefs (the default through a tracefs instance, BLKSCOPE_TRACE_VIA=tracefs), soft
+them), NAME=BINARY (another build's default, to compare two builds' traces against one `off`:
+`off,default,old=/tmp/blkscope-old`), tracefs (the default through a tracefs instance, BLKSCOPE_TRACE_VIA=tracefs), soft
 (tracefs with the block events kept registered between windows in the kernel's soft mode,
 BLKSCOPE_TRACE_SOFT=1), bare (a
 `--no-trace` run beside a tracefs instance of this script's own whose three block events are
@@ -80,7 +81,8 @@ def programs_ns(pid):
 
 
 def one(dev, runtime, mode, job):
-    args = [BIN, "run", dev, *job, "--runtime", runtime, "--no-save", "--json"]
+    binary = mode.split("=", 1)[1] if "=" in mode else BIN
+    args = [binary, "run", dev, *job, "--runtime", runtime, "--no-save", "--json"]
     env = dict(os.environ)
     if mode in ("off", "bare"):
         args.append("--no-trace")
@@ -123,6 +125,11 @@ def one(dev, runtime, mode, job):
     return r["iops"], max(r["ios"], 1), by
 
 
+def name(mode):
+    """A mode as its rows print it: NAME of NAME=BINARY."""
+    return mode.split("=", 1)[0]
+
+
 def main():
     if len(sys.argv) < 6:
         sys.exit(__doc__)
@@ -142,7 +149,7 @@ def main():
             open(STATS, "w").write(stats_were)
     us = lambda r, k: r[2].get(k, 0.0) * 1e3 / r[1]  # noqa: E731
     for m in modes:
-        print(f"{m:<8}", " ".join(f"{r[0] / 1e3:.0f}K/{us(r, 'all'):.2f}" for r in res[m]))
+        print(f"{name(m):<8}", " ".join(f"{r[0] / 1e3:.0f}K/{us(r, 'all'):.2f}" for r in res[m]))
     print("\nmedians: IOPS, then each thread's CPU ms a run and us an I/O")
     for m in modes:
         keys = sorted({k for r in res[m] for k in r[2]})
@@ -151,11 +158,11 @@ def main():
             f"{st.median(us(r, k) for r in res[m]):.3f}us"
             for k in keys
         )
-        print(f"{m:<8} IOPS {st.median(r[0] for r in res[m]):.0f} {cells}")
+        print(f"{name(m):<8} IOPS {st.median(r[0] for r in res[m]):.0f} {cells}")
     base = modes[0]
     for m in modes[1:]:
         ratios = sorted(us(a, "all") / us(b, "all") for a, b in zip(res[m], res[base]))
-        print(f"{m}/{base} whole-process CPU per I/O, each round: median {st.median(ratios):.3f}"
+        print(f"{name(m)}/{name(base)} whole-process CPU per I/O, each round: median {st.median(ratios):.3f}"
               f" [{' '.join(f'{x:.2f}' for x in ratios)}]")
         # The part of the trace's cost its own threads carry (the reader, the main thread's
         # more), each round against the base run beside it: the device's swings, which move
@@ -165,7 +172,7 @@ def main():
             / max(a[2]["all"], 1e-9)
             for a, b in zip(res[base], res[m])
         )
-        print(f"{m}: its reader and main thread's more, of {base}'s whole CPU, each round:"
+        print(f"{name(m)}: its reader and main thread's more, of {name(base)}'s whole CPU, each round:"
               f" median {100 * st.median(own):.1f}% [{' '.join(f'{100 * x:.1f}' for x in own)}]")
         if os.environ.get("PROGRAMS") == "1":
             # With the programs' time in the kernel (in the job thread, the loop device's
@@ -175,7 +182,7 @@ def main():
                  + b[2].get("programs", 0.0)) / max(a[2]["all"], 1e-9)
                 for a, b in zip(res[base], res[m])
             )
-            print(f"{m}: the same with its programs' kernel time, each round: median"
+            print(f"{name(m)}: the same with its programs' kernel time, each round: median"
                   f" {100 * st.median(full):.1f}% [{' '.join(f'{100 * x:.1f}' for x in full)}]")
 
 
