@@ -10,7 +10,8 @@ thread; the events' recording in the job thread is not in it).
 
 MODES (comma-separated): off (`--no-trace`), default (BPF programs where the kernel runs
 them), NAME=BINARY (another build's default, to compare two builds' traces against one `off`:
-`off,default,old=/tmp/blkscope-old`), tracefs (the default through a tracefs instance, BLKSCOPE_TRACE_VIA=tracefs), soft
+`off,default,old=/tmp/blkscope-old`), tracefs (the default through a tracefs instance,
+BLKSCOPE_TRACE_VIA=tracefs), soft
 (tracefs with the block events kept registered between windows in the kernel's soft mode,
 BLKSCOPE_TRACE_SOFT=1), bare (a
 `--no-trace` run beside a tracefs instance of this script's own whose three block events are
@@ -39,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.environ.get("BLKSCOPE", os.path.join(HERE, "..", "target", "release", "blkscope"))
 BARE = "/sys/kernel/tracing/instances/blkscope-bench-threads"
 STATS = "/proc/sys/kernel/bpf_stats_enabled"
+PROGRAMS = os.environ.get("PROGRAMS") == "1"
 
 
 def bare_instance():
@@ -97,7 +99,7 @@ def one(dev, runtime, mode, job):
         seen = {}
         progs = 0
         while p.poll() is None:
-            if os.environ.get("PROGRAMS") == "1":
+            if PROGRAMS:
                 progs = max(progs, programs_ns(p.pid) or 0)
             try:
                 tids = os.listdir(f"/proc/{p.pid}/task")
@@ -120,7 +122,7 @@ def one(dev, runtime, mode, job):
     for k, ns in seen.values():
         by[k] = by.get(k, 0.0) + ns / 1e6
     by["all"] = sum(by.values())
-    if os.environ.get("PROGRAMS") == "1":
+    if PROGRAMS:
         by["programs"] = progs / 1e6
     return r["iops"], max(r["ios"], 1), by
 
@@ -137,7 +139,7 @@ def main():
     modes, job = sys.argv[4].split(","), sys.argv[5:]
     res = {m: [] for m in modes}
     stats_were = None
-    if os.environ.get("PROGRAMS") == "1":
+    if PROGRAMS:
         stats_were = open(STATS).read().strip()
         open(STATS, "w").write("1")
     try:
@@ -162,28 +164,32 @@ def main():
     base = modes[0]
     for m in modes[1:]:
         ratios = sorted(us(a, "all") / us(b, "all") for a, b in zip(res[m], res[base]))
-        print(f"{name(m)}/{name(base)} whole-process CPU per I/O, each round: median {st.median(ratios):.3f}"
-              f" [{' '.join(f'{x:.2f}' for x in ratios)}]")
+        print(f"{name(m)}/{name(base)} whole-process CPU per I/O, each round: median"
+              f" {st.median(ratios):.3f} [{' '.join(f'{x:.2f}' for x in ratios)}]")
         # The part of the trace's cost its own threads carry (the reader, the main thread's
         # more), each round against the base run beside it: the device's swings, which move
         # the job thread's CPU by more than the whole trace costs, are not in it.
-        own = sorted(
-            (b[2].get("reader", 0.0) + b[2].get("main", 0.0) - a[2].get("main", 0.0))
-            / max(a[2]["all"], 1e-9)
-            for a, b in zip(res[base], res[m])
-        )
-        print(f"{name(m)}: its reader and main thread's more, of {name(base)}'s whole CPU, each round:"
-              f" median {100 * st.median(own):.1f}% [{' '.join(f'{100 * x:.1f}' for x in own)}]")
-        if os.environ.get("PROGRAMS") == "1":
-            # With the programs' time in the kernel (in the job thread, the loop device's
-            # worker or an interrupt, wherever the tracepoint ran).
-            full = sorted(
-                (b[2].get("reader", 0.0) + b[2].get("main", 0.0) - a[2].get("main", 0.0)
-                 + b[2].get("programs", 0.0)) / max(a[2]["all"], 1e-9)
-                for a, b in zip(res[base], res[m])
-            )
+        own = sorted(share(a, b, False) for a, b in zip(res[base], res[m]))
+        print(f"{name(m)}: its reader and main thread's more, of {name(base)}'s whole CPU, each"
+              f" round: median {100 * st.median(own):.1f}% [{percents(own)}]")
+        if PROGRAMS:
+            full = sorted(share(a, b, True) for a, b in zip(res[base], res[m]))
             print(f"{name(m)}: the same with its programs' kernel time, each round: median"
-                  f" {100 * st.median(full):.1f}% [{' '.join(f'{100 * x:.1f}' for x in full)}]")
+                  f" {100 * st.median(full):.1f}% [{percents(full)}]")
+
+
+def share(a, b, programs):
+    """Run b's reader and main thread's more than run a's, over a's whole CPU; with `programs`,
+    b's programs' time in the kernel too (in the job thread, the loop device's worker or an
+    interrupt, wherever the tracepoint ran)."""
+    more = b[2].get("reader", 0.0) + b[2].get("main", 0.0) - a[2].get("main", 0.0)
+    if programs:
+        more += b[2].get("programs", 0.0)
+    return more / max(a[2]["all"], 1e-9)
+
+
+def percents(xs):
+    return " ".join(f"{100 * x:.1f}" for x in xs)
 
 
 if __name__ == "__main__":
