@@ -1,11 +1,15 @@
 //! The trace's events from BPF programs (`trace::bpf::events`) on real loop devices: a dd's
 //! bios queued, issued and completed, each with its device, sector, size and direction as
 //! tracefs records them; the dd's fork and exit; nothing from a device not asked for, nor while
-//! the switch is off; the programs gone with the events.
+//! the switch is off; the programs gone with the events. Each test runs the block programs
+//! both ways they read the kernel's structs (`Style`), and the default is the typed one where
+//! the kernel can check it.
 
 mod common;
 
-use blkscope::trace::bpf::events::{Events, Filter, LIVES, QUEUE, REQUESTS, Record, Which};
+use blkscope::trace::bpf::events::{
+    Events, Filter, LIVES, Layout, QUEUE, REQUESTS, Record, Style, Which,
+};
 use common::*;
 
 const MIB: u64 = 1 << 20;
@@ -22,10 +26,14 @@ fn devno((major, minor): (u32, u32)) -> u32 {
     (major << 20) | minor
 }
 
-/// The programs for `filter`, or None (a skip, said) where the kernel will not run them
-/// outside CI.
-fn start(filter: &Filter) -> Option<Events> {
-    match Events::start(filter, 1 << 20) {
+/// The programs for `filter` in `style`, or None (a skip, said) where the kernel will not run
+/// them outside CI, or (typed) where it is older than the cast they need.
+fn start(filter: &Filter, style: Style) -> Option<Events> {
+    if style == Style::Typed && Layout::of_kernel().is_ok_and(|l| !l.typed()) {
+        eprintln!("SKIPPED (typed): this kernel's BTF has no bpf_rdonly_cast (before 6.2)");
+        return None;
+    }
+    match Events::start_with(filter, 1 << 20, style) {
         Ok(e) => Some(e),
         Err(e) if !required() => {
             eprintln!("SKIPPED: the kernel would not run the trace's programs: {e}");
@@ -42,12 +50,38 @@ fn drained(e: &mut Events) -> Vec<Record> {
     v
 }
 
-#[test]
-fn a_dds_bios_and_life_are_recorded_as_tracefs_would() {
+/// `test` for each style, one test at a time, where loop devices and dd can be had.
+fn each_style(test: fn(Style)) {
     if !require(true, &["losetup", "dd"]) {
         return;
     }
     let _one = one_at_a_time();
+    for style in [Style::Typed, Style::Raw] {
+        println!("--- {style:?}");
+        test(style);
+    }
+}
+
+/// Where the kernel can check typed programs, they are what the trace loads.
+#[test]
+fn the_programs_are_typed_where_the_kernel_can_check_them() {
+    if !require(true, &[]) {
+        return;
+    }
+    let _one = one_at_a_time();
+    let typed = Layout::of_kernel().is_ok_and(|l| l.typed());
+    let got = Events::start(&Filter::default(), 1 << 16).map(|e| e.style);
+    println!("the kernel has bpf_rdonly_cast: {typed}; the default loaded {got:?}");
+    let want = if typed { Style::Typed } else { Style::Raw };
+    assert_eq!(got.ok(), Some(want));
+}
+
+#[test]
+fn a_dds_bios_and_life_are_recorded_as_tracefs_would() {
+    each_style(dds_bios_and_life);
+}
+
+fn dds_bios_and_life(style: Style) {
     let (a, b) = (
         Loop::new(64 * MIB, None, false),
         Loop::new(64 * MIB, None, false),
@@ -57,7 +91,7 @@ fn a_dds_bios_and_life_are_recorded_as_tracefs_would() {
         whole: vec![da],
         ranges: Vec::new(),
     };
-    let Some(mut events) = start(&filter) else {
+    let Some(mut events) = start(&filter, style) else {
         return;
     };
     println!("layout: {:?}", events.layout);
@@ -182,10 +216,10 @@ fn a_dds_bios_and_life_are_recorded_as_tracefs_would() {
 /// device.
 #[test]
 fn a_ranges_bios_are_kept_and_no_others() {
-    if !require(true, &["losetup", "dd"]) {
-        return;
-    }
-    let _one = one_at_a_time();
+    each_style(ranges_bios_kept);
+}
+
+fn ranges_bios_kept(style: Style) {
     let (a, b) = (
         Loop::new(64 * MIB, None, false),
         Loop::new(64 * MIB, None, false),
@@ -196,7 +230,7 @@ fn a_ranges_bios_are_kept_and_no_others() {
         whole: Vec::new(),
         ranges: vec![(db, 128, 256), (db, 1024, 1152)],
     };
-    let Some(mut events) = start(&filter) else {
+    let Some(mut events) = start(&filter, style) else {
         return;
     };
     events.set(QUEUE).unwrap();

@@ -120,6 +120,11 @@ pub fn call(n: i32) -> u64 {
     ins(0x85, 0, 0, 0, n)
 }
 
+/// Calls kernel function `id` (its FUNC's id in the kernel's BTF: BPF_PSEUDO_KFUNC_CALL).
+pub fn call_kfunc(id: u32) -> u64 {
+    ins(0x85, 0, 2, 0, id as i32)
+}
+
 /// Returns R0.
 pub fn exit() -> u64 {
     ins(0x95, 0, 0, 0, 0)

@@ -36,12 +36,13 @@ impl fmt::Display for NotFound {
     }
 }
 
-const STRUCT: u32 = 4;
+pub const STRUCT: u32 = 4;
 const UNION: u32 = 5;
 const ENUM: u32 = 6;
 const ENUM64: u32 = 19;
 const PTR: u32 = 2;
-const TYPEDEF: u32 = 8;
+pub const TYPEDEF: u32 = 8;
+pub const FUNC: u32 = 12;
 const FUNC_PROTO: u32 = 13;
 /// typedef, volatile, const, restrict, type_tag: a name or qualifier over another type.
 const OVER: [u32; 5] = [8, 9, 10, 11, 18];
@@ -128,17 +129,25 @@ impl<'a> Btf<'a> {
 
     /// The ids of structs `names`, in one pass over the types.
     fn struct_ids(&self, names: &[&str]) -> Vec<Option<u32>> {
-        let mut ids = vec![None; names.len()];
+        let want: Vec<(u32, &str)> = names.iter().map(|n| (STRUCT, *n)).collect();
+        self.ids_of(&want)
+    }
+
+    /// The id of each type of `want` (its kind, [`STRUCT`], [`TYPEDEF`] or [`FUNC`], and its
+    /// name; the first of that kind and name), in one pass that stops when all are found: the
+    /// ids a program checked against the kernel's types is loaded with.
+    pub fn ids_of(&self, want: &[(u32, &str)]) -> Vec<Option<u32>> {
+        let mut ids = vec![None; want.len()];
         for id in 1.. {
             let Some((n, kind, ..)) = self.head(id) else {
                 break;
             };
-            if kind != STRUCT {
+            if !want.iter().any(|(k, _)| *k == kind) {
                 continue;
             }
             let name = self.name(n);
-            for (i, w) in names.iter().enumerate() {
-                if w.as_bytes() == name {
+            for (i, (k, w)) in want.iter().enumerate() {
+                if *k == kind && w.as_bytes() == name {
                     ids[i].get_or_insert(id);
                 }
             }
@@ -416,6 +425,30 @@ pub(crate) mod tests {
             got,
             [Some(vec!["bio".to_string(), "int".to_string()]), None]
         );
+    }
+
+    /// Types found by kind and name: a function and a typedef of the same name as a struct
+    /// are told apart, the first of each kept, one not there is none.
+    #[test]
+    fn finds_types_by_kind_and_name() {
+        // strings: 0 "", 1 "bio", 5 "cast"
+        let s = b"\0bio\0cast\0";
+        let types = [
+            (1, 8 << 24, 2, vec![]),        // 1: typedef bio
+            (1, 4 << 24, 8, vec![]),        // 2: struct bio
+            (5, (12 << 24) | 1, 4, vec![]), // 3: func cast
+            (1, 4 << 24, 8, vec![]),        // 4: struct bio again
+        ];
+        let d = blob(&types, s);
+        let btf = Btf::parse(&d).expect("a BTF blob");
+        let got = btf.ids_of(&[
+            (STRUCT, "bio"),
+            (FUNC, "cast"),
+            (TYPEDEF, "bio"),
+            (FUNC, "bio"),
+        ]);
+        println!("{got:?}");
+        assert_eq!(got, [Some(2), Some(3), Some(1), None]);
     }
 
     /// The running kernel's, where it has one: `struct bio`'s fields the counting program
