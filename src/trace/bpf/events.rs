@@ -185,8 +185,9 @@ fn program(
     a.finish().ok_or_else(too_big)
 }
 
-/// The record's time, thread, process, kind and name, then the record into the ring (or one
-/// more lost where the ring is full); on to `out`.
+/// The record's time, thread, process, kind and name (not a completion's: the thread it ran
+/// in is whichever it interrupted, and nothing reads it), then the record into the ring (or
+/// one more lost where the ring is full); on to `out`.
 fn write_record(a: &mut Asm, which: Which, maps: Maps, out: Label) {
     a.push(call(KTIME_GET_NS));
     a.push(store64(R10, REC, R0));
@@ -195,12 +196,14 @@ fn write_record(a: &mut Asm, which: Which, maps: Maps, out: Label) {
     a.push(rsh_imm(R0, 32));
     a.push(store32(R10, REC + 28, R0));
     a.push(store32_imm(R10, REC + 36, which as i32));
-    a.extend([
-        mov(R1, R10),
-        add_imm(R1, i32::from(REC) + 40),
-        mov_imm(R2, 16),
-    ]);
-    a.push(call(GET_CURRENT_COMM));
+    if which != Which::Complete {
+        a.extend([
+            mov(R1, R10),
+            add_imm(R1, i32::from(REC) + 40),
+            mov_imm(R2, 16),
+            call(GET_CURRENT_COMM),
+        ]);
+    }
     a.extend(load_map(R1, maps.ring));
     a.extend([
         mov(R2, R10),
@@ -297,13 +300,20 @@ fn read_request(a: &mut Asm, l: &Layout, complete: bool) -> io::Result<()> {
     Ok(())
 }
 
+/// R0 = the first argument as a pointer to struct `id`, untrusted: `bpf_rdonly_cast`.
+fn cast_first_argument(a: &mut Asm, t: &Typed, id: u32) {
+    a.extend([
+        load64(R1, R6, 0),
+        mov_imm(R2, id as i32),
+        call_kfunc(t.cast),
+    ]);
+}
+
 /// As [`read_bio`], by plain loads from the bio cast to untrusted (`typed`): the verifier turns
 /// each into a load that reads 0 where the address faults, as a failed probe read does.
 fn read_bio_typed(a: &mut Asm, l: &Layout, t: &Typed) {
+    cast_first_argument(a, t, t.bio);
     a.extend([
-        load64(R1, R6, 0),
-        mov_imm(R2, t.bio as i32),
-        call_kfunc(t.cast),
         load64(R3, R0, l.bi_bdev as i16),
         load32(R7, R3, l.bd_dev as i16),
         load64(R8, R0, l.bi_sector as i16),
@@ -317,10 +327,8 @@ fn read_bio_typed(a: &mut Asm, l: &Layout, t: &Typed) {
 
 /// As [`read_request`], by plain loads from the request cast to untrusted (`typed`).
 fn read_request_typed(a: &mut Asm, l: &Layout, t: &Typed, complete: bool) {
+    cast_first_argument(a, t, t.request);
     a.extend([
-        load64(R1, R6, 0),
-        mov_imm(R2, t.request as i32),
-        call_kfunc(t.cast),
         load64(R3, R0, l.rq_q as i16),
         load64(R3, R3, l.q_disk as i16),
         load32(R7, R3, l.disk_major as i16),
