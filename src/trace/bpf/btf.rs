@@ -41,7 +41,7 @@ const UNION: u32 = 5;
 const ENUM: u32 = 6;
 const ENUM64: u32 = 19;
 const PTR: u32 = 2;
-pub const TYPEDEF: u32 = 8;
+const TYPEDEF: u32 = 8;
 pub const FUNC: u32 = 12;
 const FUNC_PROTO: u32 = 13;
 /// typedef, volatile, const, restrict, type_tag: a name or qualifier over another type.
@@ -133,9 +133,9 @@ impl<'a> Btf<'a> {
         self.ids_of(&want)
     }
 
-    /// The id of each type of `want` (its kind, [`STRUCT`], [`TYPEDEF`] or [`FUNC`], and its
-    /// name; the first of that kind and name), in one pass that stops when all are found: the
-    /// ids a program checked against the kernel's types is loaded with.
+    /// The id of each type of `want` (its kind, such as [`STRUCT`] or [`FUNC`], and its name;
+    /// the first of that kind and name), in one pass that stops when all are found: the ids a
+    /// program that casts to the kernel's types is written with.
     pub fn ids_of(&self, want: &[(u32, &str)]) -> Vec<Option<u32>> {
         let mut ids = vec![None; want.len()];
         for id in 1.. {

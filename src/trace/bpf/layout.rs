@@ -105,7 +105,8 @@ const WORDS: usize = 18;
 const WORDS_TYPED: usize = WORDS + 3;
 
 impl Layout {
-    /// Whether the kernel can check the block programs' reads (`events::Style::Typed`).
+    /// Whether the kernel has what the typed block programs need (`events::Style::Typed`):
+    /// the `bpf_rdonly_cast` kfunc and the structs' ids.
     pub fn typed(&self) -> bool {
         self.typed.is_some()
     }
