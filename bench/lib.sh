@@ -18,6 +18,9 @@
 #   bench_need_zram              exit with the reason unless the kernel has zram-control
 #   bench_fill DEV               write every block of DEV once (fio, 1M direct), so that reads
 #                                hit data and not never-written blocks
+#   bench_halt_poll NS           with NS set, a KVM guest's idle polling (the haltpoll cpuidle
+#                                driver's guest_halt_poll_ns) set to NS for the script and put
+#                                back on exit; exits with the reason where the guest has none
 #   bench_t_io_uring VAR [ARG...]
 #                                with FIO_SRC (a checkout of https://github.com/axboe/fio), fio's
 #                                peak-IOPS tool t/io_uring built from a copy of it in a
@@ -115,6 +118,16 @@ bench_need_zram() {
 
 bench_on_exit() {
   _bench_hooks+=("$1")
+}
+
+bench_halt_poll() {
+  local _b_p=/sys/module/haltpoll/parameters/guest_halt_poll_ns _b_was
+  [ -n "${1:-}" ] || return 0
+  [ -w "$_b_p" ] || { echo "HALT_POLL_NS needs a KVM guest with the haltpoll cpuidle driver ($_b_p)" >&2; exit 1; }
+  _b_was=$(cat "$_b_p")
+  bench_on_exit "echo $_b_was > $_b_p"
+  echo "$1" > "$_b_p"
+  echo "guest_halt_poll_ns $1 for this run (was $_b_was)" >&2
 }
 
 bench_fill() {

@@ -17,6 +17,9 @@
 #   git clone https://github.com/axboe/fio /tmp/fio && sudo FIO_SRC=/tmp/fio bash bench/matrix.sh
 #   SETUPS=psync,io_uring ...                          # only those fio setups
 #   TRACE_AB=1 sudo -E bash bench/matrix.sh            # blkscope --no-trace against its default
+#   HALT_POLL_NS=200000 sudo -E bash bench/matrix.sh   # idle vCPUs poll 200 us before halting
+#                                                      # (a KVM guest's haltpoll driver; the
+#                                                      # kernel's default), put back after
 set -euo pipefail
 RUNTIME=${RUNTIME:-3}
 PAIRS=${PAIRS:-3}
@@ -25,6 +28,7 @@ DEVICES=${DEVICES:-zram,loop}
 bench_need_fio
 bench_need_zram
 bench_build
+bench_halt_poll "${HALT_POLL_NS:-}"
 bench_tmpdir work
 devs=()
 if [[ ,$DEVICES, == *,zram,* ]]; then
@@ -40,5 +44,5 @@ for d in "${devs[@]}"; do
   bench_fill "$d"
 done
 bench_t_io_uring T_IO_URING
-echo "$(uname -r), $(nproc) CPUs, fio $(fio --version), blkscope $(git describe --always --dirty)" >&2
+echo "$(uname -r), $(nproc) CPUs, fio $(fio --version), blkscope $(git describe --always --dirty), guest_halt_poll_ns $(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || echo -)" >&2
 T_IO_URING=$T_IO_URING PYTHONPATH=bench python3 bench/matrix.py "$BIN" "$RUNTIME" "$PAIRS" "${devs[@]}"

@@ -451,18 +451,30 @@ fn io_the_kernel_hands_to_io_wq_is_handed_over_unless_the_job_polls_and_inline_i
     assert!(r.get("engine_probe").is_none(), "no probe on a queue: {r}");
 
     // --hipri (IOPOLL) is issued by polling, never handed over (zram refuses it: not asserted
-    // here); --sqpoll neither: the SQ thread submits, and the job neither hands over nor polls
-    // the ring itself.
-    let args = read_args(z.dev(), &z.name, "8M", "8", &["--sqpoll", "--json"]);
-    let args = [&args[..], &uring].concat();
-    let doc = ok_json(&blkscope(&args), &args);
-    let r = first_result(&doc);
-    println!(
-        "zram --sqpoll: to_workers {}, busy_polled {}",
-        r["to_workers"], r["busy_polled"]
-    );
-    assert!(r.get("to_workers").is_none(), "{r}");
-    assert!(r.get("busy_polled").is_none(), "{r}");
+    // here); --sqpoll neither: the SQ thread submits. With more than one CPU the job polls the
+    // completion ring instead of sleeping, as fio's --sqthread_poll does, where the poller
+    // issues the I/O itself (the loop device); where it hands it to io-wq (zram) the job
+    // sleeps, leaving the CPU to the workers; on one CPU it always sleeps.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for (dev, name, polls) in [(z.dev(), &z.name, false), (lo.dev(), &lo.name, cpus > 1)] {
+        for depth in ["1", "8"] {
+            let args = read_args(dev, name, "8M", depth, &["--sqpoll", "--json"]);
+            let args = [&args[..], &uring].concat();
+            let doc = ok_json(&blkscope(&args), &args);
+            let r = first_result(&doc);
+            println!(
+                "{name} --sqpoll QD{depth} on {cpus} CPUs: to_workers {}, busy_polled {}, ios {}",
+                r["to_workers"], r["busy_polled"], r["ios"]
+            );
+            assert!(r.get("to_workers").is_none(), "{r}");
+            assert_eq!(r.get("busy_polled").is_some(), polls, "{r}");
+            assert_eq!(
+                r["ios"].as_u64(),
+                Some(2048),
+                "the whole 8M read in 4K: {r}"
+            );
+        }
+    }
 }
 
 /// `auto` at depth where io_uring can only hand the I/O to io-wq (zram): a probe of the ring

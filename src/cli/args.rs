@@ -549,7 +549,9 @@ pub struct RunArgs {
     /// For randrw: percent of I/Os that read (default 50).
     #[arg(long)]
     pub rwmixread: Option<u8>,
-    /// Use io_uring SQPOLL (a kernel thread polls the queue; costs a core).
+    /// Use io_uring SQPOLL: a kernel thread polls the submission queue, and with more than
+    /// one CPU the job polls for its completions, as fio's --sqthread_poll does (costs two
+    /// cores).
     #[arg(long)]
     pub sqpoll: bool,
     /// Use io_uring IOPOLL: poll the device for completions instead of interrupts (needs

@@ -133,21 +133,51 @@ pub(crate) struct WorkerOutcome {
 /// I/O went through them. Where the thread's id cannot be read (/proc/thread-self), every
 /// `iou-wrk-*` of the process counts.
 pub fn io_worker_threads() -> usize {
-    let ours = std::fs::read_link("/proc/thread-self")
-        .ok()
-        .and_then(|p| Some(format!("iou-wrk-{}", p.file_name()?.to_str()?)));
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+    match this_thread() {
+        Some(tid) => threads_named(&format!("iou-wrk-{tid}")).len(),
+        None => threads_named("iou-wrk-").len(),
+    }
+}
+
+/// The io-wq workers of the SQ poller of the calling thread's ring (`--sqpoll`): with SQPOLL
+/// the kernel thread `iou-sqp-TID` issues the I/O, and where it cannot without blocking it
+/// hands it to workers named after itself.
+pub fn sq_poller_workers() -> usize {
+    let Some(tid) = this_thread() else {
         return 0;
     };
+    threads_named(&format!("iou-sqp-{tid}"))
+        .iter()
+        .map(|poller| threads_named(&format!("iou-wrk-{poller}")).len())
+        .sum()
+}
+
+/// The calling thread's id, from /proc/thread-self.
+fn this_thread() -> Option<String> {
+    let p = std::fs::read_link("/proc/thread-self").ok()?;
+    Some(p.file_name()?.to_str()?.to_string())
+}
+
+/// The ids of this process's threads named `name`, which may be longer than the 15 bytes the
+/// kernel keeps of a name (then those 15 are compared), or end in `-` (then it is a prefix).
+fn threads_named(name: &str) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    let kept = &name[..name.len().min(15)];
     dir.flatten()
         .filter(|t| {
-            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| match &ours {
-                // comm keeps 15 bytes: "iou-wrk-" and a tid of up to 7 digits.
-                Some(name) => c.trim_end() == &name[..name.len().min(15)],
-                None => c.starts_with("iou-wrk-"),
+            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| {
+                let c = c.trim_end();
+                if name.ends_with('-') {
+                    c.starts_with(name)
+                } else {
+                    c == kept
+                }
             })
         })
-        .count()
+        .filter_map(|t| t.file_name().to_str().map(str::to_string))
+        .collect()
 }
 
 /// The job's clock: CLOCK_MONOTONIC as nanoseconds in a u64 (`sys::monotonic_ns`), so that a
@@ -546,8 +576,7 @@ fn uring_loop(cx: &mut Ctx, q: &mut UringQueue) {
     // Polling needs another CPU for whatever completes the I/O (an io-wq worker): on the job's
     // only one it would take that CPU from the worker.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut w = Waits::new(depth, now, cpus);
-    let may_poll = !(spec.sqpoll || spec.hipri) && cpus > 1;
+    let mut w = Waits::new(cx, depth, now, cpus);
     loop {
         if cx.should_stop(now) || cx.rec.out.error.is_some() {
             issuing = false;
@@ -558,24 +587,15 @@ fn uring_loop(cx: &mut Ctx, q: &mut UringQueue) {
         if q.in_flight() == 0 {
             return;
         }
-        // Wait for all but what keeps the device busy while this thread wakes (engine/wait.rs).
         let waited_from = now;
         let in_flight = q.in_flight();
-        let want = w.share.want(in_flight, depth);
         done.clear();
-        if may_poll && w.spin.worth(want, depth, w.share.per_io_ns()) {
-            w.spin.record(poll_for(cx, q, &mut done, want));
-        }
-        let timeout = slow.then_some(Duration::from_millis(50));
-        if done.len() < want
-            && let Err(e) = q.submit_and_wait(want - done.len(), timeout)
-        {
+        if let Err(e) = w.wait(cx, q, &mut done, slow) {
             let message = format!("io_uring submit failed: {e}");
             cx.rec.out.error = Some(setup_failure("submit", message, &e));
             issuing = false;
             continue;
         }
-        q.reap(&mut done);
         now = cx.clock.now();
         slow = now.saturating_sub(waited_from) > 10_000_000;
         w.reaped(cx, q, done.len(), in_flight, now);
@@ -588,6 +608,13 @@ fn uring_loop(cx: &mut Ctx, q: &mut UringQueue) {
 struct Waits {
     share: WaitShare,
     spin: Spin,
+    /// Whether the job may poll a shallow ring of fast completions ([`Spin`]): not with SQPOLL
+    /// or IOPOLL, nor on one CPU.
+    may_poll: bool,
+    /// Whether the job polls for every completion of its SQ poller's ring instead of sleeping
+    /// ([`SQ_POLL_CHECKS_EVERY`]): with more than one CPU, until it settles to find the poller
+    /// handing the I/O to io-wq.
+    polls_sq: bool,
     trial: Option<Trial>,
     depth: usize,
     cpus: usize,
@@ -596,16 +623,48 @@ struct Waits {
 }
 
 impl Waits {
-    fn new(depth: usize, now: u64, cpus: usize) -> Self {
+    fn new(cx: &mut Ctx, depth: usize, now: u64, cpus: usize) -> Self {
+        let spec = cx.spec;
+        let polls_sq = spec.sqpoll && cpus > 1;
+        cx.rec.out.busy_polled = polls_sq;
         Waits {
             share: WaitShare::new(),
             spin: Spin::new(),
+            may_poll: !(spec.sqpoll || spec.hipri) && cpus > 1,
+            polls_sq,
             trial: None,
             depth,
             cpus,
             reaped: 0,
             last_reap: now,
         }
+    }
+
+    /// Submits what is queued and waits for all but what keeps the device busy while this
+    /// thread wakes (engine/wait.rs), polling where that costs less than a sleep; with an SQ
+    /// poller, polls for the first completion. The wait is bounded by a timer once one was
+    /// `slow` (to notice a cancel while a slow device works).
+    fn wait(
+        &mut self,
+        cx: &Ctx,
+        q: &mut UringQueue,
+        done: &mut Vec<Completion>,
+        slow: bool,
+    ) -> std::io::Result<()> {
+        if self.polls_sq {
+            return q.poll_completions(done, 1, SQ_POLL_CHECKS_EVERY);
+        }
+        let want = self.share.want(q.in_flight(), self.depth);
+        let per_io_ns = self.share.per_io_ns();
+        if self.may_poll && self.spin.worth(want, self.depth, per_io_ns) {
+            self.spin.record(poll_for(cx, q, done, want));
+        }
+        if done.len() < want {
+            let timeout = slow.then_some(Duration::from_millis(50));
+            q.submit_and_wait(want - done.len(), timeout)?;
+        }
+        q.reap(done);
+        Ok(())
     }
 
     /// `n` of the `in_flight` I/Os came back at `now`.
@@ -631,10 +690,13 @@ impl Waits {
         self.reaped += n;
     }
 
-    /// Polling or not, io-wq or not, and whether to try waking for few.
+    /// Polling or not, io-wq or not, and whether to try waking for few. A job of an SQ poller
+    /// whose I/O the poller hands to io-wq stops polling: the workers doing the I/O need the
+    /// CPU it would spin on (docs/architecture.md, "An SQ poller's job polls too").
     fn settle(&mut self, cx: &mut Ctx, q: &mut UringQueue, now: u64) {
+        self.polls_sq &= sq_poller_workers() == 0;
         let polling = self.spin.polling(self.depth, self.share.per_io_ns());
-        cx.rec.out.busy_polled = polling;
+        cx.rec.out.busy_polled = polling || self.polls_sq;
         hand_over_if_punted(cx, q, polling, self.cpus);
         self.trial = tries_waking_for_few(cx, polling, self.depth)
             .then(|| Trial::new(self.depth, now, crate::sys::thread_cpu_ns()));
@@ -669,6 +731,12 @@ fn poll_for(cx: &Ctx, q: &mut UringQueue, done: &mut Vec<Completion>, want: usiz
         }
     }
 }
+
+/// How long a job of an SQPOLL ring polls its completion ring before it looks at the clock
+/// for a cancel or the run's end: with SQPOLL and more than one CPU the job polls for its
+/// completions instead of sleeping in io_uring_enter, as fio's `--sqthread_poll` does
+/// ([`UringQueue::poll_completions`]; docs/architecture.md, "An SQ poller's job polls too").
+const SQ_POLL_CHECKS_EVERY: Duration = Duration::from_millis(10);
 
 /// Completions seen before [`hand_over_if_punted`] decides (at least the first ring's worth).
 const HAND_OVER_AFTER: usize = 32;

@@ -336,6 +336,33 @@ impl UringQueue {
         }
     }
 
+    /// On a ring with an SQ poller: hands what was queued to it (a system call only where it
+    /// has gone to sleep) and polls the completion ring in this thread, with no system call,
+    /// until `out` holds `want` or `limit` has passed. With SQPOLL the poller runs the
+    /// completions' work, so they appear in the ring without this thread entering the kernel,
+    /// as fio's io_uring engine reaps with `--sqthread_poll`.
+    pub fn poll_completions(
+        &mut self,
+        out: &mut Vec<Completion>,
+        want: usize,
+        limit: Duration,
+    ) -> io::Result<()> {
+        self.ring.submit()?;
+        let from = std::time::Instant::now();
+        let mut rounds = 0u32;
+        loop {
+            self.reap(out);
+            if out.len() >= want {
+                return Ok(());
+            }
+            rounds = rounds.wrapping_add(1);
+            if rounds.is_multiple_of(256) && from.elapsed() >= limit {
+                return Ok(());
+            }
+            std::hint::spin_loop();
+        }
+    }
+
     /// Moves finished I/Os into `out` and frees their slots.
     pub fn reap(&mut self, out: &mut Vec<Completion>) {
         for cqe in self.ring.completion() {

@@ -238,8 +238,10 @@ fn idle_halt(root: &SysRoot) -> Option<Finding> {
          measured on, the kernel's default of 200000 ns (echo 200000 > \
          /sys/module/haltpoll/parameters/guest_halt_poll_ns) made 4K reads at QD1 1.16x as \
          fast on a loop device over a file on its disk and 7x on a filled zram; polling costs \
-         the host CPU time while the guest is idle. Compare latency with another machine's \
-         with that in mind"
+         the host CPU time while the guest is idle. A test whose threads poll instead of \
+         sleeping (blkscope --sqpoll, fio --sqthread_poll) keeps its CPUs from halting and so \
+         runs faster here at a low queue depth, at the cost of CPUs kept busy. Compare latency \
+         with another machine's with that in mind"
             .into()
     }))
 }
