@@ -193,10 +193,13 @@ $B run /dev/$Z --op write --bs 64k --size 4M --mode direct --no-save --json > /s
 $B doctor nvme0n1 --json > /share/doctor.json; echo $? > /share/doctor.rc
 cat /sys/block/nvme0n1/queue/io_poll > /share/io_poll
 cat /proc/interrupts > /share/irq0
-$B run /dev/nvme0n1 --op randread --bs 4k --size 4M --json > /share/plain.json; echo $? > /share/plain.rc
+$B run /dev/nvme0n1 --op randread --bs 4k --size 4M --engine psync --json > /share/plain.json; echo $? > /share/plain.rc
 cat /proc/interrupts > /share/irq1
 $B run /dev/nvme0n1 --op randread --bs 4k --size 4M --hipri --json > /share/hipri.json; echo $? > /share/hipri.rc
 cat /proc/interrupts > /share/irq2
+$B run /dev/nvme0n1 --op randread --bs 4k --size 4M --iodepth 8 --json > /share/auto.json; echo $? > /share/auto.rc
+cat /proc/interrupts > /share/irq3
+$B run /dev/nvme0n1 --op randread --bs 4k --size 4M --json > /share/auto1.json; echo $? > /share/auto1.rc
 SATA=$(lsblk -dn -o NAME,TRAN | awk '$2=="sata"{print $1}')
 SCSI=$(lsblk -dn -o NAME,TRAN,MODEL | awk 'NF==3 && $2=="QEMU"{print $1}')
 echo "$SATA $SCSI" > /share/names
@@ -365,9 +368,18 @@ fn nvme_critical_warning_and_polling(s: &Share) {
     // The result says so, and the plain run does not.
     assert_eq!(r["polled"], true, "{r}");
     assert!(s.json("plain.json")["results"][0].get("polled").is_none());
-    let irq = [s.read("irq0"), s.read("irq1"), s.read("irq2")].map(|t| nvme_interrupts(&t));
-    let (plain_irq, hipri_irq) = (irq[1] - irq[0], irq[2] - irq[1]);
-    println!("{ios} I/Os: interrupts {plain_irq} without --hipri, {hipri_irq} with");
+    let irq = [
+        s.read("irq0"),
+        s.read("irq1"),
+        s.read("irq2"),
+        s.read("irq3"),
+    ]
+    .map(|t| nvme_interrupts(&t));
+    let (plain_irq, hipri_irq, auto_irq) = (irq[1] - irq[0], irq[2] - irq[1], irq[3] - irq[2]);
+    println!(
+        "{ios} I/Os: interrupts {plain_irq} with pread, {hipri_irq} with --hipri, {auto_irq} by \
+         default at QD8"
+    );
     assert_eq!(ios, 1024);
     // Polled completions raise no interrupt: far fewer than one an I/O (the plain run's).
     assert!(
@@ -375,6 +387,35 @@ fn nvme_critical_warning_and_polling(s: &Share) {
         "{hipri_irq} interrupts for {ios} polled I/Os"
     );
     assert!(plain_irq > hipri_irq * 2, "{plain_irq} vs {hipri_irq}");
+    // With no engine named, a queue with poll queues is polled, at depth and at QD1, and the
+    // result says why.
+    for name in ["auto", "auto1"] {
+        assert_eq!(
+            s.number(&format!("{name}.rc")),
+            0,
+            "{}",
+            s.read(&format!("{name}.json"))
+        );
+        let doc = s.json(&format!("{name}.json"));
+        let r = &doc["results"][0];
+        println!(
+            "{name}: engine {}, polled {}, why {}",
+            r["engine"], r["polled"], r["engine_why"]
+        );
+        assert_eq!(r["engine"], "uring", "{r}");
+        assert_eq!(r["polled"], true, "{r}");
+        assert!(
+            r["engine_why"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("poll queues"),
+            "{r}"
+        );
+    }
+    assert!(
+        auto_irq * 2 < ios,
+        "{auto_irq} interrupts for {ios} I/Os polled by default"
+    );
 }
 
 fn write_cache_toggles_come_back(s: &Share) {

@@ -540,7 +540,8 @@ pub struct RunArgs {
     #[arg(long, default_value = "random", value_parser = parse_data)]
     pub data: Data,
     /// auto (the least overhead for the job: pread/pwrite at one I/O in flight per job, io_uring
-    /// deeper or with --hipri/--sqpoll; at depth with blocks under 1 MiB where io_uring hands
+    /// deeper or with --hipri/--sqpoll, polled (as --hipri) for direct I/O on a device with
+    /// poll queues; at depth with blocks under 1 MiB where io_uring hands
     /// I/O to kernel workers, as on zram, the one that does more I/Os for its CPU in a short
     /// probe of each), uring (io_uring), psync (pread/pwrite), or null (no I/O: the harness's
     /// own ceiling).

@@ -173,6 +173,12 @@ pub fn run(
     cancel: Arc<AtomicBool>,
     on_sample: impl FnMut(&Sample, &[TimedIo]),
 ) -> Result<Run, RunError> {
+    // `auto` on a queue with poll queues runs as --hipri would (`probe::polls_by_default`).
+    let polled = settled.polled.then(|| Job {
+        hipri: true,
+        ..job.clone()
+    });
+    let job = polled.as_ref().unwrap_or(job);
     if job.mode == Mode::Nocache || job.drop_cache_first {
         let _ = crate::sys::drop_cache(&target.file);
     }

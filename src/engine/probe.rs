@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::job::{EngineKind, Job};
+use super::job::{EngineKind, Job, Mode};
 use super::result::Probe;
 use super::target::OpenTarget;
 use super::worker::io_worker_threads;
@@ -43,6 +43,26 @@ pub struct Settled {
     /// Why io_uring is not used where it was to be (the environment turned it off).
     pub note: Option<String>,
     pub probe: Option<Probe>,
+    /// `auto` polls for the completions (IOPOLL) on a queue that has poll queues: the run is
+    /// `--hipri`'s ([`polls_by_default`]).
+    pub polled: bool,
+}
+
+/// Why `auto` polls: the words of a result whose device has poll queues.
+pub const POLLED_WHY: &str = "the device has poll queues (queue/io_poll 1): io_uring polls them \
+     for each completion (IOPOLL, as --hipri), with no interrupt to wait for";
+
+/// Whether `auto` runs `job` with polled completions on `target`: direct I/O on a queue with
+/// poll queues, which an administrator sets up for polled I/O (NVMe's `poll_queues`), where
+/// neither a pread/pwrite loop nor an interrupt-driven ring gets a completion as soon. Not
+/// with SQPOLL, which the kernel does not combine with IOPOLL here, nor where the job named
+/// its engine.
+pub fn polls_by_default(target: &OpenTarget, job: &Job) -> bool {
+    target.polls
+        && job.engine == EngineKind::Auto
+        && job.mode == Mode::Direct
+        && !job.hipri
+        && !job.sqpoll
 }
 
 /// The engine `job` runs on `target`: see the module's words. A probe that cannot run (a job
@@ -54,6 +74,7 @@ pub fn settle(target: &OpenTarget, job: &Job, cancel: &Arc<AtomicBool>) -> Settl
         why: choice.why.map(str::to_string),
         note: None,
         probe: None,
+        polled: false,
     };
     if choice.engine == EngineKind::Uring && uring_disabled_by_env() {
         // Not "unavailable": the user asked for it, and the kernel's io_uring was never tried.
@@ -65,6 +86,15 @@ pub fn settle(target: &OpenTarget, job: &Job, cancel: &Arc<AtomicBool>) -> Settl
                     .to_string(),
             ),
             probe: None,
+            polled: false,
+        };
+    }
+    if polls_by_default(target, job) {
+        return Settled {
+            engine: EngineKind::Uring,
+            why: Some(POLLED_WHY.to_string()),
+            polled: true,
+            ..ruled
         };
     }
     if !job.may_probe_engine() || !handed_to_workers(target, job) {
@@ -89,6 +119,7 @@ pub fn settle(target: &OpenTarget, job: &Job, cancel: &Arc<AtomicBool>) -> Settl
         why: Some(probed_why(&probe)),
         note: None,
         probe: Some(probe),
+        polled: false,
     }
 }
 

@@ -56,20 +56,19 @@ pub(super) fn open_block(
             return Err(RunError::ConfirmationNeeded(Box::new(report)));
         }
     }
-    if job.hipri {
-        // IOPOLL needs the device's polled queues: without them the kernel refuses (EOPNOTSUPP)
-        // or, worse, spins. Say so before anything runs.
-        let disk = dev.parent.as_deref().unwrap_or(&name);
-        let poll = std::fs::read_to_string(root.sys(format!("block/{disk}/queue/io_poll")))
-            .map(|s| s.trim() == "1")
-            .unwrap_or(false);
-        if !poll {
-            return Err(RunError::Invalid(vec![format!(
-                "--hipri polls {disk}'s queue for completions, but it has no poll queues \
-                 (queue/io_poll is not 1); for NVMe, load the driver with nvme.poll_queues=N, \
-                 or leave --hipri out"
-            )]));
-        }
+    // IOPOLL needs the device's polled queues: without them the kernel refuses (EOPNOTSUPP)
+    // or, worse, spins. Said before anything runs where --hipri asks for it; where they are
+    // there, `auto` polls.
+    let disk = dev.parent.as_deref().unwrap_or(&name);
+    let polls = std::fs::read_to_string(root.sys(format!("block/{disk}/queue/io_poll")))
+        .map(|s| s.trim() == "1")
+        .unwrap_or(false);
+    if job.hipri && !polls {
+        return Err(RunError::Invalid(vec![format!(
+            "--hipri polls {disk}'s queue for completions, but it has no poll queues \
+             (queue/io_poll is not 1); for NVMe, load the driver with nvme.poll_queues=N, \
+             or leave --hipri out"
+        )]));
     }
     let (watch, below_count) = watch_list(tree, &name);
     let cache_below = tree.buffered_loop(&name).map(CacheBelow::Loop);
@@ -102,6 +101,7 @@ pub(super) fn open_block(
         fs_block: None,
         holding: Some(dev.clone()),
         sectors: Some(from_sector(dev.start_sector.unwrap_or(0))),
+        polls,
         remove_on_drop: None,
     })
 }

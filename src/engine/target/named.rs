@@ -66,6 +66,7 @@ pub(super) fn open_named_file(
         fs_block,
         holding: under.device,
         sectors: of_file(root, path),
+        polls: false,
         remove_on_drop: None,
     })
 }

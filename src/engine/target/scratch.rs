@@ -257,6 +257,7 @@ pub(super) fn scratch_target(
         fs_block: None,
         holding: None,
         sectors: None,
+        polls: false,
         remove_on_drop: Some(scratch),
     }
 }

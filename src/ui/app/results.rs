@@ -299,7 +299,12 @@ pub(super) fn device_name(path: &str) -> String {
 /// with `--force_async=1` where it handed its I/O to io-wq.
 fn fio_as_ran(job: &Job, r: &RunResult, path: &str, total: u64) -> String {
     let engine = EngineKind::from_name(r.measured.engine).unwrap_or(job.engine);
-    explain::fio_command_as_run(job, path, total, engine, r.measured.to_workers)
+    // `auto` polled a queue with poll queues: fio's --hipri does the same.
+    let polled = Job {
+        hipri: job.hipri || r.measured.polled,
+        ..job.clone()
+    };
+    explain::fio_command_as_run(&polled, path, total, engine, r.measured.to_workers)
 }
 
 /// A saved result's fio line, as its live result had it: the engine that ran (a saved run has
