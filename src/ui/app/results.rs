@@ -307,9 +307,14 @@ fn fio_as_ran(job: &Job, r: &RunResult, path: &str, total: u64) -> String {
     explain::fio_command_as_run(&polled, path, total, engine, r.measured.to_workers)
 }
 
-/// A saved result's fio line, as its live result had it: the engine that ran (a saved run has
-/// no `to_workers`, so no `--force_async=1`).
+/// A saved result's fio line, as its live result had it: the engine that ran, polled where
+/// `auto` polled (its `engine_why` says so; a saved run has no `to_workers`, so no
+/// `--force_async=1`).
 pub(super) fn saved_fio(job: &Job, r: &crate::runs::SavedResult, path: &str, total: u64) -> String {
     let engine = r.engine.as_deref().and_then(EngineKind::from_name);
-    explain::fio_command_as_run(job, path, total, engine.unwrap_or(job.engine), false)
+    let polled = Job {
+        hipri: job.hipri || r.engine_why.as_deref() == Some(crate::engine::probe::POLLED_WHY),
+        ..job.clone()
+    };
+    explain::fio_command_as_run(&polled, path, total, engine.unwrap_or(job.engine), false)
 }
