@@ -52,11 +52,11 @@ pub struct Settled {
 pub const POLLED_WHY: &str = "the device has poll queues (queue/io_poll 1): io_uring polls them \
      for each completion (IOPOLL, as --hipri), with no interrupt to wait for";
 
-/// Whether `auto` runs `job` with polled completions on `target`: direct I/O on a queue with
+/// Whether `auto` runs `job` with polled completions on `target`: direct I/O on a device with
 /// poll queues, which an administrator sets up for polled I/O (NVMe's `poll_queues`), where
-/// neither a pread/pwrite loop nor an interrupt-driven ring gets a completion as soon. Not
-/// with SQPOLL, which the kernel does not combine with IOPOLL here, nor where the job named
-/// its engine.
+/// neither a pread/pwrite loop nor an interrupt-driven ring gets a completion as soon (not a
+/// virtual device's: [`OpenTarget::polls`]). Not with SQPOLL, nor where the job named its
+/// engine.
 pub fn polls_by_default(target: &OpenTarget, job: &Job) -> bool {
     target.polls
         && job.engine == EngineKind::Auto

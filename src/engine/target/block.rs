@@ -57,19 +57,22 @@ pub(super) fn open_block(
         }
     }
     // IOPOLL needs the device's polled queues: without them the kernel refuses (EOPNOTSUPP)
-    // or, worse, spins. Said before anything runs where --hipri asks for it; where they are
-    // there, `auto` polls.
+    // or, worse, spins. Said before anything runs where --hipri asks for it.
     let disk = dev.parent.as_deref().unwrap_or(&name);
-    let polls = std::fs::read_to_string(root.sys(format!("block/{disk}/queue/io_poll")))
+    let has_poll_queues = std::fs::read_to_string(root.sys(format!("block/{disk}/queue/io_poll")))
         .map(|s| s.trim() == "1")
         .unwrap_or(false);
-    if job.hipri && !polls {
+    if job.hipri && !has_poll_queues {
         return Err(RunError::Invalid(vec![format!(
             "--hipri polls {disk}'s queue for completions, but it has no poll queues \
              (queue/io_poll is not 1); for NVMe, load the driver with nvme.poll_queues=N, \
              or leave --hipri out"
         )]));
     }
+    // `auto` polls a device's poll queues, not a virtual one's (no `device` under it): null_blk
+    // has one by default and completes a polled request when it is polled, not after its
+    // completion time (docs/architecture.md, "Where the device has poll queues").
+    let polls = has_poll_queues && root.sys(format!("block/{disk}/device")).exists();
     let (watch, below_count) = watch_list(tree, &name);
     let cache_below = tree.buffered_loop(&name).map(CacheBelow::Loop);
     let path = dev.path.clone();

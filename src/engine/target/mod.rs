@@ -137,9 +137,9 @@ pub struct OpenTarget {
     /// sectors: from a partition's start on its disk, or a file's extents there; None where
     /// that cannot be told (a file on tmpfs or btrfs).
     pub sectors: Option<Sectors>,
-    /// Whether the target's queue has poll queues (`queue/io_poll` 1 on its disk: NVMe loaded
-    /// with `poll_queues`, null_blk's `poll_queues`): there `auto` polls for completions
-    /// (`engine::probe::settle`).
+    /// Whether the target is a device with poll queues (`queue/io_poll` 1 on its disk, which
+    /// has a `device`: NVMe loaded with `poll_queues`; not a virtual device such as null_blk):
+    /// there `auto` polls for completions (`engine::probe::settle`).
     pub polls: bool,
     remove_on_drop: Option<ScratchFile>,
 }
