@@ -9,6 +9,7 @@
 
 pub mod cpus;
 pub mod few;
+pub mod io_threads;
 pub mod job;
 pub mod pattern;
 pub mod probe;

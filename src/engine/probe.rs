@@ -13,10 +13,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::io_threads::io_worker_threads;
 use super::job::{EngineKind, Job, Mode};
 use super::result::Probe;
 use super::target::OpenTarget;
-use super::worker::io_worker_threads;
 use super::{Timing, sample_until_done, spawn_jobs, uring_disabled_by_env};
 use crate::sys::{Completion, Dir, UringQueue};
 
