@@ -452,14 +452,6 @@ pub fn flag_notes(job: &Job) -> Vec<String> {
                 .into(),
         );
     }
-    if job.engine == EngineKind::Auto && job.mode == Mode::Direct && !job.hipri && !job.sqpoll {
-        v.push(
-            "on a device with poll queues (queue/io_poll 1, as NVMe loaded with poll_queues=N), \
-             blkscope's default polls for each completion (io_uring IOPOLL) instead of waiting \
-             for an interrupt, and its result's fio line adds --hipri"
-                .into(),
-        );
-    }
     if let Some(c) = &job.cpus {
         v.push(format!(
             "--cpus_allowed={c} / taskset -c {c}: the job runs only on CPU(s) {c}; blkscope keeps \
@@ -719,21 +711,6 @@ mod tests {
                 .iter()
                 .any(|n| n.starts_with("--ioengine=psync") && n.contains("costs least")),
             "{notes:?}"
-        );
-        // Where the device polls, auto does too: said before the run, which cannot know.
-        assert!(
-            notes
-                .iter()
-                .any(|n| n.contains("poll queues") && n.contains("--hipri")),
-            "{notes:?}"
-        );
-        let named = Job {
-            engine: EngineKind::Psync,
-            ..at(1)
-        };
-        assert!(
-            !flag_notes(&named).iter().any(|n| n.contains("poll queues")),
-            "an engine named is not chosen for the device"
         );
         // After one: the engine the result names (io_uring unavailable: psync ran).
         let forced = Job {
