@@ -124,17 +124,20 @@ pub fn dd_line_for_run(job: &Job, target: &str, total: u64, moved: Option<u64>) 
 }
 
 /// The fio line for a run that took place: as [`fio_command`] with the engine that ran
-/// (`engine`, the result's), and with `--force_async=1` when the run sent its I/O to io-wq as
-/// submitted (`to_workers` in its result), as fio then must to run the same way.
+/// (`engine`, the result's), with `--hipri` where it polled for its completions (`polled`:
+/// `auto` on a device with poll queues), and with `--force_async=1` when the run sent its I/O
+/// to io-wq as submitted (`to_workers` in its result), as fio then must to run the same way.
 pub fn fio_command_as_run(
     job: &Job,
     filename: &str,
     total: u64,
     engine: EngineKind,
+    polled: bool,
     to_workers: bool,
 ) -> String {
     let ran = Job {
         engine,
+        hipri: job.hipri || polled,
         ..job.clone()
     };
     let fio = fio_command(&ran, filename, total);
@@ -663,17 +666,29 @@ mod tests {
             ..Job::default()
         };
         let uring = EngineKind::Uring;
-        let handed = fio_command_as_run(&job, "/dev/zram1", 1 << 30, uring, true);
-        let inline = fio_command_as_run(&job, "/dev/zram1", 1 << 30, uring, false);
+        let handed = fio_command_as_run(&job, "/dev/zram1", 1 << 30, uring, false, true);
+        let inline = fio_command_as_run(&job, "/dev/zram1", 1 << 30, uring, false, false);
         println!("{handed}\n{inline}");
         assert_eq!(handed, format!("{inline} --force_async=1"));
         assert_eq!(inline, fio_command(&job, "/dev/zram1", 1 << 30));
+        // A run that `auto` polled (a device with poll queues) is fio's --hipri.
+        let polled = fio_command_as_run(&job, "/dev/nvme0n1", 1 << 30, uring, true, false);
+        println!("{polled}");
+        assert!(polled.contains(" --hipri"), "{polled}");
+        assert!(!inline.contains("--hipri"), "{inline}");
         // pread/pwrite has no io-wq to hand anything to.
         let psync = Job {
             engine: EngineKind::Psync,
             ..job.clone()
         };
-        let line = fio_command_as_run(&psync, "/dev/zram1", 1 << 30, EngineKind::Psync, true);
+        let line = fio_command_as_run(
+            &psync,
+            "/dev/zram1",
+            1 << 30,
+            EngineKind::Psync,
+            false,
+            true,
+        );
         assert!(!line.contains("force_async"), "{line}");
         assert!(
             flag_notes(&job)
@@ -717,7 +732,14 @@ mod tests {
             engine: EngineKind::Uring,
             ..at(8)
         };
-        let ran = fio_command_as_run(&forced, "/dev/zram1", 1 << 30, EngineKind::Psync, false);
+        let ran = fio_command_as_run(
+            &forced,
+            "/dev/zram1",
+            1 << 30,
+            EngineKind::Psync,
+            false,
+            false,
+        );
         println!("{ran}");
         assert!(ran.contains("--ioengine=psync"), "{ran}");
         assert!(

@@ -296,15 +296,11 @@ pub(super) fn device_name(path: &str) -> String {
 }
 
 /// A result's fio line: the engine that ran (`auto` may have probed its way to pread/pwrite),
-/// with `--force_async=1` where it handed its I/O to io-wq.
+/// with `--hipri` where it polled and `--force_async=1` where it handed its I/O to io-wq.
 fn fio_as_ran(job: &Job, r: &RunResult, path: &str, total: u64) -> String {
     let engine = EngineKind::from_name(r.measured.engine).unwrap_or(job.engine);
-    // `auto` polled a queue with poll queues: fio's --hipri does the same.
-    let polled = Job {
-        hipri: job.hipri || r.measured.polled,
-        ..job.clone()
-    };
-    explain::fio_command_as_run(&polled, path, total, engine, r.measured.to_workers)
+    let m = &r.measured;
+    explain::fio_command_as_run(job, path, total, engine, m.polled, m.to_workers)
 }
 
 /// A saved result's fio line, as its live result had it: the engine that ran, polled where
@@ -312,9 +308,7 @@ fn fio_as_ran(job: &Job, r: &RunResult, path: &str, total: u64) -> String {
 /// `--force_async=1`).
 pub(super) fn saved_fio(job: &Job, r: &crate::runs::SavedResult, path: &str, total: u64) -> String {
     let engine = r.engine.as_deref().and_then(EngineKind::from_name);
-    let polled = Job {
-        hipri: job.hipri || r.engine_why.as_deref() == Some(crate::engine::probe::POLLED_WHY),
-        ..job.clone()
-    };
-    explain::fio_command_as_run(&polled, path, total, engine.unwrap_or(job.engine), false)
+    let engine = engine.unwrap_or(job.engine);
+    let polled = r.engine_why.as_deref() == Some(crate::engine::probe::POLLED_WHY);
+    explain::fio_command_as_run(job, path, total, engine, polled, false)
 }
