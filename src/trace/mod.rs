@@ -555,8 +555,13 @@ fn with_partitions(root: &SysRoot, mut devices: Named) -> (Named, Vec<Part>) {
             .flatten()
             .flatten()
         {
-            let at = |f: &str| crate::sysroot::read_u64(&e.path().join(f));
             let part = e.file_name().to_string_lossy().into_owned();
+            // A partition's directory is named after its disk (sda1, nvme0n1p1, loop0p1); the
+            // disk's attributes beside them are not read as partitions.
+            if !part.starts_with(name.as_str()) {
+                continue;
+            }
+            let at = |f: &str| crate::sysroot::read_u64(&e.path().join(f));
             let (Some(start), Some(size), Some(dev)) =
                 (at("start"), at("size"), devno(root, &part))
             else {
