@@ -307,8 +307,11 @@ fn fio_as_ran(job: &Job, r: &RunResult, path: &str, total: u64) -> String {
 /// `auto` polled (its `engine_why` says so; a saved run has no `to_workers`, so no
 /// `--force_async=1`).
 pub(super) fn saved_fio(job: &Job, r: &crate::runs::SavedResult, path: &str, total: u64) -> String {
-    let engine = r.engine.as_deref().and_then(EngineKind::from_name);
-    let engine = engine.unwrap_or(job.engine);
+    let engine = r
+        .engine
+        .as_deref()
+        .and_then(EngineKind::from_name)
+        .unwrap_or(job.engine);
     let polled = r.engine_why.as_deref() == Some(crate::engine::probe::POLLED_WHY);
     explain::fio_command_as_run(job, path, total, engine, polled, false)
 }
