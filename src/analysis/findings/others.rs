@@ -131,8 +131,15 @@ pub fn traced_finding(
     }
     if !away.is_empty() {
         let names: Vec<String> = away.iter().take(3).map(|p| rates(p)).collect();
+        // A trace kept in windows does not see what a process did between them.
+        let place = if t.throughout() {
+            "busy on other devices (by /proc/PID/io)"
+        } else {
+            "busy where the trace's windows did not see them (by /proc/PID/io, which does not \
+             say on which device: on these between the windows, or on others)"
+        };
         parts.push(format!(
-            "busy on other devices (by /proc/PID/io), sharing the CPU with the test: {}",
+            "{place}, sharing the CPU with the test: {}",
             names.join("; ")
         ));
     }
@@ -240,4 +247,77 @@ fn on_devices_words(
             ""
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::traced::SubmitterIo;
+    use crate::trace::Who;
+
+    #[test]
+    fn a_process_the_trace_did_not_see_is_on_other_devices_only_when_traced_throughout() {
+        // dd read a partition of the test's disk by /proc/PID/io, in a run whose trace saw
+        // only the test: traced throughout it was elsewhere; in windows it may have been
+        // between them (a dd restarted in a shell loop, beside a 64K read test on loop0p1).
+        let dd = BusyProcess {
+            pid: 24976,
+            comm: "dd".into(),
+            read_bytes_per_sec: 10.9e6,
+            write_bytes_per_sec: 0.0,
+            bytes: 21_800_000,
+            devices: Vec::new(),
+        };
+        let others = OtherIo {
+            busy: vec![dd],
+            bytes: 21_800_000,
+            read_bytes: 21_800_000.0,
+        };
+        let test = SubmitterIo {
+            device: "loop0p1".into(),
+            disk: Some("loop0".into()),
+            backing_file_of: None,
+            who: Who::Test,
+            pid: 1,
+            comm: "blkscope".into(),
+            read_bytes: 742 << 20,
+            write_bytes: 0,
+            ios: 11_878,
+            flushes: 0,
+            ancestors: Vec::new(),
+            weight: 1.0,
+        };
+        let throughout = TraceSummary {
+            mode: "on",
+            seconds: 2.0,
+            of_seconds: 2.0,
+            windows: 1,
+            submitters: vec![test],
+            ..TraceSummary::off("")
+        };
+        let windows = TraceSummary {
+            mode: "sampled",
+            seconds: 0.51,
+            windows: 2,
+            ..throughout.clone()
+        };
+        let job = Job::default();
+        let said = |t: &TraceSummary| {
+            let f = traced_finding(t, &job, 742 << 20, Some(&others)).expect("dd is named");
+            println!("{}: {}", t.mode, f.message);
+            f.message
+        };
+        let on = said(&throughout);
+        assert!(
+            on.contains("busy on other devices (by /proc/PID/io)") && on.contains("dd (pid 24976)"),
+            "{on}"
+        );
+        let sampled = said(&windows);
+        assert!(
+            !sampled.contains("on other devices (by")
+                && sampled.contains("did not see them")
+                && sampled.contains("dd (pid 24976)"),
+            "{sampled}"
+        );
+    }
 }
