@@ -1537,6 +1537,12 @@ fn a_reader_of_another_partition_is_named_with_its_partition() {
         !findings(&doc).contains(&"read_modify_write".into()),
         "the reader's reads are not the test's: {r}"
     );
+    // The test's requests on a partition are timed from queue to completion, as on a disk.
+    assert!(
+        r["trace"]["d2c_ns"]["p50"].as_u64() > Some(0),
+        "the split on {n1}: {}",
+        r["trace"]
+    );
     let m = busy_message(r);
     assert!(
         m.contains(&format!("on {n2}")),

@@ -273,9 +273,9 @@ impl Tracer {
             }
         }
         let (source, dir) = match Via::asked() {
-            Via::Bpf => (programs(&whole, &files)?, None),
+            Via::Bpf => (programs(&whole, &files, &parts)?, None),
             Via::Tracefs => instance(root, &devices, &whole, &files)?,
-            Via::Either => match programs(&whole, &files) {
+            Via::Either => match programs(&whole, &files, &parts) {
                 Ok(source) => (source, None),
                 Err(_) => instance(root, &devices, &whole, &files)?,
             },
@@ -390,7 +390,11 @@ impl Via {
 
 /// The events from BPF programs, the first window's (all three block events) on: nothing to
 /// remove afterwards, also when blkscope is killed.
-fn programs(whole: &[(u32, u32)], files: &[FileBelow]) -> Result<reader::Source, String> {
+fn programs(
+    whole: &[(u32, u32)],
+    files: &[FileBelow],
+    parts: &[Part],
+) -> Result<reader::Source, String> {
     let kernel = |(maj, min): (u32, u32)| (maj << 20) | min;
     let mut ranges: Vec<(u32, u64, u64)> = Vec::new();
     for (disk, all) in below::disks_below(files, whole) {
@@ -401,7 +405,9 @@ fn programs(whole: &[(u32, u32)], files: &[FileBelow]) -> Result<reader::Source,
         whole: whole.iter().map(|&d| kernel(d)).collect(),
         ranges,
     };
-    let mut p = programs::Programs::start(&filter, max_events_per_sec())
+    // The queue's program reads a bio's partition where tracefs names its disk (`bio_dev`).
+    let disks = parts.iter().map(|p| (p.dev, p.disk)).collect();
+    let mut p = programs::Programs::start(&filter, max_events_per_sec(), disks)
         .map_err(|e| format!("loading the trace's BPF programs: {e}"))?;
     if !p.set(EVENTS.len(), true) {
         return Err("turning the trace's BPF programs on failed".into());
