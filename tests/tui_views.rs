@@ -172,6 +172,7 @@ fn samples(n: usize) -> Vec<Sample> {
                 others_traced: Vec::new(),
                 split_why: None,
                 steps: None,
+                stopping: None,
             }
         })
         .collect()
@@ -823,6 +824,39 @@ fn the_run_view_names_other_processes_doing_io() {
             && s.contains("updatedb 4242 read 28.6M/s on")
             && s.contains("│sda "),
         "{s}"
+    );
+}
+
+/// A test cancelled on a device that does not complete what it issued: the run view says what
+/// it still waits for, and no ETA (the device decides); a quit then says why blkscope has not
+/// exited.
+#[test]
+fn a_run_that_waits_for_the_device_says_so() {
+    let mut a = app("lvm-on-partition");
+    a.on_key(key(KeyCode::Char('r')));
+    for s in samples(4) {
+        a.on_sample(s, Vec::new());
+    }
+    a.on_key(key(KeyCode::Esc));
+    let mut s = samples(5).pop().unwrap();
+    s.stopping = Some(blkscope::engine::result::Stopping {
+        waited_s: 3.2,
+        cancelled: true,
+        in_flight: 8,
+        flushing: false,
+    });
+    a.on_sample(s, Vec::new());
+    let shown = screen(&a, 80, 24, ASCII);
+    println!("{shown}");
+    assert!(
+        shown.contains("cancelled: 8 I/Os still in flight after 3 s") && shown.contains("ETA -"),
+        "{shown}"
+    );
+    let said = a.still_in_flight();
+    println!("{said}");
+    assert!(
+        said.contains("has not completed the test's last 8 I/Os; blkscope exits when it does"),
+        "{said}"
     );
 }
 

@@ -28,6 +28,11 @@ pub const STATUSES: &[(i32, &str)] = &[
         "verify, run --verify: something read back was bad (listed, with a map)",
     ),
     (
+        crate::cli::signals::SECOND,
+        "a second Ctrl-C, SIGTERM or SIGHUP: exited at once, without waiting for the I/Os in \
+         flight (a device that does not complete them); no result",
+    ),
+    (
         141,
         "the output's reader stopped reading (as if killed by SIGPIPE; silent)",
     ),

@@ -6,6 +6,7 @@
 pub mod args;
 pub mod commands;
 pub mod exit;
+pub mod signals;
 
 use std::io::{self, Write};
 

@@ -21,7 +21,7 @@ pub mod zeros;
 pub mod zoned;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -194,7 +194,7 @@ pub fn run(
     let cpu0 = crate::sys::cpu_times();
     let run_seed = fastrand::u64(..);
     let jobs = spawn_jobs(target, job, engine, timing, run_seed, &cancel)?;
-    let (series, timed) = sample_until_done(&jobs, timing, target.plan.total, on_sample);
+    let (series, timed) = sample_until_done(&jobs, timing, target.plan.total, &cancel, on_sample);
     let outcomes: Vec<_> = jobs
         .handles
         .into_iter()
@@ -242,6 +242,8 @@ pub fn run(
 /// panic), so the channel is disconnected once all have ended.
 struct Jobs {
     accs: Vec<Arc<Mutex<IntervalAcc>>>,
+    /// Each job's I/Os in flight at its last wait (`worker::NOT_A_RING` for pread/pwrite).
+    in_flight: Vec<Arc<AtomicU32>>,
     handles: Vec<JoinHandle<WorkerOutcome>>,
     done: Receiver<()>,
 }
@@ -261,6 +263,7 @@ fn spawn_jobs(
     };
     let region = target.plan.region;
     let mut accs = Vec::new();
+    let mut in_flight = Vec::new();
     let mut handles = Vec::new();
     let (done_tx, done) = std::sync::mpsc::channel::<()>();
     for j in 0..job.jobs {
@@ -271,6 +274,8 @@ fn spawn_jobs(
             .map_err(failed)?;
         let acc = Arc::new(Mutex::new(IntervalAcc::new()));
         accs.push(acc.clone());
+        let flying = Arc::new(AtomicU32::new(worker::NOT_A_RING));
+        in_flight.push(flying.clone());
         let ws = WorkerSpec {
             op: job.op,
             bs: job.bs,
@@ -302,13 +307,14 @@ fn spawn_jobs(
             .name(format!("blkscope-job-{j}"))
             .spawn(move || {
                 let _held = held;
-                run_worker(ws, file, cancel, acc)
+                run_worker(ws, file, cancel, acc, flying)
             })
             .map_err(failed)?;
         handles.push(h);
     }
     Ok(Jobs {
         accs,
+        in_flight,
         handles,
         done,
     })
@@ -368,6 +374,7 @@ fn sample_until_done(
     jobs: &Jobs,
     timing: Timing,
     planned: u64,
+    cancel: &AtomicBool,
     mut on_sample: impl FnMut(&Sample, &[TimedIo]),
 ) -> (Vec<Sample>, Vec<TimedIo>) {
     let mut last = timing.start;
@@ -377,6 +384,7 @@ fn sample_until_done(
     // The time series the result keeps (and charts are drawn from).
     let mut series: Vec<Sample> = Vec::new();
     let mut timed = Timed::default();
+    let mut stop = StopWatch::default();
     loop {
         let all_done = matches!(jobs.done.try_recv(), Err(TryRecvError::Disconnected));
         let now = Instant::now();
@@ -388,7 +396,10 @@ fn sample_until_done(
         let iv = take_interval(&jobs.accs, &mut hist, &mut timed);
         total_bytes += iv.total_bytes;
         if iv.ios > 0 || !all_done {
-            let sample = make_sample(&iv, &hist, timing, now, last, total_bytes, planned);
+            let mut sample = make_sample(&iv, &hist, timing, now, last, total_bytes, planned);
+            if !all_done {
+                sample.stopping = stop.look(jobs, timing, cancel, now);
+            }
             on_sample(&sample, &timed.kept);
             series.push(sample);
         }
@@ -397,6 +408,50 @@ fn sample_until_done(
         if all_done {
             return (series, timed.kept);
         }
+    }
+}
+
+/// When the jobs were told to stop, for the samples that say what they still wait for.
+#[derive(Default)]
+struct StopWatch {
+    since: Option<Instant>,
+}
+
+impl StopWatch {
+    /// What the jobs still running wait for once they have been told to stop (a cancel, the
+    /// deadline passed) and have waited [`result::STOPPING_SAID_AFTER`] for it.
+    fn look(
+        &mut self,
+        jobs: &Jobs,
+        timing: Timing,
+        cancel: &AtomicBool,
+        now: Instant,
+    ) -> Option<result::Stopping> {
+        let cancelled = cancel.load(Ordering::Relaxed);
+        if !(cancelled || timing.deadline.is_some_and(|d| now >= d)) {
+            return None;
+        }
+        let (mut in_flight, mut flushing) = (0u32, false);
+        for ((acc, n), h) in jobs.accs.iter().zip(&jobs.in_flight).zip(&jobs.handles) {
+            if h.is_finished() {
+                continue;
+            }
+            let f = acc.lock().is_ok_and(|a| a.flushing);
+            flushing |= f;
+            in_flight += match n.load(Ordering::Relaxed) {
+                // A pread/pwrite job's one I/O is in flight until it ends.
+                worker::NOT_A_RING => u32::from(!f),
+                n => n,
+            };
+        }
+        let since = *self.since.get_or_insert(now);
+        let waited = now.duration_since(since);
+        (waited >= result::STOPPING_SAID_AFTER).then_some(result::Stopping {
+            waited_s: waited.as_secs_f64(),
+            cancelled,
+            in_flight,
+            flushing,
+        })
     }
 }
 
@@ -446,6 +501,7 @@ fn make_sample(
         others_traced: Vec::new(),
         split_why: None,
         steps: None,
+        stopping: None,
     }
 }
 

@@ -189,7 +189,7 @@ fn run_path(
     let (u0, s0) = crate::sys::cpu_times();
     let jobs = spawn_jobs(target, &short, engine, timing, fastrand::u64(..), cancel).ok()?;
     // Its timed I/Os are drained and dropped, as a run's are kept.
-    let (series, _) = sample_until_done(&jobs, timing, 0, |_, _| {});
+    let (series, _) = sample_until_done(&jobs, timing, 0, cancel, |_, _| {});
     let outcomes: Vec<_> = jobs
         .handles
         .into_iter()

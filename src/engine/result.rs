@@ -100,6 +100,46 @@ pub struct Sample {
     /// (Boxed: most samples have none, and a sample travels in every live message.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps: Option<Box<Steps>>,
+    /// What the jobs still wait for once they have been told to stop (a cancel, the run's
+    /// time up) and have waited [`STOPPING_SAID_AFTER`] for it: a device that does not
+    /// complete what was issued holds the run until it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopping: Option<Stopping>,
+}
+
+/// How long the jobs wait for what they issued before a sample says so.
+pub const STOPPING_SAID_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A run that has stopped issuing and still waits for the device.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Stopping {
+    /// Seconds since the jobs were told to stop (or the first of them stopped issuing).
+    pub waited_s: f64,
+    /// Whether a cancel stopped them (Ctrl-C, Esc); else the run's time or its bytes are done.
+    pub cancelled: bool,
+    /// The I/Os issued and not yet completed, over the jobs still running.
+    pub in_flight: u32,
+    /// Whether a job waits for its final fdatasync (`--mode fdatasync`).
+    pub flushing: bool,
+}
+
+impl Stopping {
+    /// One line for a progress bar or the run view: "cancelled: 8 I/Os still in flight
+    /// after 3 s".
+    pub fn line(&self) -> String {
+        let why = if self.cancelled {
+            "cancelled"
+        } else {
+            "stopping"
+        };
+        let what = match (self.in_flight, self.flushing) {
+            (0, true) => "the final fdatasync still running".to_string(),
+            (1, false) => "1 I/O still in flight".to_string(),
+            (n, false) => format!("{n} I/Os still in flight"),
+            (n, true) => format!("{n} I/Os in flight and a final fdatasync"),
+        };
+        format!("{why}: {what} after {:.0} s", self.waited_s)
+    }
 }
 
 /// The parts of a middle I/O's time, ns.
@@ -334,5 +374,38 @@ mod tests {
         assert!((l.p50 as i64 - 500_000).abs() < 1000, "{l:?}");
         assert!((l.p99 as i64 - 990_000).abs() < 2000, "{l:?}");
         assert!(l.max >= 1_000_000 && l.max < 1_001_000);
+    }
+
+    #[test]
+    fn a_run_waiting_for_the_device_says_for_what() {
+        let st = |cancelled, in_flight, flushing| {
+            Stopping {
+                waited_s: 2.6,
+                cancelled,
+                in_flight,
+                flushing,
+            }
+            .line()
+        };
+        for (line, want) in [
+            (
+                st(true, 8, false),
+                "cancelled: 8 I/Os still in flight after 3 s",
+            ),
+            (
+                st(true, 1, false),
+                "cancelled: 1 I/O still in flight after 3 s",
+            ),
+            (
+                st(false, 0, true),
+                "stopping: the final fdatasync still running after 3 s",
+            ),
+            (
+                st(false, 2, true),
+                "stopping: 2 I/Os in flight and a final fdatasync after 3 s",
+            ),
+        ] {
+            assert_eq!(line, want);
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -45,6 +45,8 @@ pub(crate) struct IntervalAcc {
     /// job takes up at each hand-over so as not to hand over what would be dropped.
     pub timed: Vec<TimedIo>,
     pub pick: Pick,
+    /// Whether the job is in its final fdatasync.
+    pub flushing: bool,
 }
 
 impl IntervalAcc {
@@ -57,6 +59,7 @@ impl IntervalAcc {
             total_bytes: 0,
             timed: Vec::new(),
             pick: Pick::default(),
+            flushing: false,
         }
     }
 }
@@ -186,6 +189,13 @@ struct Recorder<'a> {
 }
 
 impl Recorder<'_> {
+    /// Tells the sampler the job is in its final fdatasync.
+    fn flushing(&mut self) {
+        if let Ok(mut a) = self.acc.lock() {
+            a.flushing = true;
+        }
+    }
+
     /// Counts a completed I/O at `off`: its latency and the moment it completed, on the job's
     /// clock.
     #[inline]
@@ -299,7 +309,12 @@ struct Ctx<'a> {
     cancel: &'a AtomicBool,
     /// The deadline on the job's clock.
     deadline: Option<u64>,
+    /// A ring's I/Os in flight at its last wait ([`NOT_A_RING`] for a pread/pwrite job).
+    in_flight: &'a AtomicU32,
 }
+
+/// What a pread/pwrite job's `in_flight` holds: its one I/O is in flight until it ends.
+pub(crate) const NOT_A_RING: u32 = u32::MAX;
 
 impl Ctx<'_> {
     /// Cancelled, or past the deadline at `now`.
@@ -337,9 +352,11 @@ pub(crate) fn run_worker(
     file: File,
     cancel: Arc<AtomicBool>,
     acc: Arc<Mutex<IntervalAcc>>,
+    in_flight: Arc<AtomicU32>,
 ) -> WorkerOutcome {
     let clock = Clock::new();
     let mut cx = Ctx {
+        in_flight: &in_flight,
         pattern: pattern_of(&spec),
         rec: recorder(&spec, &acc, &clock),
         deadline: spec.deadline.map(|d| clock.ns(d)),
@@ -363,12 +380,14 @@ pub(crate) fn run_worker(
         }
         (_, Some(mut q)) => {
             uring_loop(&mut cx, &mut q);
+            in_flight.store(0, Ordering::Relaxed);
             cx.rec.out.io_workers = io_worker_threads();
         }
         (_, None) => psync_loop(&mut cx, &file),
     }
     if spec.fdatasync_at_end && cx.rec.out.error.is_none() && !cancel.load(Ordering::Relaxed) {
         // dd conv=fdatasync: the flush is part of the timed region.
+        cx.rec.flushing();
         if let Err(e) = file.sync_data() {
             let message = format!("fdatasync failed: {e}");
             cx.rec.out.error = Some(setup_failure("fdatasync", message, &e));
@@ -533,6 +552,8 @@ fn uring_loop(cx: &mut Ctx, q: &mut UringQueue) {
         if q.in_flight() == 0 {
             return;
         }
+        // For the sampler, should the device not complete them (one store a wait).
+        cx.in_flight.store(q.in_flight() as u32, Ordering::Relaxed);
         let waited_from = now;
         let in_flight = q.in_flight();
         done.clear();

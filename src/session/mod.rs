@@ -355,26 +355,3 @@ pub fn save(
         .collect();
     crate::runs::save(kind, name, outcome.target.as_ref(), device.as_ref(), &tests)
 }
-
-/// A cancel flag raised by Ctrl-C, SIGTERM and SIGHUP; a second one of them exits at once
-/// (status 130).
-pub fn cancel_on_signals() -> Arc<AtomicBool> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let cancel = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, cancel.clone());
-        let _ = signal_hook::flag::register(sig, cancel.clone());
-    }
-    // Run over ssh by another blkscope (`--host`): standard input is the ssh channel, and its
-    // end (the connection gone, Ctrl-C on the other side) cancels like a hang-up.
-    if std::env::var("BLKSCOPE_EXIT_ON_EOF").as_deref() == Ok("1") {
-        let c = cancel.clone();
-        let _ = std::thread::Builder::new()
-            .name("blkscope-stdin".into())
-            .spawn(move || {
-                let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
-                c.store(true, Ordering::Relaxed);
-            });
-    }
-    cancel
-}

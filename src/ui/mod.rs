@@ -225,8 +225,8 @@ impl shell::Program for Loop<'_> {
         self.quitting
     }
 
-    fn shut_down(&mut self) {
-        Loop::shut_down(self);
+    fn shut_down(&mut self) -> Option<String> {
+        Loop::shut_down(self)
     }
 }
 
@@ -600,7 +600,8 @@ impl Loop<'_> {
 
     /// Stops the engine (it was told to cancel) and lets it remove its scratch file; closes the
     /// hosts' links.
-    fn shut_down(&mut self) {
+    fn shut_down(&mut self) -> Option<String> {
+        let mut stuck = false;
         if let Some(w) = self.worker.take() {
             let t = Instant::now();
             while !w.is_finished() && t.elapsed() < Duration::from_secs(2) {
@@ -608,8 +609,11 @@ impl Loop<'_> {
             }
             if w.is_finished() {
                 let _ = w.join();
+            } else {
+                stuck = true;
             }
         }
         self.hosts.close();
+        stuck.then(|| self.app.still_in_flight())
     }
 }

@@ -30,8 +30,9 @@ pub trait Program {
     fn quit(&mut self);
     /// Whether the loop is over.
     fn done(&self) -> bool;
-    /// After the loop, with the terminal still held: wait for the work to stop.
-    fn shut_down(&mut self);
+    /// After the loop, with the terminal still held: wait for the work to stop; what to say
+    /// once the terminal is given back (work that would not stop).
+    fn shut_down(&mut self) -> Option<String>;
 }
 
 /// How the shell draws and reads.
@@ -140,8 +141,12 @@ pub fn run<P: Program>(
     let guard = TerminalGuard;
     install_panic_hook();
     let r = rt.block_on(event_loop(&mut terminal, opts.fps, program, rx));
-    program.shut_down();
+    let last_words = program.shut_down();
     drop(guard);
+    if let Some(w) = last_words {
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "{w}");
+    }
     let _ = std::panic::take_hook();
     r
 }

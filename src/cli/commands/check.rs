@@ -14,7 +14,7 @@ pub fn run(
     full: bool,
     out: &mut impl Write,
 ) -> Result<i32, crate::Error> {
-    let cancel = crate::session::cancel_on_signals();
+    let cancel = crate::cli::signals::cancel_on_signals();
     let bar = std::io::stderr().is_terminal().then(whole_read_bar);
     let mut progress = |done: u64, size: u64| {
         if let Some(b) = &bar {

@@ -39,7 +39,7 @@ pub fn watch(
     out: &mut impl Write,
 ) -> Result<i32, crate::Error> {
     let devices = crate::doctor::watch::devices(root, names)?;
-    let cancel = crate::session::cancel_on_signals();
+    let cancel = crate::cli::signals::cancel_on_signals();
     let mut n = 0;
     while count.is_none_or(|c| n < c) && !cancel.load(std::sync::atomic::Ordering::Relaxed) {
         let iv = crate::doctor::watch::watch_once(root, &devices, interval, &cancel)

@@ -80,7 +80,7 @@ pub fn run(cli: &Cli, out: &mut impl Write) -> Result<i32, crate::Error> {
     let fan = Fanout {
         ssh: &ssh,
         push: binary.as_ref(),
-        cancel: crate::session::cancel_on_signals(),
+        cancel: crate::cli::signals::cancel_on_signals(),
         summary: matches!(cli.command, Some(Command::Doctor { .. } | Command::Run(_))),
     };
     if let Some(Command::Report {

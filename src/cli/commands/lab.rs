@@ -67,7 +67,7 @@ pub fn run(root: &SysRoot, a: &LabArgs, out: &mut impl Write) -> Result<i32, cra
         r?;
         return Ok(0);
     }
-    let cancel = crate::session::cancel_on_signals();
+    let cancel = crate::cli::signals::cancel_on_signals();
     if a.json {
         let v = serde_json::json!({"dir": lab.dir, "in_ram": lab.in_ram, "devices": lab.devices});
         println(out, &v.to_string())?;

@@ -54,7 +54,7 @@ fn headless(
     a: &LearnArgs,
     out: &mut impl Write,
 ) -> Result<i32, crate::Error> {
-    let cancel = crate::session::cancel_on_signals();
+    let cancel = crate::cli::signals::cancel_on_signals();
     let opts = run::Options {
         size: a.size,
         dir: a.dir.clone(),

@@ -26,6 +26,9 @@ struct Progress<'a, W: Write> {
     print_err: Option<crate::Error>,
 }
 
+/// The bar of a run that waits for the device after it stopped issuing.
+const STOPPING_BAR: &str = "{prefix} [{bar:30}] {wide_msg}";
+
 impl<W: Write> Observer for Progress<'_, W> {
     fn run_starting(&mut self, _test: &str, run: u32, of: u32) {
         self.run = run;
@@ -51,11 +54,20 @@ impl<W: Write> Observer for Progress<'_, W> {
     fn sample(&mut self, s: &Sample, found: &[crate::analysis::findings::Finding]) {
         if let Some(b) = &self.bar {
             b.set_position((s.progress.unwrap_or(0.0) * 1000.0) as u64);
-            b.set_message(format!(
-                "{}/s {:.0} IOPS",
-                fmt_size(s.bytes_per_sec as u64),
-                s.iops
-            ));
+            match &s.stopping {
+                Some(st) => {
+                    // No ETA: the device decides.
+                    if let Ok(style) = indicatif::ProgressStyle::with_template(STOPPING_BAR) {
+                        b.set_style(style.progress_chars("=> "));
+                    }
+                    b.set_message(st.line());
+                }
+                None => b.set_message(format!(
+                    "{}/s {:.0} IOPS",
+                    fmt_size(s.bytes_per_sec as u64),
+                    s.iops
+                )),
+            }
         }
         if self.ndjson && self.write_err.is_none() {
             let mut v = serde_json::to_value(s).unwrap_or_default();
@@ -98,7 +110,7 @@ pub fn run(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, 
         confirm: args.safety.confirm.clone(),
         force: args.safety.force,
     };
-    let cancel = session::cancel_on_signals();
+    let cancel = crate::cli::signals::cancel_on_signals();
     let human = !args.output.json && !args.output.ndjson;
     let mut progress = Progress {
         out: &mut *out,

@@ -15,7 +15,7 @@ pub fn run(
     out: &mut impl Write,
 ) -> Result<i32, crate::Error> {
     let wanted = crate::stats::resolve_devices(root, names)?;
-    let cancel = crate::session::cancel_on_signals();
+    let cancel = crate::cli::signals::cancel_on_signals();
     let mut sampler = crate::stats::Sampler::new(root.clone());
     sampler.prime()?;
     let mut n = 0u64;

@@ -39,7 +39,7 @@ fn setting_suite(
     opts: &SuiteOpts,
     out: &mut impl Write,
 ) -> Result<i32, crate::Error> {
-    let cancel = session::cancel_on_signals();
+    let cancel = crate::cli::signals::cancel_on_signals();
     let mut announce = Announce {
         suite: name,
         quiet: opts.json || opts.ndjson,
@@ -265,7 +265,7 @@ pub fn run_suite(
 ) -> Result<i32, crate::Error> {
     let (json, no_save) = (opts.json || opts.ndjson, opts.no_save);
     let repeat = opts.repeat.unwrap_or(suite.repeat);
-    let cancel = session::cancel_on_signals();
+    let cancel = crate::cli::signals::cancel_on_signals();
     let mut announce = Announce {
         suite: &suite.name,
         quiet: json,

@@ -13,7 +13,7 @@ use crate::verify::CapacityMode;
 pub const BAD: i32 = 6;
 
 pub fn run(root: &SysRoot, a: &VerifyArgs, out: &mut impl Write) -> Result<i32, crate::Error> {
-    let cancel = crate::session::cancel_on_signals();
+    let cancel = crate::cli::signals::cancel_on_signals();
     if let Some(mode) = &a.capacity {
         let mode = if mode == "full" {
             CapacityMode::Full

@@ -454,6 +454,22 @@ impl App {
         app
     }
 
+    /// What a quit says when the test's thread has not ended (a device that does not complete
+    /// what the test issued): the process ends when the device completes it.
+    pub fn still_in_flight(&self) -> String {
+        let run = self.run.as_ref();
+        let on = run.map_or(String::new(), |r| format!(" on {}", r.target));
+        let what = match run.and_then(|r| r.samples.last()).and_then(|s| s.stopping) {
+            Some(st) if st.in_flight == 1 => "the test's last I/O".to_string(),
+            Some(st) if st.in_flight > 1 => format!("the test's last {} I/Os", st.in_flight),
+            _ => "what the test issued".to_string(),
+        };
+        format!(
+            "blkscope: the test{on} has not ended: the device has not completed {what}; \
+             blkscope exits when it does"
+        )
+    }
+
     /// Marks the lab's devices (badge LAB, a note) and selects the first.
     pub fn mark_lab(&mut self, lab: &[(String, String)]) {
         let mut first = None;

@@ -408,11 +408,12 @@ impl super::shell::Program for Lessons<'_> {
     }
 
     /// The lesson stops and removes its lab before the terminal is given back.
-    fn shut_down(&mut self) {
+    fn shut_down(&mut self) -> Option<String> {
         if let Some((h, cancel)) = self.worker.take() {
             cancel.store(true, Ordering::Relaxed);
             let _ = h.join();
         }
+        None
     }
 }
 

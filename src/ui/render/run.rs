@@ -62,7 +62,10 @@ fn run_progress(
     let done: u64 = last.map(|s| s.total_bytes).unwrap_or(0);
     let elapsed = last.map(|s| s.elapsed_s).unwrap_or(0.0);
     let progress = last.and_then(|s| s.progress).unwrap_or(0.0);
-    let eta = if progress > 0.01 {
+    let eta = if last.is_some_and(|s| s.stopping.is_some()) {
+        // The device decides.
+        "-".into()
+    } else if progress > 0.01 {
         format!("{:.0} s", elapsed / progress - elapsed)
     } else {
         "-".into()
@@ -93,7 +96,9 @@ fn run_progress(
             None => "starting...".into(),
         }),
     ];
-    if run.cancelling {
+    if let Some(st) = last.and_then(|s| s.stopping) {
+        lines.push(Line::from(Span::styled(st.line(), look.alert())));
+    } else if run.cancelling {
         lines.push(Line::from(Span::styled(
             "cancelling: waiting for the I/O in flight...",
             look.alert(),
@@ -199,8 +204,9 @@ fn run_side_note(f: &mut Frame, app: &App, look: Look, note: Rect) {
             look.alert(),
         )));
         for p in &app.busy {
+            // A shell's reaped children, a writer through the page cache: /proc does not say.
             let on = match p.devices.is_empty() {
-                true => "?".to_string(),
+                true => "a device not known".to_string(),
                 false => p.devices.join(","),
             };
             text.push(Line::from(format!(

@@ -1,0 +1,205 @@
+//! A device that stops completing what a test issued: a loop device over a file on an ext4 file
+//! system that is frozen (`fsfreeze`) while the test writes. The first interrupt cancels and the
+//! samples say what the run still waits for; a second one exits at once and says so.
+//! (Root and loop devices: the devices are made here and removed on drop.)
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+const MIB: u64 = 1 << 20;
+
+/// A loop device (direct I/O) over a file on a mounted ext4 file system, which can be frozen.
+struct OverAFileSystem {
+    dev: String,
+    mount: Mount,
+    _disk: Loop,
+}
+
+impl OverAFileSystem {
+    fn new() -> Self {
+        let disk = Loop::new(64 * MIB, None, false);
+        sh("mkfs.ext4", &["-q", "-F", disk.dev()]);
+        let mount = Mount::new(disk.dev());
+        let file = mount.dir.path().join("inner.img");
+        let path = file.to_str().unwrap();
+        sh("fallocate", &["-l", "16M", path]);
+        let out = sh("losetup", &["--find", "--show", "--direct-io=on", path]);
+        let dev = stdout_of(&out).trim().to_string();
+        Self {
+            dev,
+            mount,
+            _disk: disk,
+        }
+    }
+
+    fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+}
+
+impl Drop for OverAFileSystem {
+    fn drop(&mut self) {
+        // Thawed first: a frozen file system holds the detach (and the unmount) for ever.
+        thaw(self.mount.dir.path());
+        let _ = Command::new("losetup")
+            .env("PATH", path_with_sbin())
+            .args(["-d", &self.dev])
+            .status();
+    }
+}
+
+fn thaw(dir: &Path) {
+    let _ = Command::new("fsfreeze")
+        .env("PATH", path_with_sbin())
+        .args(["-u"])
+        .arg(dir)
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// The file system frozen until drop.
+struct Frozen(PathBuf);
+
+impl Frozen {
+    fn new(dir: &Path) -> Self {
+        sh("fsfreeze", &["-f", dir.to_str().unwrap()]);
+        Self(dir.to_path_buf())
+    }
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        thaw(&self.0);
+    }
+}
+
+/// The blkscope under test; on drop (a failed test) thawed by then, killed and waited for.
+struct Running(Option<Child>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Lines of the child's stdout, as they come.
+fn lines_of(child: &mut Child) -> Receiver<String> {
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(l).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// The first NDJSON sample within `secs` for which `want` holds.
+fn sample_where(
+    rx: &Receiver<String>,
+    secs: u64,
+    what: &str,
+    want: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let t = Instant::now();
+    let mut seen = Vec::new();
+    loop {
+        let left = Duration::from_secs(secs).saturating_sub(t.elapsed());
+        match rx.recv_timeout(left) {
+            Ok(l) => {
+                let v: serde_json::Value = serde_json::from_str(&l).unwrap_or_default();
+                if v["type"] == "sample" && want(&v) {
+                    return v;
+                }
+                seen.push(l);
+            }
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                let last: Vec<_> = seen.iter().rev().take(3).collect();
+                panic!("no sample with {what} in {secs} s; the last lines: {last:#?}");
+            }
+        }
+    }
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: signalling the blkscope process this test started.
+    unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+#[test]
+fn a_device_that_stops_completing_is_waited_for_visibly_and_a_second_interrupt_exits() {
+    if !require(true, &["losetup", "mkfs.ext4", "fsfreeze", "fallocate"]) {
+        return;
+    }
+    let lo = OverAFileSystem::new();
+    let child = bin()
+        .args([
+            "run",
+            &lo.dev,
+            "--op",
+            "write",
+            "--bs",
+            "64k",
+            "--iodepth",
+            "8",
+        ])
+        .args(["--mode", "direct", "--engine", "uring", "--runtime", "60s"])
+        .args(["--confirm", lo.name(), "--no-save", "--ndjson"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut running = Running(Some(child));
+    let child = running.0.as_mut().unwrap();
+    let rx = lines_of(child);
+    let writing = sample_where(&rx, 20, "writes", |v| v["ios"].as_u64() > Some(0));
+    println!("writing: {} IOPS", writing["iops"]);
+    let frozen = Frozen::new(lo.mount.dir.path());
+    signal(child, libc::SIGINT);
+    // The ring's I/Os wait in the frozen file system: after a second the samples say so.
+    let v = sample_where(&rx, 15, "stopping", |v| v["stopping"].is_object());
+    let st = &v["stopping"];
+    println!("stopping: {st}");
+    assert_eq!(st["cancelled"], true, "{st}");
+    let n = st["in_flight"].as_u64().unwrap_or(0);
+    assert!((1..=8).contains(&n), "in flight: {st}");
+    assert!(st["waited_s"].as_f64().unwrap_or(0.0) >= 1.0, "{st}");
+    // Still running while the device holds its I/Os.
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "ended before a second interrupt"
+    );
+    signal(child, libc::SIGINT);
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "no exit 10 s after a second interrupt"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    let _ = std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err);
+    println!("status {status:?} after {:?}, stderr: {err}", t.elapsed());
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("a second interrupt: exiting at once, without waiting"),
+        "{err}"
+    );
+    drop(frozen);
+}
