@@ -604,6 +604,59 @@ fn reads_by_another_process_during_a_write_test_are_not_taken_for_its_own() {
     assert_eq!(w["message"], m, "the warning says the same");
 }
 
+/// Untraced, a write test on one partition beside a reader of the other: the disk's diskstats
+/// count both partitions' reads, the test's partition none, so nothing is called
+/// read-modify-write (the disk's reads were taken for the test's before).
+#[test]
+fn a_reader_of_the_neighbouring_partition_is_no_read_modify_write_untraced() {
+    if !require(true, &["losetup", "dd", "sfdisk"]) {
+        return;
+    }
+    let lo = Loop::new(256 * MIB, None, true);
+    sh("losetup", &["--direct-io=on", lo.dev()]);
+    sfdisk(lo.dev(), "label: gpt\n,100M\n,100M\n");
+    let (p1, p2) = (lo.wait_part(1), lo.wait_part(2));
+    let name = p1.trim_start_matches("/dev/").to_string();
+    let disk_reads = || diskstats_sectors(&lo.name).0;
+    let r0 = disk_reads();
+    let _reader = Neighbour::reader(&p2);
+    wait_until(10, "the reader to read", || disk_reads() > r0 + 4096);
+    let args = [
+        "--no-trace",
+        "run",
+        &p1,
+        "--op",
+        "write",
+        "--bs",
+        "1M",
+        "--size",
+        "64M",
+        "--runtime",
+        "1s",
+        "--no-save",
+        "--json",
+        "--confirm",
+        &name,
+    ];
+    let (doc, code) = blkscope_json(&args);
+    assert_eq!(code, 0, "{doc}");
+    let r = &doc["results"][0];
+    let disk = r["diskstats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["disk_device"] == lo.name.as_str())
+        .cloned()
+        .unwrap_or_default();
+    println!("findings {:?}; {}: {disk}", finding_kinds(r), lo.name);
+    assert!(
+        finding_of(r, "read_modify_write").is_none(),
+        "the reads on {} were {p2}'s: {}",
+        lo.name,
+        r["findings"]
+    );
+}
+
 /// A VM whose idle vCPUs halt at once (haltpoll governing, guest_halt_poll_ns 0) is named as a
 /// cost of every low-depth latency; with polling on, or no haltpoll, nothing is said.
 #[test]

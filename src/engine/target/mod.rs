@@ -121,7 +121,8 @@ pub struct OpenTarget {
     /// Devices whose diskstats explain the test: the target's device (for a file, the device
     /// holding it), what it is built on, then what is built on it.
     pub watch: Vec<String>,
-    /// How many of `watch` (from the start) are the device and what it is built on.
+    /// How many of `watch` (from the start) are the device and what it is built on, but for
+    /// the whole disk of a partition among them (which comes next: `watch_list`).
     pub below_count: usize,
     /// Where its blocks live, to tell how much of a read test's region was never written.
     pub store: crate::device::Store,

@@ -6,10 +6,28 @@ use crate::device::{DiscoverOptions, discover};
 use crate::sysroot::SysRoot;
 use std::path::Path;
 
-/// The watch list for the device named `name`.
+/// The watch list for the device named `name`, and how many of it (from the start) are the
+/// device and what it is built on. The whole disk of a partition among them comes after the
+/// rest and is not counted: its counters hold every partition's I/O, the test's counted on its
+/// own partition already and its neighbours' on theirs (a reader of `sda2` is no read of a
+/// write test's on `sda1`).
 pub(super) fn watch_list(tree: &crate::device::DeviceTree, name: &str) -> (Vec<String>, usize) {
+    let mut watch = crate::stats::related(tree, name);
     let below = 1 + tree.below(name).len();
-    (crate::stats::related(tree, name), below)
+    let whole = |n: &String| {
+        watch[..below]
+            .iter()
+            .any(|m| tree.get(m).and_then(|d| d.parent.as_ref()) == Some(n))
+    };
+    let (wholes, rest): (Vec<String>, Vec<String>) =
+        watch[1..below].iter().cloned().partition(|n| whole(n));
+    let counted = 1 + rest.len();
+    let above = watch.split_off(below);
+    watch.truncate(1);
+    watch.extend(rest);
+    watch.extend(wholes);
+    watch.extend(above);
+    (watch, counted)
 }
 
 /// The block device that holds a file, its watch list (empty for tmpfs, overlay, ...), and the
@@ -56,5 +74,31 @@ pub(super) fn watch_for_file(root: &SysRoot, path: &Path) -> FileDevice {
             }
         }
         None => none(fs),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// dm-0 (an LV) on sda2: the LV, its partition, then the disk, which is not counted among
+    /// what the LV is built on (its counters hold sda1's I/O too); a partition alike.
+    #[test]
+    fn a_partitions_whole_disk_is_watched_and_not_counted_below() {
+        let root = SysRoot::at(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/lvm-on-partition"
+        ));
+        let tree = discover(&root, &DiscoverOptions::default()).unwrap();
+        for (name, want, counted) in [
+            ("dm-0", vec!["dm-0", "sda2", "sda"], 2),
+            ("sda2", vec!["sda2", "sda", "dm-0", "dm-1"], 1),
+            ("sda", vec!["sda", "sda1", "sda2", "dm-0", "dm-1"], 1),
+        ] {
+            let (watch, below) = watch_list(&tree, name);
+            let watch: Vec<&str> = watch.iter().map(String::as_str).collect();
+            println!("{name}: {watch:?}, {below} below");
+            assert_eq!((watch, below), (want, counted), "{name}");
+        }
     }
 }

@@ -40,7 +40,8 @@ pub struct Activity {
     pub in_ram: bool,
     /// Whether it is a loop device: its write cache is its backing file's page cache.
     pub loop_device: bool,
-    /// How many of `devices` (from the start) are the target and what it is built on.
+    /// How many of `devices` (from the start) are the target and what it is built on, but for
+    /// the whole disk of a partition among them (its counters hold its partitions' I/O).
     pub below_count: usize,
     /// For a file target: its file system's block, the unit buffered writes read in when it is
     /// smaller than a page (a block device's page cache reads whole pages).
