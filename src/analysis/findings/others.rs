@@ -226,8 +226,10 @@ fn on_devices_words(
     let no_rmw = matches!(job.op, Op::Write | Op::Randwrite) && read > 0 && t.test_reads() == 0;
     let how = match t.mode {
         "sampled" => format!(
-            "; the block layer's trace, {:.2} s of {:.1} s in {} windows, scaled to the run",
-            t.seconds, t.of_seconds, t.windows
+            "; the block layer's trace, {:.2} s of {:.1} s in {}, scaled to the run",
+            t.seconds,
+            t.of_seconds,
+            crate::units::count(t.windows as usize, "window")
         ),
         _ => "; the block layer's trace".to_string(),
     };

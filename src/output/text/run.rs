@@ -34,10 +34,10 @@ pub fn trace_line(t: &crate::analysis::traced::TraceSummary) -> String {
     match t.mode {
         "off" => format!("traced: no ({})", t.why.as_deref().unwrap_or("off")),
         "sampled" => format!(
-            "traced: {:.2} s of {:.1} s, in {} windows{}{split}",
+            "traced: {:.2} s of {:.1} s, in {}{}{split}",
             t.seconds,
             t.of_seconds,
-            t.windows,
+            crate::units::count(t.windows as usize, "window"),
             match t.timed_seconds {
                 Some(timed) => format!(" (the test's I/Os timed in {timed:.2} s of them)"),
                 None => String::new(),
@@ -323,5 +323,20 @@ mod tests {
             faster.contains("0.77x") && faster.contains("not of the run's"),
             "{faster}"
         );
+    }
+
+    #[test]
+    fn one_window_is_one_window() {
+        let mut t = sampled(500_000, 500_000);
+        (t.seconds, t.of_seconds) = (1.25, 2.0);
+        for (n, want) in [(1, "in 1 window"), (4, "in 4 windows")] {
+            t.windows = n;
+            let line = trace_line(&t);
+            println!("{line}");
+            assert!(
+                line.starts_with(&format!("traced: 1.25 s of 2.0 s, {want}")),
+                "{line}"
+            );
+        }
     }
 }
