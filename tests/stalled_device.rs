@@ -92,18 +92,41 @@ impl Drop for Running {
     }
 }
 
-/// Lines of the child's stdout, as they come.
+/// Lines of the child's stdout and stderr as they come, stderr's marked `err: `.
 fn lines_of(child: &mut Child) -> Receiver<String> {
-    let out = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for l in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(l).is_err() {
-                return;
+    let out = child.stdout.take().unwrap();
+    let err = child.stderr.take().unwrap();
+    let pass = |r: Box<dyn std::io::Read + Send>, mark: &'static str| {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for l in BufReader::new(r).lines().map_while(Result::ok) {
+                if tx.send(format!("{mark}{l}")).is_err() {
+                    return;
+                }
+            }
+        });
+    };
+    pass(Box::new(out), "");
+    pass(Box::new(err), "err: ");
+    rx
+}
+
+/// The first line within `secs` for which `want` holds.
+fn line_where(rx: &Receiver<String>, secs: u64, what: &str, want: impl Fn(&str) -> bool) -> String {
+    let t = Instant::now();
+    let mut seen = Vec::new();
+    loop {
+        let left = Duration::from_secs(secs).saturating_sub(t.elapsed());
+        match rx.recv_timeout(left) {
+            Ok(l) if want(&l) => return l,
+            Ok(l) => seen.push(l),
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                let last: Vec<_> = seen.iter().rev().take(3).collect();
+                panic!("no line with {what} in {secs} s; the last lines: {last:#?}");
             }
         }
-    });
-    rx
+    }
 }
 
 /// The first NDJSON sample within `secs` for which `want` holds.
@@ -113,24 +136,11 @@ fn sample_where(
     what: &str,
     want: impl Fn(&serde_json::Value) -> bool,
 ) -> serde_json::Value {
-    let t = Instant::now();
-    let mut seen = Vec::new();
-    loop {
-        let left = Duration::from_secs(secs).saturating_sub(t.elapsed());
-        match rx.recv_timeout(left) {
-            Ok(l) => {
-                let v: serde_json::Value = serde_json::from_str(&l).unwrap_or_default();
-                if v["type"] == "sample" && want(&v) {
-                    return v;
-                }
-                seen.push(l);
-            }
-            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
-                let last: Vec<_> = seen.iter().rev().take(3).collect();
-                panic!("no sample with {what} in {secs} s; the last lines: {last:#?}");
-            }
-        }
-    }
+    let l = line_where(rx, secs, what, |l| {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap_or_default();
+        v["type"] == "sample" && want(&v)
+    });
+    serde_json::from_str(&l).unwrap()
 }
 
 fn signal(child: &Child, sig: i32) {
@@ -138,11 +148,10 @@ fn signal(child: &Child, sig: i32) {
     unsafe { libc::kill(child.id() as i32, sig) };
 }
 
-#[test]
-fn a_device_that_stops_completing_is_waited_for_visibly_and_a_second_interrupt_exits() {
-    if !require(true, &["losetup", "mkfs.ext4", "fsfreeze", "fallocate"]) {
-        return;
-    }
+/// A write test (`--ndjson` or `--json`) on a loop device whose file system is frozen once it
+/// writes, then SIGINT: what the run says it waits for (the `stopping` sample's JSON, or the
+/// line on stderr); then a second SIGINT, which must end it with 130 and its line.
+fn cancel_a_stalled_write(output: &str, said: impl Fn(&Receiver<String>) -> String) {
     let lo = OverAFileSystem::new();
     let child = bin()
         .args([
@@ -156,7 +165,7 @@ fn a_device_that_stops_completing_is_waited_for_visibly_and_a_second_interrupt_e
             "8",
         ])
         .args(["--mode", "direct", "--engine", "uring", "--runtime", "60s"])
-        .args(["--confirm", lo.name(), "--no-save", "--ndjson"])
+        .args(["--confirm", lo.name(), "--no-save", output])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -164,18 +173,14 @@ fn a_device_that_stops_completing_is_waited_for_visibly_and_a_second_interrupt_e
     let mut running = Running(Some(child));
     let child = running.0.as_mut().unwrap();
     let rx = lines_of(child);
-    let writing = sample_where(&rx, 20, "writes", |v| v["ios"].as_u64() > Some(0));
-    println!("writing: {} IOPS", writing["iops"]);
+    wait_until(20, "the test to write", || {
+        diskstats_sectors(lo.name()).1 > 2048
+    });
     let frozen = Frozen::new(lo.mount.dir.path());
     signal(child, libc::SIGINT);
-    // The ring's I/Os wait in the frozen file system: after a second the samples say so.
-    let v = sample_where(&rx, 15, "stopping", |v| v["stopping"].is_object());
-    let st = &v["stopping"];
-    println!("stopping: {st}");
-    assert_eq!(st["cancelled"], true, "{st}");
-    let n = st["in_flight"].as_u64().unwrap_or(0);
-    assert!((1..=8).contains(&n), "in flight: {st}");
-    assert!(st["waited_s"].as_f64().unwrap_or(0.0) >= 1.0, "{st}");
+    // The ring's I/Os wait in the frozen file system: after a second the run says so.
+    let words = said(&rx);
+    println!("{output}: {words}");
     // Still running while the device holds its I/Os.
     assert!(
         child.try_wait().unwrap().is_none(),
@@ -183,6 +188,9 @@ fn a_device_that_stops_completing_is_waited_for_visibly_and_a_second_interrupt_e
     );
     signal(child, libc::SIGINT);
     let t = Instant::now();
+    let last = line_where(&rx, 10, "the second interrupt's line", |l| {
+        l.starts_with("err: blkscope: a second interrupt")
+    });
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
@@ -193,13 +201,38 @@ fn a_device_that_stops_completing_is_waited_for_visibly_and_a_second_interrupt_e
         );
         std::thread::sleep(Duration::from_millis(20));
     };
-    let mut err = String::new();
-    let _ = std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err);
-    println!("status {status:?} after {:?}, stderr: {err}", t.elapsed());
-    assert_eq!(status.code(), Some(130), "{err}");
-    assert!(
-        err.contains("a second interrupt: exiting at once, without waiting"),
-        "{err}"
-    );
+    println!("status {status:?} after {:?}: {last}", t.elapsed());
+    assert_eq!(status.code(), Some(130), "{last}");
+    assert!(last.contains("exiting at once, without waiting"), "{last}");
     drop(frozen);
+}
+
+#[test]
+fn a_stalled_runs_samples_say_what_it_waits_for_and_a_second_interrupt_exits() {
+    if !require(true, &["losetup", "mkfs.ext4", "fsfreeze", "fallocate"]) {
+        return;
+    }
+    cancel_a_stalled_write("--ndjson", |rx| {
+        let v = sample_where(rx, 15, "stopping", |v| v["stopping"].is_object());
+        let st = &v["stopping"];
+        assert_eq!(st["cancelled"], true, "{st}");
+        let n = st["in_flight"].as_u64().unwrap_or(0);
+        assert!((1..=8).contains(&n), "in flight: {st}");
+        assert!(st["waited_s"].as_f64().unwrap_or(0.0) >= 1.0, "{st}");
+        st.to_string()
+    });
+}
+
+#[test]
+fn without_a_progress_bar_a_stalled_run_says_so_on_stderr() {
+    if !require(true, &["losetup", "mkfs.ext4", "fsfreeze", "fallocate"]) {
+        return;
+    }
+    cancel_a_stalled_write("--json", |rx| {
+        line_where(rx, 15, "the wait said on stderr", |l| {
+            l.starts_with("err: blkscope: cancelled: ")
+                && l.contains(" still in flight after ")
+                && l.ends_with(" s (Ctrl-C again exits without waiting)")
+        })
+    });
 }

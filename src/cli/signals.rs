@@ -68,3 +68,14 @@ fn in_the_handler(cancel: &Arc<AtomicBool>) {
         let _ = signal_hook::flag::register(sig, cancel.clone());
     }
 }
+
+/// What a headless command says once, where no progress bar shows it, when a run waits for its
+/// device after it stopped issuing.
+pub fn stopping_line(st: &crate::engine::result::Stopping) -> String {
+    let how = if st.cancelled {
+        "Ctrl-C again exits without waiting"
+    } else {
+        "Ctrl-C twice exits without waiting"
+    };
+    format!("blkscope: {} ({how})", st.line())
+}

@@ -24,6 +24,8 @@ struct Progress<'a, W: Write> {
     write_err: Option<io::Error>,
     /// The first error printing a result.
     print_err: Option<crate::Error>,
+    /// Whether this run's wait for its device was said (without a bar: once).
+    said_stopping: bool,
 }
 
 /// The bar of a run that waits for the device after it stopped issuing.
@@ -32,6 +34,7 @@ const STOPPING_BAR: &str = "{prefix} [{bar:30}] {wide_msg}";
 impl<W: Write> Observer for Progress<'_, W> {
     fn run_starting(&mut self, _test: &str, run: u32, of: u32) {
         self.run = run;
+        self.said_stopping = false;
         self.bar = self.show_bar.then(|| {
             let b = indicatif::ProgressBar::new(1000);
             b.set_style(
@@ -68,6 +71,13 @@ impl<W: Write> Observer for Progress<'_, W> {
                     s.iops
                 )),
             }
+        }
+        if let Some(st) = &s.stopping
+            && self.bar.is_none()
+            && !self.ndjson
+            && !std::mem::replace(&mut self.said_stopping, true)
+        {
+            say!("{}", crate::cli::signals::stopping_line(st));
         }
         if self.ndjson && self.write_err.is_none() {
             let mut v = serde_json::to_value(s).unwrap_or_default();
@@ -121,6 +131,7 @@ pub fn run(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, 
         run: 0,
         write_err: None,
         print_err: None,
+        said_stopping: false,
     };
     let outcome = session::run_test(
         root,

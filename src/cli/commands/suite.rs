@@ -45,6 +45,7 @@ fn setting_suite(
         quiet: opts.json || opts.ndjson,
         ndjson: opts.ndjson,
         run: 0,
+        said_stopping: false,
     };
     let repeat = opts.repeat.unwrap_or(1);
     let r = if name == "scheduler" {
@@ -115,6 +116,8 @@ struct Announce<'a> {
     ndjson: bool,
     /// The run of the test now running.
     run: u32,
+    /// Whether this run's wait for its device was said (once).
+    said_stopping: bool,
 }
 
 impl Announce<'_> {
@@ -129,6 +132,7 @@ impl Announce<'_> {
 impl Observer for Announce<'_> {
     fn run_starting(&mut self, test: &str, run: u32, of: u32) {
         self.run = run;
+        self.said_stopping = false;
         if self.ndjson {
             self.line(&serde_json::json!({"type": "progress", "test": test, "run": run, "of": of}));
         } else if !self.quiet {
@@ -137,6 +141,12 @@ impl Observer for Announce<'_> {
     }
 
     fn sample(&mut self, s: &crate::engine::Sample, _: &[crate::analysis::findings::Finding]) {
+        if let Some(st) = &s.stopping
+            && !self.ndjson
+            && !std::mem::replace(&mut self.said_stopping, true)
+        {
+            say!("{}", crate::cli::signals::stopping_line(st));
+        }
         if self.ndjson {
             let mut v = serde_json::to_value(s).unwrap_or_default();
             v["type"] = "sample".into();
@@ -271,6 +281,7 @@ pub fn run_suite(
         quiet: json,
         ndjson: opts.ndjson,
         run: 0,
+        said_stopping: false,
     };
     let outcome = match session::run_suite(
         root,
