@@ -236,3 +236,59 @@ fn without_a_progress_bar_a_stalled_run_says_so_on_stderr() {
         })
     });
 }
+
+/// A buffered write with its final fdatasync (`--mode fdatasync`, bounded by size) on a loop
+/// device whose file system is frozen: the writes land in the page cache, the fdatasync waits,
+/// and the run says so without any signal; thawed, it ends with its result.
+#[test]
+fn a_final_fdatasync_that_waits_is_said_and_the_run_ends_when_it_is_done() {
+    if !require(true, &["losetup", "mkfs.ext4", "fsfreeze", "fallocate"]) {
+        return;
+    }
+    let lo = OverAFileSystem::new();
+    let frozen = Frozen::new(lo.mount.dir.path());
+    let child = bin()
+        .args([
+            "run", &lo.dev, "--op", "write", "--bs", "1M", "--size", "16M",
+        ])
+        .args(["--mode", "fdatasync", "--engine", "psync"])
+        .args(["--confirm", lo.name(), "--no-save", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut running = Running(Some(child));
+    let child = running.0.as_mut().unwrap();
+    let rx = lines_of(child);
+    let said = line_where(&rx, 20, "the fdatasync's wait said", |l| {
+        l.starts_with("err: blkscope: stopping: the final fdatasync still running after ")
+    });
+    println!("{said}");
+    assert!(child.try_wait().unwrap().is_none(), "ended while frozen");
+    drop(frozen);
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "no end 20 s after the thaw"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut out = String::new();
+    while let Ok(l) = rx.recv_timeout(Duration::from_secs(2)) {
+        if !l.starts_with("err: ") {
+            out.push_str(&l);
+        }
+    }
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+    let r = &doc["results"][0];
+    println!(
+        "status {status:?}; written {}, cancelled {}",
+        r["write_bytes"], r["cancelled"]
+    );
+    assert_eq!(status.code(), Some(0), "{out}");
+    assert_eq!(r["write_bytes"], 16 << 20, "{out}");
+}

@@ -418,8 +418,9 @@ struct StopWatch {
 }
 
 impl StopWatch {
-    /// What the jobs still running wait for once they have been told to stop (a cancel, the
-    /// deadline passed) and have waited [`result::STOPPING_SAID_AFTER`] for it.
+    /// What the jobs still running wait for once they have stopped issuing (a cancel, the
+    /// deadline passed, a job at the end of its bytes or in its final fdatasync) and have
+    /// waited [`result::STOPPING_SAID_AFTER`] for it.
     fn look(
         &mut self,
         jobs: &Jobs,
@@ -428,9 +429,7 @@ impl StopWatch {
         now: Instant,
     ) -> Option<result::Stopping> {
         let cancelled = cancel.load(Ordering::Relaxed);
-        if !(cancelled || timing.deadline.is_some_and(|d| now >= d)) {
-            return None;
-        }
+        let mut told = cancelled || timing.deadline.is_some_and(|d| now >= d);
         let (mut in_flight, mut flushing) = (0u32, false);
         for ((acc, n), h) in jobs.accs.iter().zip(&jobs.in_flight).zip(&jobs.handles) {
             if h.is_finished() {
@@ -441,8 +440,14 @@ impl StopWatch {
             in_flight += match n.load(Ordering::Relaxed) {
                 // A pread/pwrite job's one I/O is in flight until it ends.
                 worker::NOT_A_RING => u32::from(!f),
-                n => n,
+                n => {
+                    told |= n & worker::DRAINING != 0;
+                    n & !worker::DRAINING
+                }
             };
+        }
+        if !(told || flushing) {
+            return None;
         }
         let since = *self.since.get_or_insert(now);
         let waited = now.duration_since(since);

@@ -316,6 +316,9 @@ struct Ctx<'a> {
 /// What a pread/pwrite job's `in_flight` holds: its one I/O is in flight until it ends.
 pub(crate) const NOT_A_RING: u32 = u32::MAX;
 
+/// The bit of a ring's `in_flight` that says it has stopped issuing.
+pub(crate) const DRAINING: u32 = 1 << 31;
+
 impl Ctx<'_> {
     /// Cancelled, or past the deadline at `now`.
     #[inline]
@@ -553,7 +556,9 @@ fn uring_loop(cx: &mut Ctx, q: &mut UringQueue) {
             return;
         }
         // For the sampler, should the device not complete them (one store a wait).
-        cx.in_flight.store(q.in_flight() as u32, Ordering::Relaxed);
+        let draining = if issuing { 0 } else { DRAINING };
+        cx.in_flight
+            .store(q.in_flight() as u32 | draining, Ordering::Relaxed);
         let waited_from = now;
         let in_flight = q.in_flight();
         done.clear();

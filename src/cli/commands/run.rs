@@ -24,8 +24,9 @@ struct Progress<'a, W: Write> {
     write_err: Option<io::Error>,
     /// The first error printing a result.
     print_err: Option<crate::Error>,
-    /// Whether this run's wait for its device was said (without a bar: once).
-    said_stopping: bool,
+    /// Whether this run's wait for its device was said (without a bar), and whether
+    /// cancelled then: said once, and again once cancelled.
+    said_stopping: Option<bool>,
 }
 
 /// The bar of a run that waits for the device after it stopped issuing.
@@ -34,7 +35,7 @@ const STOPPING_BAR: &str = "{prefix} [{bar:30}] {wide_msg}";
 impl<W: Write> Observer for Progress<'_, W> {
     fn run_starting(&mut self, _test: &str, run: u32, of: u32) {
         self.run = run;
-        self.said_stopping = false;
+        self.said_stopping = None;
         self.bar = self.show_bar.then(|| {
             let b = indicatif::ProgressBar::new(1000);
             b.set_style(
@@ -75,7 +76,7 @@ impl<W: Write> Observer for Progress<'_, W> {
         if let Some(st) = &s.stopping
             && self.bar.is_none()
             && !self.ndjson
-            && !std::mem::replace(&mut self.said_stopping, true)
+            && self.said_stopping.replace(st.cancelled) != Some(st.cancelled)
         {
             say!("{}", crate::cli::signals::stopping_line(st));
         }
@@ -131,7 +132,7 @@ pub fn run(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, 
         run: 0,
         write_err: None,
         print_err: None,
-        said_stopping: false,
+        said_stopping: None,
     };
     let outcome = session::run_test(
         root,

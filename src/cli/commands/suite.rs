@@ -45,7 +45,7 @@ fn setting_suite(
         quiet: opts.json || opts.ndjson,
         ndjson: opts.ndjson,
         run: 0,
-        said_stopping: false,
+        said_stopping: None,
     };
     let repeat = opts.repeat.unwrap_or(1);
     let r = if name == "scheduler" {
@@ -116,8 +116,9 @@ struct Announce<'a> {
     ndjson: bool,
     /// The run of the test now running.
     run: u32,
-    /// Whether this run's wait for its device was said (once).
-    said_stopping: bool,
+    /// Whether this run's wait for its device was said, and whether cancelled then: said
+    /// once, and again once cancelled.
+    said_stopping: Option<bool>,
 }
 
 impl Announce<'_> {
@@ -132,7 +133,7 @@ impl Announce<'_> {
 impl Observer for Announce<'_> {
     fn run_starting(&mut self, test: &str, run: u32, of: u32) {
         self.run = run;
-        self.said_stopping = false;
+        self.said_stopping = None;
         if self.ndjson {
             self.line(&serde_json::json!({"type": "progress", "test": test, "run": run, "of": of}));
         } else if !self.quiet {
@@ -143,7 +144,7 @@ impl Observer for Announce<'_> {
     fn sample(&mut self, s: &crate::engine::Sample, _: &[crate::analysis::findings::Finding]) {
         if let Some(st) = &s.stopping
             && !self.ndjson
-            && !std::mem::replace(&mut self.said_stopping, true)
+            && self.said_stopping.replace(st.cancelled) != Some(st.cancelled)
         {
             say!("{}", crate::cli::signals::stopping_line(st));
         }
@@ -281,7 +282,7 @@ pub fn run_suite(
         quiet: json,
         ndjson: opts.ndjson,
         run: 0,
-        said_stopping: false,
+        said_stopping: None,
     };
     let outcome = match session::run_suite(
         root,
