@@ -111,7 +111,9 @@ kinds! {
          whatever the sector size; below the test, a device with larger blocks, RAID parity \
          or unaligned offsets do the same. Use a block size that is a multiple of the block, \
          or direct I/O at a multiple of the logical block size. Reads by other processes \
-         meanwhile are named, as they may be the ones seen.",
+         meanwhile are named, as they may be the ones seen. The whole disk of a partition is \
+         not looked at: its counters hold its other partitions' I/O too, and the test's reads \
+         are counted on its own partition.",
     Flushes "flushes" Diskstats
         "Cache flushes reached the device during a write test: with O_DSYNC or O_SYNC every \
          write waits until the drive has written its volatile cache, and that wait, not the \
