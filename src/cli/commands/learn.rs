@@ -80,7 +80,8 @@ fn headless(
             println(out, &l)?;
         }
     }
-    Ok(if r.cancelled { 130 } else { 0 })
+    // Cancelled: status 1, as for `run` (`cli::exit`).
+    Ok(if r.cancelled { 1 } else { 0 })
 }
 
 /// Says on stderr what the lesson is doing (stdout is the JSON).
