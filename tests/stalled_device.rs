@@ -92,6 +92,35 @@ impl Drop for Running {
     }
 }
 
+/// `blkscope run` writing to `lo` with `job` and `more` arguments, its outputs piped.
+fn write_to(lo: &OverAFileSystem, job: &[&str], more: &[&str]) -> Running {
+    let child = bin()
+        .args(["run", &lo.dev, "--op", "write"])
+        .args(job)
+        .args(more)
+        .args(["--confirm", lo.name(), "--no-save"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    Running(Some(child))
+}
+
+/// The child's status once it has ended, which it must within `secs` of `after`.
+fn ended_within(child: &mut Child, secs: u64, after: &str) -> std::process::ExitStatus {
+    let t = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(secs),
+            "no end {secs} s after {after}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Lines of the child's stdout and stderr as they come, stderr's marked `err: `.
 fn lines_of(child: &mut Child) -> Receiver<String> {
     let (tx, rx) = std::sync::mpsc::channel();
@@ -153,24 +182,20 @@ fn signal(child: &Child, sig: i32) {
 /// line on stderr); then a second SIGINT, which must end it with 130 and its line.
 fn cancel_a_stalled_write(output: &str, said: impl Fn(&Receiver<String>) -> String) {
     let lo = OverAFileSystem::new();
-    let child = bin()
-        .args([
-            "run",
-            &lo.dev,
-            "--op",
-            "write",
+    let mut running = write_to(
+        &lo,
+        &[
             "--bs",
             "64k",
             "--iodepth",
             "8",
-        ])
-        .args(["--mode", "direct", "--engine", "uring", "--runtime", "60s"])
-        .args(["--confirm", lo.name(), "--no-save", output])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut running = Running(Some(child));
+            "--mode",
+            "direct",
+            "--engine",
+            "uring",
+        ],
+        &["--runtime", "60s", output],
+    );
     let child = running.0.as_mut().unwrap();
     let rx = lines_of(child);
     wait_until(20, "the test to write", || {
@@ -188,19 +213,11 @@ fn cancel_a_stalled_write(output: &str, said: impl Fn(&Receiver<String>) -> Stri
     );
     signal(child, libc::SIGINT);
     let t = Instant::now();
+    let status = ended_within(child, 10, "a second interrupt");
+    // Said before the exit: in the channel by now, or on its way.
     let last = line_where(&rx, 10, "the second interrupt's line", |l| {
         l.starts_with("err: blkscope: a second interrupt")
     });
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "no exit 10 s after a second interrupt"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
     println!("status {status:?} after {:?}: {last}", t.elapsed());
     assert_eq!(status.code(), Some(130), "{last}");
     assert!(last.contains("exiting at once, without waiting"), "{last}");
@@ -247,17 +264,11 @@ fn a_final_fdatasync_that_waits_is_said_and_the_run_ends_when_it_is_done() {
     }
     let lo = OverAFileSystem::new();
     let frozen = Frozen::new(lo.mount.dir.path());
-    let child = bin()
-        .args([
-            "run", &lo.dev, "--op", "write", "--bs", "1M", "--size", "16M",
-        ])
-        .args(["--mode", "fdatasync", "--engine", "psync"])
-        .args(["--confirm", lo.name(), "--no-save", "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut running = Running(Some(child));
+    let mut running = write_to(
+        &lo,
+        &["--bs", "1M", "--size", "16M", "--mode", "fdatasync"],
+        &["--engine", "psync", "--json"],
+    );
     let child = running.0.as_mut().unwrap();
     let rx = lines_of(child);
     let said = line_where(&rx, 20, "the fdatasync's wait said", |l| {
@@ -266,17 +277,7 @@ fn a_final_fdatasync_that_waits_is_said_and_the_run_ends_when_it_is_done() {
     println!("{said}");
     assert!(child.try_wait().unwrap().is_none(), "ended while frozen");
     drop(frozen);
-    let t = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "no end 20 s after the thaw"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = ended_within(child, 20, "the thaw");
     let mut out = String::new();
     while let Ok(l) = rx.recv_timeout(Duration::from_secs(2)) {
         if !l.starts_with("err: ") {

@@ -69,13 +69,22 @@ fn in_the_handler(cancel: &Arc<AtomicBool>) {
     }
 }
 
-/// What a headless command says once, where no progress bar shows it, when a run waits for its
-/// device after it stopped issuing.
-pub fn stopping_line(st: &crate::engine::result::Stopping) -> String {
-    let how = if st.cancelled {
-        "Ctrl-C again exits without waiting"
-    } else {
-        "Ctrl-C twice exits without waiting"
-    };
-    format!("blkscope: {} ({how})", st.line())
+/// What a headless command says on stderr, where no progress bar shows it, when a run waits
+/// for its device after it stopped issuing: once, and again once cancelled (then with what a
+/// second Ctrl-C does). Start a new one for each run.
+#[derive(Default)]
+pub struct StoppingSaid(Option<bool>);
+
+impl StoppingSaid {
+    pub fn say(&mut self, st: &crate::engine::result::Stopping) {
+        if self.0.replace(st.cancelled) == Some(st.cancelled) {
+            return;
+        }
+        let how = if st.cancelled {
+            "Ctrl-C again exits without waiting"
+        } else {
+            "Ctrl-C twice exits without waiting"
+        };
+        say!("blkscope: {} ({how})", st.line());
+    }
 }

@@ -132,11 +132,11 @@ impl Stopping {
         } else {
             "stopping"
         };
+        let ios = crate::units::count(self.in_flight as usize, "I/O");
         let what = match (self.in_flight, self.flushing) {
             (0, true) => "the final fdatasync still running".to_string(),
-            (1, false) => "1 I/O still in flight".to_string(),
-            (n, false) => format!("{n} I/Os still in flight"),
-            (n, true) => format!("{n} I/Os in flight and a final fdatasync"),
+            (_, false) => format!("{ios} still in flight"),
+            (_, true) => format!("{ios} in flight and a final fdatasync"),
         };
         format!("{why}: {what} after {:.0} s", self.waited_s)
     }

@@ -24,9 +24,8 @@ struct Progress<'a, W: Write> {
     write_err: Option<io::Error>,
     /// The first error printing a result.
     print_err: Option<crate::Error>,
-    /// Whether this run's wait for its device was said (without a bar), and whether
-    /// cancelled then: said once, and again once cancelled.
-    said_stopping: Option<bool>,
+    /// This run's wait for its device, said without a bar.
+    said_stopping: crate::cli::signals::StoppingSaid,
 }
 
 /// The bar of a run that waits for the device after it stopped issuing.
@@ -35,7 +34,7 @@ const STOPPING_BAR: &str = "{prefix} [{bar:30}] {wide_msg}";
 impl<W: Write> Observer for Progress<'_, W> {
     fn run_starting(&mut self, _test: &str, run: u32, of: u32) {
         self.run = run;
-        self.said_stopping = None;
+        self.said_stopping = Default::default();
         self.bar = self.show_bar.then(|| {
             let b = indicatif::ProgressBar::new(1000);
             b.set_style(
@@ -76,9 +75,8 @@ impl<W: Write> Observer for Progress<'_, W> {
         if let Some(st) = &s.stopping
             && self.bar.is_none()
             && !self.ndjson
-            && self.said_stopping.replace(st.cancelled) != Some(st.cancelled)
         {
-            say!("{}", crate::cli::signals::stopping_line(st));
+            self.said_stopping.say(st);
         }
         if self.ndjson && self.write_err.is_none() {
             let mut v = serde_json::to_value(s).unwrap_or_default();
@@ -132,7 +130,7 @@ pub fn run(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, 
         run: 0,
         write_err: None,
         print_err: None,
-        said_stopping: None,
+        said_stopping: Default::default(),
     };
     let outcome = session::run_test(
         root,

@@ -45,7 +45,7 @@ fn setting_suite(
         quiet: opts.json || opts.ndjson,
         ndjson: opts.ndjson,
         run: 0,
-        said_stopping: None,
+        said_stopping: Default::default(),
     };
     let repeat = opts.repeat.unwrap_or(1);
     let r = if name == "scheduler" {
@@ -116,9 +116,8 @@ struct Announce<'a> {
     ndjson: bool,
     /// The run of the test now running.
     run: u32,
-    /// Whether this run's wait for its device was said, and whether cancelled then: said
-    /// once, and again once cancelled.
-    said_stopping: Option<bool>,
+    /// This run's wait for its device, said.
+    said_stopping: crate::cli::signals::StoppingSaid,
 }
 
 impl Announce<'_> {
@@ -133,7 +132,7 @@ impl Announce<'_> {
 impl Observer for Announce<'_> {
     fn run_starting(&mut self, test: &str, run: u32, of: u32) {
         self.run = run;
-        self.said_stopping = None;
+        self.said_stopping = Default::default();
         if self.ndjson {
             self.line(&serde_json::json!({"type": "progress", "test": test, "run": run, "of": of}));
         } else if !self.quiet {
@@ -144,9 +143,8 @@ impl Observer for Announce<'_> {
     fn sample(&mut self, s: &crate::engine::Sample, _: &[crate::analysis::findings::Finding]) {
         if let Some(st) = &s.stopping
             && !self.ndjson
-            && self.said_stopping.replace(st.cancelled) != Some(st.cancelled)
         {
-            say!("{}", crate::cli::signals::stopping_line(st));
+            self.said_stopping.say(st);
         }
         if self.ndjson {
             let mut v = serde_json::to_value(s).unwrap_or_default();
@@ -282,7 +280,7 @@ pub fn run_suite(
         quiet: json,
         ndjson: opts.ndjson,
         run: 0,
-        said_stopping: None,
+        said_stopping: Default::default(),
     };
     let outcome = match session::run_suite(
         root,

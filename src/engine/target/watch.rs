@@ -12,21 +12,22 @@ use std::path::Path;
 /// own partition already and its neighbours' on theirs (a reader of `sda2` is no read of a
 /// write test's on `sda1`).
 pub(super) fn watch_list(tree: &crate::device::DeviceTree, name: &str) -> (Vec<String>, usize) {
-    let mut watch = crate::stats::related(tree, name);
-    let below = 1 + tree.below(name).len();
-    let whole = |n: &String| {
-        watch[..below]
+    let related = crate::stats::related(tree, name);
+    let (below, above) = related.split_at(1 + tree.below(name).len());
+    let whole = |n: &&String| {
+        below
             .iter()
-            .any(|m| tree.get(m).and_then(|d| d.parent.as_ref()) == Some(n))
+            .any(|m| tree.get(m).and_then(|d| d.parent.as_ref()) == Some(*n))
     };
-    let (wholes, rest): (Vec<String>, Vec<String>) =
-        watch[1..below].iter().cloned().partition(|n| whole(n));
+    let (wholes, rest): (Vec<&String>, Vec<&String>) = below[1..].iter().partition(whole);
     let counted = 1 + rest.len();
-    let above = watch.split_off(below);
-    watch.truncate(1);
-    watch.extend(rest);
-    watch.extend(wholes);
-    watch.extend(above);
+    let watch = below[..1]
+        .iter()
+        .chain(rest)
+        .chain(wholes)
+        .chain(above)
+        .cloned()
+        .collect();
     (watch, counted)
 }
 
