@@ -293,3 +293,105 @@ fn a_final_fdatasync_that_waits_is_said_and_the_run_ends_when_it_is_done() {
     assert_eq!(status.code(), Some(0), "{out}");
     assert_eq!(r["write_bytes"], 16 << 20, "{out}");
 }
+
+/// The `stall` finding of a sample or result, if it has one.
+fn stall_of(findings: &serde_json::Value) -> Option<serde_json::Value> {
+    findings
+        .as_array()?
+        .iter()
+        .find(|f| f["kind"] == "stall")
+        .cloned()
+}
+
+/// A write test on a loop device whose file system is frozen for a few seconds while it runs:
+/// while it waits, the live samples say the stall with its length, start and I/Os in flight;
+/// thawed, the run ends and its result says the same stall, from the same samples. A run on
+/// the same device before the freeze has none.
+#[test]
+fn a_stall_is_said_live_and_in_the_result_with_the_same_start_and_ios() {
+    if !require(true, &["losetup", "mkfs.ext4", "fsfreeze", "fallocate"]) {
+        return;
+    }
+    let lo = OverAFileSystem::new();
+    let job = [
+        "--bs",
+        "64k",
+        "--iodepth",
+        "8",
+        "--mode",
+        "direct",
+        "--engine",
+        "uring",
+    ];
+    let mut quiet = write_to(&lo, &job, &["--runtime", "1s", "--json"]);
+    let out = quiet.0.take().unwrap().wait_with_output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let found = &doc["results"][0]["findings"];
+    println!("unfrozen: {found}");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stall_of(found), None, "a stall in a run nothing held");
+
+    let mut running = write_to(&lo, &job, &["--runtime", "8s", "--ndjson"]);
+    let child = running.0.as_mut().unwrap();
+    let rx = lines_of(child);
+    // Frozen in the middle: once its samples have seen writes complete for half a second.
+    let before = sample_where(&rx, 20, "writes for half a second", |v| {
+        v["elapsed_s"].as_f64().unwrap_or(0.0) >= 0.5 && v["ios"].as_u64().unwrap_or(0) > 0
+    });
+    let frozen = Frozen::new(lo.mount.dir.path());
+    println!("frozen after the sample at {} s", before["elapsed_s"]);
+    let live = sample_where(&rx, 15, "a live stall", |v| {
+        stall_of(&v["findings"]).is_some()
+    });
+    let live = stall_of(&live["findings"]).unwrap();
+    println!("live: {live}");
+    // Another second of it before the thaw: the result's is longer than the first said.
+    std::thread::sleep(Duration::from_secs(1));
+    drop(frozen);
+    let status = ended_within(child, 30, "the thaw");
+    let mut last = String::new();
+    while let Ok(l) = rx.recv_timeout(Duration::from_secs(2)) {
+        if !l.starts_with("err: ") {
+            last = l;
+        }
+    }
+    let doc: serde_json::Value = serde_json::from_str(&last).unwrap_or_default();
+    let r = &doc["results"][0];
+    let end = stall_of(&r["findings"]);
+    println!(
+        "status {status:?}; the result's: {end:?}; max latency {}",
+        r["latency_ns"]["max"]
+    );
+    assert_eq!(status.code(), Some(0), "{last}");
+    let end = end.expect("the result's stall");
+    let (l, e) = (&live["numbers"], &end["numbers"]);
+    let n = l["in_flight"].as_u64().unwrap_or(0);
+    assert!((1..=8).contains(&n), "in flight: {l}");
+    assert_eq!(e["in_flight"], l["in_flight"], "{e} against {l}");
+    assert_eq!(e["from_s"], l["from_s"], "the same stall: {e} against {l}");
+    assert!(
+        e["from_s"].as_f64().unwrap_or(0.0) >= before["elapsed_s"].as_f64().unwrap_or(1.0) - 0.2,
+        "from the freeze on: {e}, frozen after the sample at {}",
+        before["elapsed_s"]
+    );
+    assert!(l["stalled_s"].as_f64().unwrap_or(0.0) >= 1.0, "{l}");
+    assert!(
+        e["stalled_s"].as_f64().unwrap_or(0.0) >= l["stalled_s"].as_f64().unwrap_or(0.0) + 0.9,
+        "the result counts the second after the live one: {e} against {l}"
+    );
+    assert_eq!(end["device"], lo.name(), "{end}");
+    // Its words: the stall's figures, and that the run's figures count it.
+    let words = end["message"].as_str().unwrap_or_default();
+    assert!(
+        words.starts_with("none of the test's I/Os completed for "),
+        "{words}"
+    );
+    assert!(
+        words.ends_with("the run's figures count that wait"),
+        "{words}"
+    );
+}

@@ -173,6 +173,7 @@ fn samples(n: usize) -> Vec<Sample> {
                 split_why: None,
                 steps: None,
                 stopping: None,
+                waiting: None,
             }
         })
         .collect()

@@ -1,6 +1,7 @@
 //! The analysis of a test while it runs: the diskstats findings over the counters since the
-//! test began and the bytes it has moved so far, the same function the final result's come
-//! from, so that what the live view says and what the result says cannot part ways.
+//! test began and the bytes it has moved so far, and the stalls of its samples so far, by the
+//! same functions the final result's come from, so that what the live view says and what the
+//! result says cannot part ways.
 
 use crate::engine::Job;
 use crate::engine::result::Sample;
@@ -8,6 +9,7 @@ use crate::engine::target::OpenTarget;
 use crate::stats::Snapshot;
 use crate::sysroot::SysRoot;
 
+use super::findings::stall::Stalls;
 use super::findings::{self, Finding, Moved};
 use super::traced::TraceSummary;
 
@@ -19,6 +21,8 @@ pub struct SoFar {
     /// The bytes moved by each sample's end (seconds into the run, bytes so far), for the
     /// moment of the trace's last read.
     history: Vec<(f64, u64)>,
+    /// The intervals without a completion so far.
+    stalls: Stalls,
 }
 
 impl SoFar {
@@ -36,15 +40,36 @@ impl SoFar {
                 .flatten(),
             stats_off,
             history: Vec::new(),
+            stalls: Stalls::default(),
         }
     }
 
-    /// Says what the test's figures mean at sample `s`, the test having `moved` so far, by the
-    /// trace so far (`trace`: its summary, or why there is none) as the result's come from the
-    /// whole trace: the diskstats findings, and the other processes the trace saw. None until half a
-    /// second has passed (too little to judge), nor while a trace that runs has not been read
-    /// yet (`trace` None): without it, a neighbour's reads would be taken for the test's.
+    /// Says what the test's figures mean at sample `s`, the test having `moved` so far, as
+    /// the result will: the diskstats findings and the other processes the trace saw (by
+    /// [`SoFar::by_counters`]), and a stall of its I/Os (by the samples so far).
     pub fn findings(
+        &mut self,
+        root: &SysRoot,
+        job: &Job,
+        target: &OpenTarget,
+        s: &Sample,
+        moved: Moved,
+        trace: Option<TraceSummary>,
+    ) -> Vec<Finding> {
+        self.stalls.see(s);
+        let mut found = self.by_counters(root, job, target, s, moved, trace);
+        let device = target.info.device.as_deref().unwrap_or("");
+        found.extend(self.stalls.finding(job, device));
+        findings::order(&mut found);
+        found
+    }
+
+    /// The diskstats findings and the other processes the trace saw, by the trace so far
+    /// (`trace`: its summary, or why there is none) as the result's come from the whole
+    /// trace. None until half a second has passed (too little to judge), nor while a trace
+    /// that runs has not been read yet (`trace` None): without it, a neighbour's reads would
+    /// be taken for the test's.
+    fn by_counters(
         &mut self,
         root: &SysRoot,
         job: &Job,
@@ -77,7 +102,6 @@ impl SoFar {
         act.traced = Some(trace);
         let mut found = findings::analyze(job, moved, &act, crate::sys::page_size());
         found.extend(others);
-        findings::order(&mut found);
         found
     }
 }

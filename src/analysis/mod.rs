@@ -287,6 +287,7 @@ fn how_it_ran(
         .into_iter()
         .chain(partial_block)
         .chain(findings::io_worker_wakeups(job, issue, &device))
+        .chain(findings::stall::Stalls::of(&m.samples).finding(job, &device))
         .chain(never_written)
         .chain(zeros_read.flatten())
         .collect()

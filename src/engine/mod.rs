@@ -274,7 +274,7 @@ fn spawn_jobs(
             .map_err(failed)?;
         let acc = Arc::new(Mutex::new(IntervalAcc::new()));
         accs.push(acc.clone());
-        let flying = Arc::new(AtomicU32::new(worker::NOT_A_RING));
+        let flying = Arc::new(AtomicU32::new(0));
         in_flight.push(flying.clone());
         let ws = WorkerSpec {
             op: job.op,
@@ -398,7 +398,11 @@ fn sample_until_done(
         if iv.ios > 0 || !all_done {
             let mut sample = make_sample(&iv, &hist, timing, now, last, total_bytes, planned);
             if !all_done {
-                sample.stopping = stop.look(jobs, timing, cancel, now);
+                let held = InFlight::of(jobs);
+                sample.stopping = stop.look(held, timing, cancel, now);
+                // An interval in which none of the I/Os in flight completed (a final
+                // fdatasync alone is the page cache's writing, not an I/O held).
+                sample.waiting = (iv.ios == 0 && held.count > 0).then_some(held.count);
             }
             on_sample(&sample, &timed.kept);
             series.push(sample);
@@ -423,30 +427,14 @@ impl StopWatch {
     /// waited [`result::STOPPING_SAID_AFTER`] for it.
     fn look(
         &mut self,
-        jobs: &Jobs,
+        held: InFlight,
         timing: Timing,
         cancel: &AtomicBool,
         now: Instant,
     ) -> Option<result::Stopping> {
         let cancelled = cancel.load(Ordering::Relaxed);
-        let mut told = cancelled || timing.deadline.is_some_and(|d| now >= d);
-        let (mut in_flight, mut flushing) = (0u32, false);
-        for ((acc, n), h) in jobs.accs.iter().zip(&jobs.in_flight).zip(&jobs.handles) {
-            if h.is_finished() {
-                continue;
-            }
-            let f = acc.lock().is_ok_and(|a| a.flushing);
-            flushing |= f;
-            in_flight += match n.load(Ordering::Relaxed) {
-                // A pread/pwrite job's one I/O is in flight until it ends.
-                worker::NOT_A_RING => u32::from(!f),
-                n => {
-                    told |= n & worker::DRAINING != 0;
-                    n & !worker::DRAINING
-                }
-            };
-        }
-        if !(told || flushing) {
+        let told = cancelled || held.draining || timing.deadline.is_some_and(|d| now >= d);
+        if !(told || held.flushing) {
             return None;
         }
         let since = *self.since.get_or_insert(now);
@@ -454,9 +442,45 @@ impl StopWatch {
         (waited >= result::STOPPING_SAID_AFTER).then_some(result::Stopping {
             waited_s: waited.as_secs_f64(),
             cancelled,
-            in_flight,
-            flushing,
+            in_flight: held.count,
+            flushing: held.flushing,
         })
+    }
+}
+
+/// What the jobs still running have issued and not seen completed, as their last waits said.
+#[derive(Clone, Copy)]
+struct InFlight {
+    count: u32,
+    /// A job waits for its final fdatasync.
+    flushing: bool,
+    /// A ring's job has stopped issuing (the end of its bytes, or told to stop).
+    draining: bool,
+}
+
+impl InFlight {
+    fn of(jobs: &Jobs) -> Self {
+        let mut held = InFlight {
+            count: 0,
+            flushing: false,
+            draining: false,
+        };
+        for ((acc, n), h) in jobs.accs.iter().zip(&jobs.in_flight).zip(&jobs.handles) {
+            if h.is_finished() {
+                continue;
+            }
+            let f = acc.lock().is_ok_and(|a| a.flushing);
+            held.flushing |= f;
+            held.count += match n.load(Ordering::Relaxed) {
+                // A pread/pwrite job's one I/O is in flight until it ends.
+                worker::NOT_A_RING => u32::from(!f),
+                n => {
+                    held.draining |= n & worker::DRAINING != 0;
+                    n & !worker::DRAINING
+                }
+            };
+        }
+        held
     }
 }
 
@@ -507,6 +531,7 @@ fn make_sample(
         split_why: None,
         steps: None,
         stopping: None,
+        waiting: None,
     }
 }
 

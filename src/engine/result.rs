@@ -55,7 +55,7 @@ pub fn decode_histogram(s: &str) -> Option<Histogram<u64>> {
 }
 
 /// One live sample, every `interval` (default 100 ms).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Sample {
     /// Seconds since the run started (ramp included).
     pub elapsed_s: f64,
@@ -105,6 +105,10 @@ pub struct Sample {
     /// complete what was issued holds the run until it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopping: Option<Stopping>,
+    /// The I/Os in flight at the interval's end when none completed in it: the jobs waited
+    /// for the device the whole interval (`analysis::findings::stall` adds such intervals up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<u32>,
 }
 
 /// How long the jobs wait for what they issued before a sample says so.

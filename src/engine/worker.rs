@@ -313,7 +313,8 @@ struct Ctx<'a> {
     in_flight: &'a AtomicU32,
 }
 
-/// What a pread/pwrite job's `in_flight` holds: its one I/O is in flight until it ends.
+/// What a pread/pwrite job's `in_flight` holds while it loops: its one I/O is in flight until
+/// it ends. (0 before a job's loop and after it.)
 pub(crate) const NOT_A_RING: u32 = u32::MAX;
 
 /// The bit of a ring's `in_flight` that says it has stopped issuing.
@@ -386,7 +387,11 @@ pub(crate) fn run_worker(
             in_flight.store(0, Ordering::Relaxed);
             cx.rec.out.io_workers = io_worker_threads();
         }
-        (_, None) => psync_loop(&mut cx, &file),
+        (_, None) => {
+            in_flight.store(NOT_A_RING, Ordering::Relaxed);
+            psync_loop(&mut cx, &file);
+            in_flight.store(0, Ordering::Relaxed);
+        }
     }
     if spec.fdatasync_at_end && cx.rec.out.error.is_none() && !cancel.load(Ordering::Relaxed) {
         // dd conv=fdatasync: the flush is part of the timed region.

@@ -96,7 +96,7 @@ impl Kind {
                 Effect::Meaningless
             }
             ReadModifyWrite | Flushes | PartialFsBlock | IoWorkerWakeups | BusyProcesses
-            | PsyncIodepth | Outlier | WriteCacheToggle | InUse => Effect::Changes,
+            | Stall | PsyncIodepth | Outlier | WriteCacheToggle | InUse => Effect::Changes,
             UtilSaturation | WriteCache | StatsOff | Smart | SmartUnavailable | Misaligned
             | Scheduler | QueueLimits | IdleHalt | KernelErrors => Effect::Context,
         }
@@ -159,6 +159,14 @@ kinds! {
          I/O then waits for a worker to wake and for the job to be woken back, which can be \
          most of the latency, more so in a VM whose idle CPUs halt at once. Run again with \
          --cpus N to keep the job and its workers on one CPU (fio: --cpus_allowed=N).",
+    Stall "stall" HowItRan
+        "For a second or more (and ten times the test's median latency), none of the test's \
+         I/Os completed while some were in flight: the device, or something under it, held \
+         them. A file system frozen under a loop device (fsfreeze, a snapshot), a disk \
+         spinning up or retrying a sector it cannot read, a path being failed over, a \
+         drive's firmware pausing; for buffered writes, the kernel's writeback throttling. \
+         The run's throughput and its maximum latency count the wait: run again, and look at \
+         the kernel's log (dmesg) and the devices under the target.",
     NeverWritten "never_written" Unwritten
         "Part of what a read test read was never written (zram pages never stored, holes in a \
          file or a loop device's backing file): such reads come back as zeros without touching \

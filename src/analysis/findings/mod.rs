@@ -6,6 +6,7 @@
 //! - [`how_it_ran`]: how the test's I/O was issued (io-wq, partial file system blocks);
 //! - [`unwritten`]: reads of what held nothing (never written, zeros);
 //! - [`others`]: other processes' I/O, by the block layer's trace or /proc;
+//! - [`stall`]: a time in which none of the test's I/Os completed;
 //! - [`device`]: a device's settings (memory under it, alignment, write cache, scheduler,
 //!   queue limits, use, kernel errors): the doctor's checks, and what a test's result says of
 //!   the memory under its target.
@@ -16,6 +17,7 @@ pub mod evidence;
 pub mod how_it_ran;
 pub mod kind;
 pub mod others;
+pub mod stall;
 pub mod told;
 pub mod unwritten;
 

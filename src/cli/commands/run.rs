@@ -26,6 +26,8 @@ struct Progress<'a, W: Write> {
     print_err: Option<crate::Error>,
     /// This run's wait for its device, said without a bar.
     said_stopping: crate::cli::signals::StoppingSaid,
+    /// The bar has its stopping style (set once: a template is parsed each time).
+    bar_stopping: bool,
 }
 
 /// The bar of a run that waits for the device after it stopped issuing.
@@ -35,6 +37,7 @@ impl<W: Write> Observer for Progress<'_, W> {
     fn run_starting(&mut self, _test: &str, run: u32, of: u32) {
         self.run = run;
         self.said_stopping = Default::default();
+        self.bar_stopping = false;
         self.bar = self.show_bar.then(|| {
             let b = indicatif::ProgressBar::new(1000);
             b.set_style(
@@ -60,8 +63,11 @@ impl<W: Write> Observer for Progress<'_, W> {
             match &s.stopping {
                 Some(st) => {
                     // No ETA: the device decides.
-                    if let Ok(style) = indicatif::ProgressStyle::with_template(STOPPING_BAR) {
+                    if !self.bar_stopping
+                        && let Ok(style) = indicatif::ProgressStyle::with_template(STOPPING_BAR)
+                    {
                         b.set_style(style.progress_chars("=> "));
+                        self.bar_stopping = true;
                     }
                     b.set_message(st.line());
                 }
@@ -131,6 +137,7 @@ pub fn run(root: &SysRoot, args: &RunArgs, out: &mut impl Write) -> Result<i32, 
         write_err: None,
         print_err: None,
         said_stopping: Default::default(),
+        bar_stopping: false,
     };
     let outcome = session::run_test(
         root,

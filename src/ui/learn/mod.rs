@@ -61,7 +61,7 @@ pub enum Msg {
         path: String,
     },
     Test(String, Box<Job>),
-    Sample(Sample),
+    Sample(Box<Sample>),
     TestDone(Box<TestRun>),
     StepDone(Box<StepRun>),
     Finished(Result<Box<LessonRun>, String>),
@@ -136,7 +136,7 @@ impl LearnApp {
                 self.test = Some((name, *job));
                 self.samples.clear();
             }
-            Msg::Sample(s) => self.samples.push(s),
+            Msg::Sample(s) => self.samples.push(*s),
             Msg::TestDone(t) => self.tests_done.push(*t),
             Msg::StepDone(r) => self.steps_done.push(*r),
             Msg::Finished(r) => {
@@ -258,7 +258,7 @@ impl lesson_run::Observer for ToUi {
             .send(Msg::Test(name.to_string(), Box::new(job.clone())));
     }
     fn sample(&mut self, s: &Sample) {
-        let _ = self.0.send(Msg::Sample(s.clone()));
+        let _ = self.0.send(Msg::Sample(Box::new(s.clone())));
     }
     fn test_done(&mut self, t: &TestRun) {
         let _ = self.0.send(Msg::TestDone(Box::new(t.clone())));
