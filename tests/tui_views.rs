@@ -861,6 +861,46 @@ fn a_run_that_waits_for_the_device_says_so() {
     );
 }
 
+/// A device that completes nothing while the test runs: the live figures say none completed
+/// and how many wait (no "p50 0 ns"), and the stall finding the analysis made is shown.
+#[test]
+fn a_run_whose_device_holds_its_ios_says_none_completed_and_the_stall() {
+    use blkscope::analysis::findings::stall::Stalls;
+    let mut a = app("lvm-on-partition");
+    a.on_key(key(KeyCode::Char('r')));
+    let mut all = samples(4);
+    for (i, s) in samples(16).into_iter().skip(4).enumerate() {
+        all.push(Sample {
+            bytes: 0,
+            ios: 0,
+            bytes_per_sec: 0.0,
+            iops: 0.0,
+            p50_ns: 0,
+            p99_ns: 0,
+            read_bytes: 0,
+            write_bytes: 0,
+            lat_buckets: Vec::new(),
+            waiting: Some(32 - u32::from(i == 0)),
+            ..s
+        });
+    }
+    let mut stalls = Stalls::default();
+    let job = blkscope::engine::Job::default();
+    for s in all {
+        stalls.see(&s);
+        let found = stalls.finding(&job, "sda2").into_iter().collect();
+        a.on_sample(s, found);
+    }
+    let shown = screen(&a, 80, 24, ASCII);
+    println!("{shown}");
+    assert!(
+        shown.contains("0 IOPS, none completed: 32 I/Os in flight"),
+        "{shown}"
+    );
+    assert!(!shown.contains("p50 0 ns"), "{shown}");
+    assert!(shown.contains("none of the test's I/Os"), "{shown}");
+}
+
 /// `l` in the run view: the latency heatmap over time and the histogram with p50/p99/p99.9.
 #[test]
 fn the_latency_view() {

@@ -111,6 +111,20 @@ pub struct Sample {
     pub waiting: Option<u32>,
 }
 
+impl Sample {
+    /// For an interval in which none of the test's I/Os completed: "none completed: 16 I/Os
+    /// in flight" (what a live view says instead of a rate and a latency it does not have).
+    pub fn none_completed(&self) -> Option<String> {
+        (self.ios == 0).then(|| match self.waiting {
+            Some(n) => format!(
+                "none completed: {} in flight",
+                crate::units::count(n as usize, "I/O")
+            ),
+            None => "none completed".into(),
+        })
+    }
+}
+
 /// How long the jobs wait for what they issued before a sample says so.
 pub const STOPPING_SAID_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 

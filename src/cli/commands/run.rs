@@ -71,11 +71,10 @@ impl<W: Write> Observer for Progress<'_, W> {
                     }
                     b.set_message(st.line());
                 }
-                None => b.set_message(format!(
-                    "{}/s {:.0} IOPS",
-                    fmt_size(s.bytes_per_sec as u64),
-                    s.iops
-                )),
+                None => b.set_message(match s.none_completed() {
+                    Some(none) => format!("0 IOPS, {none}"),
+                    None => format!("{}/s {:.0} IOPS", fmt_size(s.bytes_per_sec as u64), s.iops),
+                }),
             }
         }
         if let Some(st) = &s.stopping

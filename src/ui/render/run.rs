@@ -86,12 +86,18 @@ fn run_progress(
         Line::from(format!("{bar} {:>3.0}%  ETA {eta}", progress * 100.0)),
         Line::from(format!("done {}  elapsed {:.1} s", fmt_size(done), elapsed)),
         Line::from(match last {
-            Some(s) => format!(
-                "{:.1} MB/s {:.0} IOPS p50 {} p99 {}",
-                s.bytes_per_sec / 1e6,
-                s.iops,
-                fmt_ns(s.p50_ns),
-                fmt_ns(s.p99_ns)
+            // No completion, no latency to say (not "p50 0 ns").
+            Some(s) => s.none_completed().map_or_else(
+                || {
+                    format!(
+                        "{:.1} MB/s {:.0} IOPS p50 {} p99 {}",
+                        s.bytes_per_sec / 1e6,
+                        s.iops,
+                        fmt_ns(s.p50_ns),
+                        fmt_ns(s.p99_ns)
+                    )
+                },
+                |none| format!("0 IOPS, {none}"),
             ),
             None => "starting...".into(),
         }),
