@@ -395,3 +395,38 @@ fn a_stall_is_said_live_and_in_the_result_with_the_same_start_and_ios() {
         "{words}"
     );
 }
+
+/// A write test started on a frozen file system under a loop device: nothing completes until
+/// the thaw, a second after the run's time is up, and the held I/Os are all the run has. Its
+/// result says the stall from its start (the held I/Os' own latency is no measure of the
+/// device's pace).
+#[test]
+fn a_run_frozen_from_its_start_has_a_stall_from_its_start() {
+    if !require(true, &["losetup", "mkfs.ext4", "fsfreeze", "fallocate"]) {
+        return;
+    }
+    let lo = OverAFileSystem::new();
+    let frozen = Frozen::new(lo.mount.dir.path());
+    let mut running = write_to(
+        &lo,
+        &["--bs", "4k", "--iodepth", "4", "--mode", "direct"],
+        &["--runtime", "2s", "--json"],
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    drop(frozen);
+    let child = running.0.take().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let r = &doc["results"][0];
+    let stall = stall_of(&r["findings"]);
+    println!(
+        "status {:?}; {} I/Os, max latency {}; {stall:?}",
+        out.status, r["ios"], r["latency_ns"]["max"]
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stall = stall.expect("a stall");
+    let n = &stall["numbers"];
+    assert!(n["from_s"].as_f64().unwrap_or(9.0) < 0.25, "{n}");
+    assert!(n["stalled_s"].as_f64().unwrap_or(0.0) >= 2.0, "{n}");
+    assert_eq!(n["in_flight"], 4, "{n}");
+}

@@ -25,12 +25,13 @@ struct Stretch {
 }
 
 /// The test's intervals so far: the longest stretch without a completion, the one going on,
-/// and each interval's median latency (those that had completions).
+/// and each interval's median latency (those that had completions), with the start of the
+/// stretch it ends where it ends one.
 #[derive(Debug, Default)]
 pub struct Stalls {
     longest: Option<Stretch>,
     current: Option<Stretch>,
-    p50s: Vec<u64>,
+    p50s: Vec<(u64, Option<f64>)>,
 }
 
 impl Stalls {
@@ -45,7 +46,7 @@ impl Stalls {
     pub fn see(&mut self, s: &Sample) {
         let Some(n) = s.waiting else {
             if s.ios > 0 {
-                self.p50s.push(s.p50_ns);
+                self.p50s.push((s.p50_ns, self.current.map(|c| c.from_s)));
             }
             self.current = None;
             return;
@@ -62,9 +63,17 @@ impl Stalls {
         }
     }
 
-    /// The median of the intervals' p50 latency, ns (0 before any completion).
+    /// The median of the intervals' p50 latency, ns (0 without a completion), but for the
+    /// interval that ends the longest stretch: its I/Os are the ones the stretch held (a run
+    /// frozen from its start has no other, and its one p50 is the stall's own length).
     fn median_p50_ns(&self) -> u64 {
-        let mut v = self.p50s.clone();
+        let held = self.longest.map(|l| l.from_s);
+        let mut v: Vec<u64> = self
+            .p50s
+            .iter()
+            .filter(|(_, after)| after.is_none() || *after != held)
+            .map(|(p, _)| *p)
+            .collect();
         v.sort_unstable();
         v.get(v.len() / 2).copied().unwrap_or(0)
     }
@@ -203,6 +212,20 @@ mod tests {
         let s = Stalls::of(&slow);
         println!("{s:?}");
         assert_eq!(s.finding(&job, "sda"), None);
+        // A run frozen from its start: its only completions are the held ones, at the end.
+        let mut start: Vec<Sample> = (1..=40)
+            .map(|i| sample(i as f64 / 10.0, 0, 0, Some(16)))
+            .collect();
+        start.push(sample(4.1, 16, 3_980_000_000, None));
+        let f = Stalls::of(&start)
+            .finding(&job, "sda")
+            .expect("frozen from the start");
+        println!("{}", f.message);
+        assert!(
+            (f.numbers.num("stalled_s") - 4.0).abs() < 1e-6,
+            "{:?}",
+            f.numbers
+        );
         // A run in which nothing completed at all, for 3 s.
         let none: Vec<Sample> = (1..=30)
             .map(|i| sample(i as f64 / 10.0, 0, 0, Some(4)))
