@@ -423,7 +423,11 @@ fn a_run_frozen_from_its_start_has_a_stall_from_its_start() {
         "status {:?}; {} I/Os, max latency {}; {stall:?}",
         out.status, r["ios"], r["latency_ns"]["max"]
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stall = stall.expect("a stall");
     let n = &stall["numbers"];
     assert!(n["from_s"].as_f64().unwrap_or(9.0) < 0.25, "{n}");

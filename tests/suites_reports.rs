@@ -671,6 +671,12 @@ fn suite_ndjson_streams_progress_and_samples_then_the_result() {
     );
     assert_eq!(kinds.iter().filter(|k| **k == "progress").count(), 2);
     assert!(kinds.contains(&"sample"));
+    // Each sample carries the analysis so far, as run --ndjson's do.
+    let bare: Vec<_> = lines
+        .iter()
+        .filter(|v| v["type"] == "sample" && !v["findings"].is_array())
+        .collect();
+    assert!(bare.is_empty(), "samples without findings: {bare:?}");
     assert_eq!(kinds.last(), Some(&"result"));
     assert_eq!(kinds.iter().filter(|k| **k == "result").count(), 1);
     let result = lines.last().unwrap();

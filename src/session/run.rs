@@ -89,9 +89,14 @@ pub(super) fn run_once(
         write_bytes: 0,
     };
     let each = |s: &Sample, timed: &[TimedIo]| {
-        let view = live.as_ref().and_then(|l| l.lock().ok().map(|v| v.clone()));
         moved.read_bytes += s.read_bytes;
         moved.write_bytes += s.write_bytes;
+        // The trace so far is for an observer that shows it (the TUI, `--ndjson`): a progress
+        // bar shows the rate alone, and summing the trace up each sample is not free.
+        if !live_findings {
+            return on_sample(s, &[]);
+        }
+        let view = live.as_ref().and_then(|l| l.lock().ok().map(|v| v.clone()));
         let trace = match (&view, &off) {
             (Some(v), _) => {
                 let own = OwnBytes::of(job, &own_device, moved.read_bytes, moved.write_bytes);

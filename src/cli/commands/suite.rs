@@ -140,7 +140,12 @@ impl Observer for Announce<'_> {
         }
     }
 
-    fn sample(&mut self, s: &crate::engine::Sample, _: &[crate::analysis::findings::Finding]) {
+    /// The NDJSON samples carry the trace and the analysis so far, as run's do.
+    fn wants_findings(&self) -> bool {
+        self.ndjson
+    }
+
+    fn sample(&mut self, s: &crate::engine::Sample, found: &[crate::analysis::findings::Finding]) {
         if let Some(st) = &s.stopping
             && !self.ndjson
         {
@@ -150,6 +155,7 @@ impl Observer for Announce<'_> {
             let mut v = serde_json::to_value(s).unwrap_or_default();
             v["type"] = "sample".into();
             v["run"] = self.run.into();
+            v["findings"] = serde_json::to_value(found).unwrap_or_default();
             self.line(&v);
         }
     }
