@@ -55,6 +55,12 @@ impl Drop for OverAFileSystem {
     }
 }
 
+/// Root, loop devices and the tools that make and freeze the file system under one (or a
+/// printed reason to skip; a failure where privileged tests are required).
+fn can_freeze() -> bool {
+    require(true, &["losetup", "mkfs.ext4", "fsfreeze", "fallocate"])
+}
+
 fn thaw(dir: &Path) {
     let _ = Command::new("fsfreeze")
         .env("PATH", path_with_sbin())
@@ -182,6 +188,8 @@ fn signal(child: &Child, sig: i32) {
 /// line on stderr); then a second SIGINT, which must end it with 130 and its line.
 fn cancel_a_stalled_write(output: &str, said: impl Fn(&Receiver<String>) -> String) {
     let lo = OverAFileSystem::new();
+    // A loop device's counters outlive its attachment: a number used before starts above 0.
+    let (_, written) = diskstats_sectors(lo.name());
     let mut running = write_to(
         &lo,
         &[
@@ -199,7 +207,7 @@ fn cancel_a_stalled_write(output: &str, said: impl Fn(&Receiver<String>) -> Stri
     let child = running.0.as_mut().unwrap();
     let rx = lines_of(child);
     wait_until(20, "the test to write", || {
-        diskstats_sectors(lo.name()).1 > 2048
+        diskstats_sectors(lo.name()).1 > written + 2048
     });
     let frozen = Frozen::new(lo.mount.dir.path());
     signal(child, libc::SIGINT);
@@ -226,7 +234,7 @@ fn cancel_a_stalled_write(output: &str, said: impl Fn(&Receiver<String>) -> Stri
 
 #[test]
 fn a_stalled_runs_samples_say_what_it_waits_for_and_a_second_interrupt_exits() {
-    if !require(true, &["losetup", "mkfs.ext4", "fsfreeze", "fallocate"]) {
+    if !can_freeze() {
         return;
     }
     cancel_a_stalled_write("--ndjson", |rx| {
@@ -242,7 +250,7 @@ fn a_stalled_runs_samples_say_what_it_waits_for_and_a_second_interrupt_exits() {
 
 #[test]
 fn without_a_progress_bar_a_stalled_run_says_so_on_stderr() {
-    if !require(true, &["losetup", "mkfs.ext4", "fsfreeze", "fallocate"]) {
+    if !can_freeze() {
         return;
     }
     cancel_a_stalled_write("--json", |rx| {
@@ -259,7 +267,7 @@ fn without_a_progress_bar_a_stalled_run_says_so_on_stderr() {
 /// and the run says so without any signal; thawed, it ends with its result.
 #[test]
 fn a_final_fdatasync_that_waits_is_said_and_the_run_ends_when_it_is_done() {
-    if !require(true, &["losetup", "mkfs.ext4", "fsfreeze", "fallocate"]) {
+    if !can_freeze() {
         return;
     }
     let lo = OverAFileSystem::new();
@@ -309,7 +317,7 @@ fn stall_of(findings: &serde_json::Value) -> Option<serde_json::Value> {
 /// the same device before the freeze has none.
 #[test]
 fn a_stall_is_said_live_and_in_the_result_with_the_same_start_and_ios() {
-    if !require(true, &["losetup", "mkfs.ext4", "fsfreeze", "fallocate"]) {
+    if !can_freeze() {
         return;
     }
     let lo = OverAFileSystem::new();
@@ -402,7 +410,7 @@ fn a_stall_is_said_live_and_in_the_result_with_the_same_start_and_ios() {
 /// device's pace).
 #[test]
 fn a_run_frozen_from_its_start_has_a_stall_from_its_start() {
-    if !require(true, &["losetup", "mkfs.ext4", "fsfreeze", "fallocate"]) {
+    if !can_freeze() {
         return;
     }
     let lo = OverAFileSystem::new();
