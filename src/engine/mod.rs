@@ -469,11 +469,11 @@ impl InFlight {
             if h.is_finished() {
                 continue;
             }
-            let f = acc.lock().is_ok_and(|a| a.flushing);
-            held.flushing |= f;
+            held.flushing |= acc.lock().is_ok_and(|a| a.flushing);
             held.count += match n.load(Ordering::Relaxed) {
-                // A pread/pwrite job's one I/O is in flight until it ends.
-                worker::NOT_A_RING => u32::from(!f),
+                // A pread/pwrite job's one I/O is in flight while it loops (its count is 0
+                // again before a final fdatasync).
+                worker::NOT_A_RING => 1,
                 n => {
                     held.draining |= n & worker::DRAINING != 0;
                     n & !worker::DRAINING
