@@ -371,6 +371,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_lesson_test_says_the_dd_flags_of_its_mode() {
+        let bad: Vec<String> = builtin()
+            .iter()
+            .flat_map(|l| &l.steps)
+            .flat_map(|s| &s.tests)
+            .filter_map(|t| crate::suite::about_names_its_mode(t).err())
+            .collect();
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
+
+    #[test]
     fn every_builtin_lesson_parses_and_makes_valid_jobs() {
         let all = builtin();
         assert_eq!(all.len(), BUILTIN.len());

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::run::LessonRun;
+use super::run::{ClaimCount, LessonRun};
 
 pub const SCHEMA: &str = "blkscope-lesson/1";
 
@@ -53,12 +53,14 @@ pub struct Done {
     #[serde(default)]
     pub cancelled: bool,
     #[serde(skip)]
-    pub held: (usize, usize),
+    pub claims: ClaimCount,
 }
 
 #[derive(Deserialize)]
 struct SavedClaim {
     held: Option<bool>,
+    #[serde(default)]
+    held_in: Option<[usize; 2]>,
 }
 
 #[derive(Deserialize)]
@@ -97,14 +99,10 @@ pub fn done() -> BTreeMap<String, Done> {
         if s.done.cancelled {
             continue;
         }
-        let checked: Vec<bool> = s
-            .steps
-            .iter()
-            .flat_map(|st| &st.claims)
-            .filter_map(|c| c.held)
-            .collect();
         let mut d = s.done;
-        d.held = (checked.iter().filter(|h| **h).count(), checked.len());
+        for c in s.steps.iter().flat_map(|st| &st.claims) {
+            d.claims.add(c.held, c.held_in.is_some());
+        }
         if out.get(&s.lesson).is_none_or(|o| o.created <= d.created) {
             out.insert(s.lesson, d);
         }

@@ -136,11 +136,41 @@ pub struct LessonRun {
 }
 
 impl LessonRun {
-    /// Claims that held, of those checked.
-    pub fn held(&self) -> (usize, usize) {
-        let all = self.steps.iter().flat_map(|s| &s.claims);
-        let checked: Vec<bool> = all.filter_map(|c| c.held).collect();
-        (checked.iter().filter(|h| **h).count(), checked.len())
+    /// How its claims came out.
+    pub fn claims(&self) -> ClaimCount {
+        let mut n = ClaimCount::default();
+        for c in self.steps.iter().flat_map(|s| &s.claims) {
+            n.add(c.held, c.held_in.is_some());
+        }
+        n
+    }
+}
+
+/// How a lesson run's claims came out: every claim is in one of the four.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClaimCount {
+    pub held: usize,
+    pub did_not_hold: usize,
+    /// Checked, but the spread of the runs could overturn it.
+    pub unclear: usize,
+    /// A figure it names was not measured (no trace, say).
+    pub unchecked: usize,
+}
+
+impl ClaimCount {
+    /// One claim: whether it held (None: undecided), and whether it was checked on the runs
+    /// (`held_in`), which tells a claim the spread left open from one never checked.
+    pub fn add(&mut self, held: Option<bool>, checked: bool) {
+        match (held, checked) {
+            (Some(true), _) => self.held += 1,
+            (Some(false), _) => self.did_not_hold += 1,
+            (None, true) => self.unclear += 1,
+            (None, false) => self.unchecked += 1,
+        }
+    }
+
+    pub fn total(&self) -> usize {
+        self.held + self.did_not_hold + self.unclear + self.unchecked
     }
 }
 

@@ -2,7 +2,8 @@
 //! with its numbers, what it means, the choice the figures support, the dd and fio lines).
 //! The command line prints these lines; the TUI's answer pane shows the same.
 
-use crate::learn::run::{ClaimRun, LessonRun, TestRun};
+use crate::analysis::findings::Kind;
+use crate::learn::run::{ClaimCount, ClaimRun, LessonRun, TestRun};
 use crate::learn::{Lesson, letter, progress::Done};
 
 /// One line of `learn --list`.
@@ -15,10 +16,7 @@ pub fn list_line(l: &Lesson, done: Option<&Done>) -> String {
                 Some(false) => ", predicted wrong",
                 None => "",
             };
-            format!(
-                "  [done {day}{pred}, {}/{} claims held]",
-                d.held.0, d.held.1
-            )
+            format!("  [done {day}{pred}, {}]", claims_short(&d.claims))
         }
         None => String::new(),
     };
@@ -65,19 +63,40 @@ pub fn claim(c: &ClaimRun) -> Vec<String> {
     ]
 }
 
-/// A test's line: median MB/s (with the range over its runs), IOPS, latency, warnings.
+/// A test's lines: median MB/s (with the range over its runs), IOPS, latency; then a line a
+/// warning the runs raised, its kind with what such a finding means (its reference's first
+/// clause: the runs' own sentences differ run to run, and their numbers are not the medians).
+fn test_lines(t: &TestRun) -> Vec<String> {
+    let mut v = vec![test_line(t)];
+    for w in &t.warnings {
+        let about = Kind::parse(w).map(|k| first_clause(k.about()));
+        v.push(match about {
+            Some(a) => format!("    [{w}] {a} (blkscope explain {w})"),
+            None => format!("    [{w}]"),
+        });
+    }
+    v
+}
+
+/// A reference text up to its first colon or full stop.
+fn first_clause(about: &str) -> &str {
+    let end = [": ", ". "]
+        .iter()
+        .filter_map(|p| about.find(p))
+        .min()
+        .unwrap_or(about.len());
+    about[..end].trim_end_matches('.')
+}
+
+/// A test's line: median MB/s (with the range over its runs), IOPS, latency.
 fn test_line(t: &TestRun) -> String {
     let f = |k: &str| t.figures.get(k).copied().unwrap_or(0.0);
     let range = match t.spread.get("mbps") {
         Some([lo, hi]) => format!(" ({}-{})", fmt_figure(*lo), fmt_figure(*hi)),
         None => String::new(),
     };
-    let warned = match t.warnings.is_empty() {
-        true => String::new(),
-        false => format!("   [{}]", t.warnings.join(", ")),
-    };
     format!(
-        "  {:<14} {:>9} MB/s{range} {:>10} IOPS   mean {} us, p99 {} us{warned}",
+        "  {:<14} {:>9} MB/s{range} {:>10} IOPS   mean {} us, p99 {} us",
         t.test,
         fmt_figure(f("mbps")),
         fmt_figure(f("iops")),
@@ -113,7 +132,7 @@ pub fn answer(r: &LessonRun) -> Vec<String> {
         for t in &s.results {
             match &t.error {
                 Some(e) => v.push(format!("  {}: failed: {e}", t.test)),
-                None => v.push(test_line(t)),
+                None => v.extend(test_lines(t)),
             }
         }
         for c in &s.claims {
@@ -154,15 +173,49 @@ pub fn verdict_lines(r: &LessonRun) -> Vec<String> {
         };
         v.push(format!("You predicted: {}) {} ({right})", p.choice, p.text));
     }
-    let (held, checked) = r.held();
-    v.push(format!("{held} of {checked} claims held on this machine."));
+    v.push(claims_said(&r.claims()));
     v
+}
+
+/// "2 of 3 claims held on this machine; 1 not clear (...)": every claim counted, so that one
+/// the runs could not decide is not left out of the count.
+pub fn claims_said(n: &ClaimCount) -> String {
+    let mut s = format!("{} of {} claims held on this machine", n.held, n.total());
+    if n.did_not_hold > 0 {
+        s += &format!("; {} did not hold", n.did_not_hold);
+    }
+    if n.unclear > 0 {
+        s += &format!(
+            "; {} not clear (the spread of the runs could overturn it)",
+            n.unclear
+        );
+    }
+    if n.unchecked > 0 {
+        s += &format!(
+            "; {} not checked (a figure it needs was not measured)",
+            n.unchecked
+        );
+    }
+    s + "."
+}
+
+/// "2/3 claims held, 1 not clear", for the lists of lessons.
+pub fn claims_short(n: &ClaimCount) -> String {
+    let mut s = format!("{}/{} claims held", n.held, n.total());
+    if n.unclear > 0 {
+        s += &format!(", {} not clear", n.unclear);
+    }
+    if n.unchecked > 0 {
+        s += &format!(", {} not checked", n.unchecked);
+    }
+    s
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learn::run::Pick;
+    use crate::learn::run::{Pick, StepRun};
+    use std::collections::BTreeMap;
 
     fn claim(held: Option<bool>, held_in: [usize; 2]) -> ClaimRun {
         ClaimRun {
@@ -214,5 +267,80 @@ mod tests {
         let c = super::claim(&claim(None, [1, 3])).join("\n");
         println!("{c}");
         assert!(c.starts_with("[not clear]") && !c.contains("runs)"), "{c}");
+    }
+
+    /// Seen in the scheduler lesson's answer: "2 of 2 claims held on this machine." above three
+    /// claims, the third "[not clear]"; and a test line ending "[util_saturation]", a name the
+    /// student had not met.
+    #[test]
+    fn every_claim_is_counted_and_every_warning_says_what_it_means() {
+        let mut unchecked = claim(None, [0, 0]);
+        unchecked.held_in = None;
+        let step = StepRun {
+            name: "Scheduler none".into(),
+            device: crate::learn::DeviceKind::Lab4096,
+            path: "/dev/loop1".into(),
+            scheduler: Some("none".into()),
+            results: vec![TestRun {
+                test: "none".into(),
+                figures: [("mbps".to_string(), 512.8)].into(),
+                spread: BTreeMap::new(),
+                runs: 3,
+                dd: "dd".into(),
+                fio: "fio".into(),
+                warnings: vec!["util_saturation".into(), "no_such_kind".into()],
+                error: None,
+            }],
+            claims: vec![
+                claim(Some(true), [3, 3]),
+                claim(Some(true), [3, 3]),
+                claim(None, [3, 3]),
+                claim(Some(false), [0, 3]),
+                unchecked,
+            ],
+        };
+        let r = LessonRun {
+            lesson: "scheduler".into(),
+            title: "T".into(),
+            question: String::new(),
+            created: String::new(),
+            lab_fs: Some("ext4".into()),
+            in_ram: false,
+            repeats: 3,
+            prediction: None,
+            answer: None,
+            unclear: None,
+            predicted_right: None,
+            steps: vec![step],
+            cancelled: false,
+            takeaway: None,
+        };
+        let n = r.claims();
+        assert_eq!(
+            (n.held, n.did_not_hold, n.unclear, n.unchecked, n.total()),
+            (2, 1, 1, 1, 5),
+            "{n:?}"
+        );
+        let v = answer(&r).join("\n");
+        println!("{v}");
+        assert!(
+            v.contains(
+                "2 of 5 claims held on this machine; 1 did not hold; 1 not clear (the spread of \
+                 the runs could overturn it); 1 not checked (a figure it needs was not measured)."
+            ),
+            "{v}"
+        );
+        assert_eq!(
+            claims_short(&n),
+            "2/5 claims held, 1 not clear, 1 not checked"
+        );
+        assert!(
+            v.contains(
+                "\n    [util_saturation] %util is the share of time with at least one request \
+                 in flight, not capacity (blkscope explain util_saturation)\n    [no_such_kind]\n"
+            ),
+            "{v}"
+        );
+        assert!(!v.contains("us   [util_saturation"), "{v}");
     }
 }

@@ -601,9 +601,61 @@ pub fn explain(name: &str, lbs: u64) -> Result<Explanation, crate::Error> {
     )))
 }
 
+/// Whether a test's `about`, where it names dd's flags (`oflag=direct,dsync`, `iflag=direct`,
+/// `conv=fdatasync`), names those of the mode the test runs in: the dsync lesson's said
+/// `oflag=direct,dsync` of a test that opened its device with O_DSYNC alone.
+#[cfg(test)]
+pub(crate) fn about_names_its_mode(t: &SuiteTest) -> Result<(), String> {
+    let Some(about) = &t.about else { return Ok(()) };
+    let said: std::collections::BTreeSet<&str> = about
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ':')
+        .filter_map(|w| {
+            ["oflag=", "iflag=", "conv="]
+                .iter()
+                .find_map(|p| w.strip_prefix(p))
+        })
+        .flat_map(|v| v.trim_end_matches([',', '.']).split(','))
+        .filter(|f| ["direct", "dsync", "sync", "fdatasync"].contains(f))
+        .collect();
+    if !about.contains("flag=") && !about.contains("conv=") {
+        return Ok(());
+    }
+    let mode = t.mode.unwrap_or(Mode::Direct);
+    let want: std::collections::BTreeSet<&str> = match mode {
+        Mode::Buffered | Mode::Nocache => Default::default(),
+        m => [m.as_str()].into(),
+    };
+    match said == want {
+        true => Ok(()),
+        false => Err(format!(
+            "{}: about {about:?} names {said:?}, the test runs {}",
+            t.name,
+            mode.as_str()
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_builtin_test_says_the_dd_flags_of_its_mode() {
+        let bad: Vec<String> = builtin()
+            .iter()
+            .flat_map(|s| &s.tests)
+            .filter_map(|t| about_names_its_mode(t).err())
+            .collect();
+        assert!(bad.is_empty(), "{bad:#?}");
+        let mut t = builtin()[0].tests[0].clone();
+        t.about = Some("dd bs=4k count=2000 oflag=direct,dsync, for 2 s".into());
+        t.mode = Some(Mode::Dsync);
+        let e = about_names_its_mode(&t).unwrap_err();
+        println!("{e}");
+        assert!(e.contains("\"direct\", \"dsync\""), "{e}");
+        t.about = Some("dd bs=4k count=2000 oflag=dsync, for 2 s".into());
+        assert_eq!(about_names_its_mode(&t), Ok(()));
+    }
 
     #[test]
     fn every_builtin_parses_and_makes_valid_jobs() {

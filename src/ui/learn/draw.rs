@@ -145,7 +145,7 @@ fn list_lines(app: &LearnApp, look: Look, top: Rect) -> (Vec<Line<'static>>, Vec
     let mut lines = Vec::new();
     for (i, l) in app.lessons.iter().enumerate().skip(first).take(inner_h) {
         let mark = match app.done.get(&l.name) {
-            Some(d) => format!(" [done {}/{}]", d.held.0, d.held.1),
+            Some(d) => format!(" [done {}/{}]", d.claims.held, d.claims.total()),
             None => String::new(),
         };
         let text = format!("{:<18} {}{mark}", l.name, l.title);
