@@ -316,6 +316,7 @@ fn live_findings(job: &Job, read: u64, written: u64) -> Vec<blkscope::analysis::
         below_count: 1,
         fs_block: None,
         other_read_bytes: Some(0.0),
+        ended: true,
         traced: None,
     };
     let moved = Moved {

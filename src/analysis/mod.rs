@@ -172,6 +172,7 @@ fn diskstats_findings(
     }
     let mut activity = activity(target, devices, seconds, stats_off);
     activity.other_read_bytes = Some(other_read);
+    activity.ended = true;
     activity.traced = out.trace.clone();
     let found = findings::analyze(job, moved, &activity, crate::sys::page_size());
     for f in &found {
@@ -227,6 +228,7 @@ pub(crate) fn activity(
         below_count: target.below_count,
         fs_block: target.fs_block.clone(),
         other_read_bytes: None,
+        ended: false,
         traced: None,
     }
 }

@@ -129,7 +129,11 @@ kinds! {
         "The test went through the page cache (RAM): buffered writes without a sync are done \
          once copied into memory, and buffered reads may come from it. Use --mode fdatasync \
          (dd conv=fdatasync) or --mode direct for writes, --mode nocache or --mode direct for \
-         reads.",
+         reads. Those two modes keep the cache out of one pass only: --mode nocache empties \
+         it before the run and --mode fdatasync syncs at the end, so a run that goes over its \
+         region again and again (a timed run wraps around it) reads memory after its first \
+         pass, or has its rewrites synced once. Said from the device's counters: less than \
+         half of what the test moved reached the device.",
     BackingCache "backing_cache" Device
         "The target is a loop device attached without direct I/O, or is built on one, or its \
          backing file is in RAM (tmpfs): its I/O goes through the backing file's page cache \

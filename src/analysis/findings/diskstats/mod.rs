@@ -49,6 +49,8 @@ pub struct Activity {
     /// Bytes other processes read while the test ran, when they moved enough to be named
     /// (`busy_processes`); else 0. None while the test runs (/proc/PID/io is read at its end).
     pub other_read_bytes: Option<f64>,
+    /// Whether the test has ended (a final fdatasync done); false while it runs.
+    pub ended: bool,
     /// What the block layer's tracepoints said of the test (or why it was not traced): with it,
     /// reads are the test's or the kernel's on each device, and other processes' are theirs.
     pub traced: Option<TraceSummary>,

@@ -1,4 +1,5 @@
-//! Buffered writes that never reached the device.
+//! The page cache between the test and its device: buffered writes that never reached it,
+//! rewrites that a final fdatasync synced once, reads that memory served.
 
 use crate::analysis::traced::TraceSummary;
 use crate::engine::job::Mode;
@@ -17,9 +18,16 @@ struct Reached {
     windows: Option<u32>,
 }
 
-/// What reached `target` of the test's writes: with a trace, another process writing there
-/// meanwhile does not hide the trap.
-fn reached(t: Option<&TraceSummary>, target: &str, disk: f64) -> Reached {
+/// Which way the test's bytes went.
+#[derive(Clone, Copy, PartialEq)]
+enum Way {
+    Read,
+    Write,
+}
+
+/// What reached `target` of the test's writes (or came from it of its reads): with a trace,
+/// another process there meanwhile does not hide the trap.
+fn reached(t: Option<&TraceSummary>, target: &str, disk: f64, way: Way) -> Reached {
     let untraced = Reached {
         test: disk,
         others: 0,
@@ -28,7 +36,10 @@ fn reached(t: Option<&TraceSummary>, target: &str, disk: f64) -> Reached {
     let Some(t) = t else {
         return untraced;
     };
-    let (ours, all) = (t.writes_not_others(target, 1.0), t.writes_all(target));
+    let (ours, all) = match way {
+        Way::Write => (t.writes_not_others(target, 1.0), t.writes_all(target)),
+        Way::Read => (t.reads_not_others(target, 1.0), t.reads_all(target)),
+    };
     if t.throughout() {
         return Reached {
             test: ours as f64,
@@ -49,14 +60,26 @@ fn reached(t: Option<&TraceSummary>, target: &str, disk: f64) -> Reached {
     }
 }
 
-/// Buffered writes that never reached the device.
+/// The test's bytes that the page cache kept from the device: buffered writes, writes a
+/// final fdatasync synced once though the run wrote them many times, reads memory served.
 pub(super) fn page_cache(c: &Context) -> Option<Finding> {
+    unsynced_writes(c).or_else(|| cached_reads(c))
+}
+
+/// Buffered writes that never reached the device; and those of a `--mode fdatasync` run that
+/// wrote its blocks more than once (a timed run wraps around its region), of which the final
+/// fdatasync wrote the last copy only. Not judged live for fdatasync: its sync is at the end.
+fn unsynced_writes(c: &Context) -> Option<Finding> {
     let (job, target) = (c.job, c.name);
-    if !job.op.writes() || job.mode != Mode::Buffered || c.moved.write_bytes == 0 {
+    let synced_at_end = job.mode == Mode::Fdatasync;
+    if !job.op.writes()
+        || !(job.mode == Mode::Buffered || synced_at_end && c.act.ended)
+        || c.moved.write_bytes == 0
+    {
         return None;
     }
     let disk = c.counters.sectors_written as f64 * 512.0;
-    let r = reached(c.traced(), target, disk);
+    let r = reached(c.traced(), target, disk, Way::Write);
     let written = c.moved.write_bytes as f64;
     if r.test >= written * 0.5 {
         return None;
@@ -65,30 +88,87 @@ pub(super) fn page_cache(c: &Context) -> Option<Finding> {
         ("device_write_bytes", r.test),
         ("test_write_bytes", written),
     ]);
-    if r.others > 0 {
-        e.insert("others_write_bytes", r.others);
-        if let Some(n) = r.windows {
-            e.insert("trace_windows", n);
+    others_evidence(&mut e, &r, "others_write_bytes");
+    let why = match synced_at_end {
+        false => {
+            "the rest waited in the page cache, so the result measured memory, not the \
+                  device. Use --mode fdatasync (dd conv=fdatasync) or --mode direct."
         }
-    }
+        true => {
+            "the test wrote the same blocks again and again (a timed run wraps around its \
+                 region) and the final fdatasync wrote only the last copy of each, so the \
+                 result counts the rewrites at memory's speed, not the device's. Give a --size \
+                 without --runtime (one pass, as dd conv=fdatasync does), or use --mode direct."
+        }
+    };
     Some(
-        Finding::new(Kind::PageCache, e, |e| {
+        Finding::new(Kind::PageCache, e, move |e| {
             format!(
-                "only {} of the {} written reached {target} while the test ran: the rest waited \
-                 in the page cache, so the result measured memory, not the device. Use \
-                 --mode fdatasync (dd conv=fdatasync) or --mode direct.{}",
+                "only {} of the {} written reached {target} while the test ran: {why}{}",
                 size(e.num("device_write_bytes")),
                 size(e.num("test_write_bytes")),
-                others_words(e)
+                others_words(e, "others_write_bytes", "wrote")
             )
         })
         .on(target.as_str()),
     )
 }
 
-/// Other processes' writes on the device, left out of what reached it of the test's.
-fn others_words(e: &Evidence) -> String {
-    let b = e.count("others_write_bytes");
+/// Reads through the page cache that memory served: less than half of what the test read
+/// came from the device. `--mode nocache` empties the cache of the target's pages before the
+/// run only, so a timed run over a region that fits in memory reads it from the device once.
+fn cached_reads(c: &Context) -> Option<Finding> {
+    let (job, target) = (c.job, c.name);
+    if !job.op.reads() || job.mode == Mode::Direct || c.moved.read_bytes == 0 {
+        return None;
+    }
+    let disk = c.counters.sectors_read as f64 * 512.0;
+    let r = reached(c.traced(), target, disk, Way::Read);
+    let read = c.moved.read_bytes as f64;
+    if r.test >= read * 0.5 {
+        return None;
+    }
+    let mut e = Evidence::from([("device_read_bytes", r.test), ("test_read_bytes", read)]);
+    others_evidence(&mut e, &r, "others_read_bytes");
+    let why = match job.mode {
+        Mode::Nocache => {
+            "the rest came from the page cache, which --mode nocache empties \
+                          before the run only: a run that goes over its region again and \
+                          again (a timed run wraps around it) reads memory after its first \
+                          pass, so the result measured memory, not the device. Give a --size \
+                          without --runtime (one pass), or use --mode direct."
+        }
+        _ => {
+            "the rest came from the page cache, so the result measured memory, not the \
+              device. Use --mode nocache (one pass over a region) or --mode direct."
+        }
+    };
+    Some(
+        Finding::new(Kind::PageCache, e, move |e| {
+            format!(
+                "only {} of the {} read came from {target} while the test ran: {why}{}",
+                size(e.num("device_read_bytes")),
+                size(e.num("test_read_bytes")),
+                others_words(e, "others_read_bytes", "read")
+            )
+        })
+        .on(target.as_str()),
+    )
+}
+
+/// Other processes' bytes there, as the trace saw them (and in how many windows).
+fn others_evidence(e: &mut Evidence, r: &Reached, key: &'static str) {
+    if r.others > 0 {
+        e.insert(key, r.others);
+        if let Some(n) = r.windows {
+            e.insert("trace_windows", n);
+        }
+    }
+}
+
+/// Other processes' bytes on the device (`key`), left out of what reached it of the test's.
+fn others_words(e: &Evidence, key: &str, did: &str) -> String {
+    let b = e.count(key);
     if b == 0 {
         return String::new();
     }
@@ -103,7 +183,7 @@ fn others_words(e: &Evidence) -> String {
         ),
     };
     format!(
-        " ({trace}: other processes wrote {} there meanwhile, not counted.)",
+        " ({trace}: other processes {did} {} there meanwhile, not counted.)",
         fmt_size(b)
     )
 }
