@@ -237,6 +237,19 @@ fn loop_devices_over_the_page_cache_and_not() {
         !finding_kinds(d).contains(&"backing_cache".into()),
         "direct I/O: {d}"
     );
+    // A loop device has no cache of its own: its "write back" is its file's (doctor said
+    // "writes are acknowledged from the drive's cache").
+    for dev in [b, d] {
+        let f = finding_of(dev, "write_cache").unwrap_or_else(|| panic!("{dev}"));
+        let m = f["message"].as_str().unwrap();
+        println!("{m}");
+        assert!(
+            m.contains("is a loop device over ")
+                && m.contains("with no cache of its own")
+                && !m.contains("drive"),
+            "{f}"
+        );
+    }
     // Both images are sparse and nothing wrote to them: all holes, which reads there measure.
     for dev in [b, d] {
         let f =

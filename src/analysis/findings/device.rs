@@ -154,6 +154,15 @@ fn write_cache(d: &Device) -> Option<Finding> {
                  latency says nothing about a disk's",
                 d.name
             )
+        } else if d.kind == DeviceKind::Loop {
+            let file = d.loop_backing_file.as_deref().unwrap_or("its backing file");
+            format!(
+                "{} is a loop device over {file}, with no cache of its own: \"{wc}\" means a \
+                 flush there (fsync, O_DSYNC) is an fsync of that file, so its sync-write \
+                 latency is the file system and the disk under it at work; measure sync \
+                 latency on the disk that is to hold the data",
+                d.name
+            )
         } else if wc == "write back" {
             "volatile write cache (write back): writes are acknowledged from the drive's cache; \
              only a flush (fsync, O_DSYNC) makes them durable, and each flush costs. Compare the \
