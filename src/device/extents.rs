@@ -27,7 +27,7 @@ pub struct OnDisk {
 
 /// File systems whose extents' physical offsets are offsets on their one block device (btrfs'
 /// are addresses in its own space over several).
-fn maps_onto_its_device(fs: &str) -> bool {
+pub fn maps_onto_its_device(fs: &str) -> bool {
     matches!(
         fs,
         "ext2" | "ext3" | "ext4" | "xfs" | "f2fs" | "vfat" | "exfat"

@@ -63,7 +63,23 @@ fn reached(t: Option<&TraceSummary>, target: &str, disk: f64, way: Way) -> Reach
 /// The test's bytes that the page cache kept from the device: buffered writes, writes a
 /// final fdatasync synced once though the run wrote them many times, reads memory served.
 pub(super) fn page_cache(c: &Context) -> Option<Finding> {
+    if !on_its_device(c) {
+        return None;
+    }
     unsynced_writes(c).or_else(|| cached_reads(c))
+}
+
+/// Whether the target's bytes all lie on the device whose counters are read: a block device,
+/// or a file on a file system that places its files on its one device (not btrfs, whose
+/// mirror or stripe on another device may hold part of them).
+fn on_its_device(c: &Context) -> bool {
+    match &c.act.fs_block {
+        None => true,
+        Some(b) => {
+            b.fs.as_deref()
+                .is_some_and(crate::device::extents::maps_onto_its_device)
+        }
+    }
 }
 
 /// Buffered writes that never reached the device; and those of a `--mode fdatasync` run that

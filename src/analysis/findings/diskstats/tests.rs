@@ -673,6 +673,21 @@ fn reads_that_memory_served_are_the_page_cache_trap_whatever_a_neighbour_read() 
         "{}",
         f.message
     );
+    // A file on btrfs may be read from a mirror on another device: not judged; on ext4 it is.
+    for (fs, said) in [("btrfs", false), ("ext4", true)] {
+        let mut a = act(d, 2.0);
+        a.fs_block = Some(crate::engine::target::FsBlock {
+            fs: Some(fs.into()),
+            size: 4096,
+            unwritten: false,
+        });
+        let f = analyze(&job(Op::Read, 64 << 10, Mode::Nocache), moved, &a, 4096);
+        assert_eq!(
+            f.iter().any(|f| f.kind == "page_cache"),
+            said,
+            "{fs}: {f:?}"
+        );
+    }
     // A region read once (1G, of which diskstats counted 1040M read, readahead's too): not.
     let once = Moved {
         read_bytes: 1 << 30,
