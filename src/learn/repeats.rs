@@ -134,6 +134,18 @@ pub fn check(c: &Claim, medians: &Figures, per_run: &[Figures]) -> ClaimRun {
     let mut vars = expr.variables();
     vars.sort();
     vars.dedup();
+    if of_one_run(&vars) {
+        // One measurement each run: judged run by run, and by nothing in between.
+        if verdicts.len() < per_run.len() || verdicts.iter().any(|v| Some(*v) != r.held) {
+            r.held = None;
+            r.meaning = format!(
+                "not clear on this machine: its runs disagree (it held in {held} of {}; the \
+                 numbers are the medians)",
+                verdicts.len()
+            );
+        }
+        return r;
+    }
     if corners(&vars, medians, &ranges).any(|get| holds(&get) != r.held) {
         r.held = None;
         r.meaning = format!(
@@ -144,6 +156,21 @@ pub fn check(c: &Claim, medians: &Figures, per_run: &[Figures]) -> ClaimRun {
         );
     }
     r
+}
+
+/// Whether a check's measured figures (two or more; settings aside) are all one test's: each
+/// run's are then one measurement whose figures move together (Little's law's IOPS and mean
+/// latency, one up where the other is down), and a box's corner that takes one figure's
+/// highest beside another's highest from another run is no run at all: a claim that held in
+/// 3 of 3 runs came out "not clear" that way.
+fn of_one_run(vars: &[String]) -> bool {
+    let measured: Vec<&str> = vars
+        .iter()
+        .filter_map(|v| v.rsplit_once('.'))
+        .filter(|(_, fig)| !super::figures::SETTINGS.contains(fig))
+        .map(|(test, _)| test)
+        .collect();
+    measured.len() >= 2 && measured.iter().all(|t| *t == measured[0])
 }
 
 /// `x.mbps 1800-2400, y.mbps 2100-2900 (each run's lowest to highest, at least 5% either side
@@ -300,6 +327,62 @@ failed = "no"
         let runs = [figs(131.0, 100.0), figs(131.5, 100.0), figs(132.0, 100.0)];
         let c = check(claim, &figs(131.5, 100.0), &runs);
         assert_eq!((c.held, c.held_in), (None, Some([3, 3])), "{c:?}");
+    }
+
+    /// Little's law at QD32, as the queue-depth lesson said it: IOPS 44239-81893 and mean
+    /// latency 390.7-723.3 us over three runs, each run's product about 32, "not clear" by the
+    /// box's corners (the fastest run's IOPS beside the slowest run's latency). Now each run
+    /// is checked as the measurement it is.
+    #[test]
+    fn figures_of_one_test_are_judged_run_by_run() {
+        let claim = Claim {
+            text: "Little".into(),
+            check: toml::Spanned::new(
+                0..0,
+                "abs(q.iops * q.lat_mean_us / 1e6 - q.qd) <= 0.15 * q.qd".into(),
+            ),
+            held: "yes".into(),
+            failed: "no".into(),
+        };
+        let run = |iops: f64, lat: f64| -> Figures {
+            [
+                ("q.iops".to_string(), iops),
+                ("q.lat_mean_us".to_string(), lat),
+                ("q.qd".to_string(), 32.0),
+            ]
+            .into()
+        };
+        let runs = [
+            run(44239.0, 723.3),
+            run(54802.0, 583.9),
+            run(81893.0, 390.7),
+        ];
+        let c = check(&claim, &runs[1], &runs);
+        println!("{c:?}");
+        assert_eq!((c.held, c.held_in), (Some(true), Some([3, 3])), "{c:?}");
+        // A run in which it did not hold: not clear, and said so.
+        let runs = [
+            run(44239.0, 723.3),
+            run(54802.0, 583.9),
+            run(81893.0, 300.0),
+        ];
+        let c = check(&claim, &runs[1], &runs);
+        assert_eq!((c.held, c.held_in), (None, Some([2, 3])), "{c:?}");
+        assert!(
+            c.meaning
+                .starts_with("not clear on this machine: its runs disagree (it held in 2 of 3"),
+            "{c:?}"
+        );
+        assert!(of_one_run(&[
+            "q.iops".into(),
+            "q.lat_mean_us".into(),
+            "q.qd".into()
+        ]));
+        assert!(!of_one_run(&["q.iops".into(), "q.qd".into()]), "one figure");
+        assert!(
+            !of_one_run(&["a.iops".into(), "b.iops".into()]),
+            "two tests"
+        );
     }
 
     /// A measured figure reaches at least 5% either side of its median; a setting none.
