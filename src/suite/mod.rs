@@ -639,6 +639,20 @@ pub(crate) fn about_names_its_mode(t: &SuiteTest) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    /// As the lessons' (`learn::tests`): a timed fdatasync or nocache test measures memory.
+    #[test]
+    fn no_builtin_test_of_one_pass_modes_runs_for_a_time() {
+        let bad: Vec<String> = builtin()
+            .iter()
+            .flat_map(|s| s.tests.iter().map(move |t| (s, t)))
+            .filter(|(_, t)| {
+                t.runtime.is_some() && matches!(t.mode, Some(Mode::Fdatasync | Mode::Nocache))
+            })
+            .map(|(s, t)| format!("{}/{}", s.name, t.name))
+            .collect();
+        assert!(bad.is_empty(), "{bad:?}");
+    }
+
     #[test]
     fn every_builtin_test_says_the_dd_flags_of_its_mode() {
         let bad: Vec<String> = builtin()
