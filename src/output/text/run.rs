@@ -48,7 +48,7 @@ pub fn trace_line(t: &crate::analysis::traced::TraceSummary) -> String {
 }
 
 /// What each loop device under the test asked of the disk below it, one line each: "below
-/// loop0: its backing file /tmp/a.img on vda read 64M for it (kworker/u8:2-loop0)".
+/// loop0: its backing file /tmp/a.img on vda read 64M for it (kworker/u8:2)".
 pub fn below_lines(t: &crate::analysis::traced::TraceSummary) -> Vec<String> {
     t.below()
         .iter()
