@@ -68,18 +68,6 @@ pub struct TraceSummary {
     pub steps_why: Option<String>,
 }
 
-/// A kernel worker's name without what /proc appends to it (`kworker/u8:2-loop3`: the
-/// workqueue of the work it ran last, when /proc was read): the trace says what it served, and
-/// a worker shared by two loop devices was named after the other one under this one's line.
-fn worker_name(comm: &str) -> &str {
-    match comm.strip_prefix("kworker/") {
-        Some(rest) => rest
-            .find('-')
-            .map_or(comm, |i| &comm[..("kworker/".len() + i)]),
-        None => comm,
-    }
-}
-
 /// What a loop device under the test asked of the disk below it, in its backing file
 /// ([`TraceSummary::below`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -414,9 +402,8 @@ impl TraceSummary {
             let b = &mut v[at];
             b.read_bytes += s.counted(s.read_bytes);
             b.write_bytes += s.counted(s.write_bytes);
-            let name = worker_name(&s.comm);
-            if b.threads.len() < 3 && !b.threads.iter().any(|t| t == name) {
-                b.threads.push(name.to_string());
+            if b.threads.len() < 3 && !b.threads.contains(&s.comm) {
+                b.threads.push(s.comm.clone());
             }
         }
         v
@@ -672,49 +659,6 @@ mod tests {
                 .collect(),
             read_as: "pages",
         }
-    }
-
-    /// Seen under a test of loop0 while a test of loop3 ran: "below loop0: its backing file
-    /// ... read 1.5G for it (kworker/u8:1-loop0, kworker/u8:3-loop0, kworker/u8:2-loop3)".
-    #[test]
-    fn a_loop_devices_workers_are_named_without_the_work_they_ran_last() {
-        let worker = |pid: u32, comm: &str| SubmitterIo {
-            device: "vda".into(),
-            disk: None,
-            backing_file_of: Some(crate::trace::tally::FileOf {
-                loop_device: "loop0".into(),
-                file: "/srv/a.img".into(),
-            }),
-            who: Who::Kernel,
-            pid,
-            comm: comm.into(),
-            read_bytes: 1 << 20,
-            write_bytes: 0,
-            ios: 1,
-            flushes: 0,
-            ancestors: Vec::new(),
-            weight: 1.0,
-        };
-        let t = TraceSummary {
-            submitters: vec![
-                worker(1, "kworker/u8:1-loop0"),
-                worker(2, "kworker/u8:2-loop3"),
-                worker(3, "kworker/0:1H-kblockd"),
-                worker(4, "kworker/u8:1-writeback"),
-                worker(5, "loop0"),
-            ],
-            ..TraceSummary::off("")
-        };
-        let b = t.below();
-        assert_eq!(b.len(), 1, "{b:?}");
-        assert_eq!(b[0].read_bytes, 5 << 20);
-        assert_eq!(
-            b[0].threads,
-            ["kworker/u8:1", "kworker/u8:2", "kworker/0:1H"],
-            "{b:?}"
-        );
-        assert_eq!(worker_name("loop0"), "loop0");
-        assert_eq!(worker_name("kworker/u8:2"), "kworker/u8:2");
     }
 
     #[test]

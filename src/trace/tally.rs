@@ -566,7 +566,22 @@ fn lineage(pid: u32) -> Option<(String, Vec<u32>)> {
         ancestors.push(parent as u32);
         parent = stat(parent as u32).map_or(0, |s| s.ppid);
     }
-    Some((first.comm, ancestors))
+    Some((worker_name(&first.comm).to_string(), ancestors))
+}
+
+/// A kernel worker's name without what /proc appends to it (`kworker/u8:2-loop3`: the
+/// workqueue of the work it ran last, when /proc was read). The trace says what a worker
+/// served; a worker shared by two loop devices was named after the other one under this one's
+/// line ("below loop0: ... (kworker/u8:2-loop3)"), and `doctor --watch` named a loop device's
+/// reader of its file `kworker/u8:2-events_unbound`.
+fn worker_name(comm: &str) -> &str {
+    match comm
+        .strip_prefix("kworker/")
+        .and_then(|rest| rest.find('-'))
+    {
+        Some(i) => &comm[.."kworker/".len() + i],
+        None => comm,
+    }
 }
 
 /// A kernel thread, by what /proc says of it, or by its name where it is gone.
@@ -599,6 +614,21 @@ pub fn kernel_thread(pid: u32, comm: &str) -> bool {
 mod tests {
     use super::*;
     use crate::trace::event::parse;
+
+    #[test]
+    fn a_kernel_worker_is_named_without_the_work_it_ran_last() {
+        for (proc_name, named) in [
+            ("kworker/u8:2-loop3", "kworker/u8:2"),
+            ("kworker/0:1H-kblockd", "kworker/0:1H"),
+            ("kworker/u8:4-events_unbound", "kworker/u8:4"),
+            ("kworker/u8:2", "kworker/u8:2"),
+            ("loop0", "loop0"),
+            ("dd", "dd"),
+            ("my-tool", "my-tool"),
+        ] {
+            assert_eq!(worker_name(proc_name), named, "{proc_name}");
+        }
+    }
 
     #[test]
     fn the_tests_own_io_and_others_and_where_its_time_went() {
