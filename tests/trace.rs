@@ -195,6 +195,23 @@ fn pages_or_text(lo: &Loop, via: &str) -> Seen {
     seen
 }
 
+/// [`pages_or_text`] again, up to three runs, while the kernel dropped events: a trace kept
+/// throughout at an unbounded rate (not the default) is read once a second, and a machine whose
+/// two CPUs its neighbours held (a build, a lesson at QD32, a loop of dds beside a CI run) kept
+/// the reader from its instance's pages long enough to lose 11523 events once. What is asserted
+/// is what the events say, so the run whose events were all kept is the one to judge.
+fn nothing_lost(lo: &Loop, via: &str) -> Seen {
+    let mut s = pages_or_text(lo, via);
+    for _ in 0..2 {
+        if s.lost == 0 {
+            break;
+        }
+        println!("{via}: {} events lost; again", s.lost);
+        s = pages_or_text(lo, via);
+    }
+    s
+}
+
 /// Where the kernel refuses bpf(2) (a container's default seccomp profile, a locked-down
 /// kernel), the default trace is a tracefs instance's, and says the same of a test beside a
 /// reader: every event kept, the test's bytes its own, the reader named with what the device
@@ -211,7 +228,7 @@ fn a_kernel_that_refuses_bpf_is_traced_through_an_instance() {
     let _one = one_at_a_time();
     let lo = Loop::new(256 * MIB, None, false);
     direct_io(&lo);
-    let s = pages_or_text(&lo, "refused");
+    let s = nothing_lost(&lo, "refused");
     if s.read_as.is_empty() {
         assert!(!required(), "CI: the block layer must be traced here");
         return eprintln!("SKIPPED: not traced here");
@@ -234,8 +251,8 @@ fn the_programs_and_the_pages_say_what_the_kernels_text_says() {
     let _one = one_at_a_time();
     let lo = Loop::new(256 * MIB, None, false);
     direct_io(&lo);
-    let bpf = pages_or_text(&lo, "bpf");
-    let pages = pages_or_text(&lo, "pages");
+    let bpf = nothing_lost(&lo, "bpf");
+    let pages = nothing_lost(&lo, "pages");
     let text = pages_or_text(&lo, "text");
     if pages.read_as.is_empty() {
         assert!(!required(), "CI: the block layer must be traced here");
