@@ -383,15 +383,7 @@ mod tests {
                     .flat_map(move |s| &s.tests)
                     .map(move |t| (l, t))
             })
-            .filter(|(_, t)| {
-                t.runtime.is_some()
-                    && matches!(
-                        t.mode,
-                        Some(
-                            crate::engine::job::Mode::Fdatasync | crate::engine::job::Mode::Nocache
-                        )
-                    )
-            })
+            .filter(|(_, t)| crate::suite::timed_over_one_pass_mode(t))
             .map(|(l, t)| format!("{}/{}", l.name, t.name))
             .collect();
         assert!(bad.is_empty(), "{bad:?}");

@@ -228,9 +228,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn runs_that_disagree_are_said_and_decide_nothing() {
-        let r = LessonRun {
+    /// A lesson run of three repeats whose runs did not decide the answer.
+    fn disagreeing() -> LessonRun {
+        LessonRun {
             lesson: "t".into(),
             title: "T".into(),
             question: String::new(),
@@ -250,7 +250,12 @@ mod tests {
             steps: Vec::new(),
             cancelled: false,
             takeaway: None,
-        };
+        }
+    }
+
+    #[test]
+    fn runs_that_disagree_are_said_and_decide_nothing() {
+        let r = disagreeing();
         let v = verdict_lines(&r).join("\n");
         println!("{v}");
         assert!(
@@ -300,20 +305,10 @@ mod tests {
             ],
         };
         let r = LessonRun {
-            lesson: "scheduler".into(),
-            title: "T".into(),
-            question: String::new(),
-            created: String::new(),
-            lab_fs: Some("ext4".into()),
-            in_ram: false,
-            repeats: 3,
             prediction: None,
-            answer: None,
             unclear: None,
-            predicted_right: None,
             steps: vec![step],
-            cancelled: false,
-            takeaway: None,
+            ..disagreeing()
         };
         let n = r.claims();
         assert_eq!(

@@ -601,6 +601,13 @@ pub fn explain(name: &str, lbs: u64) -> Result<Explanation, crate::Error> {
     )))
 }
 
+/// Whether a test runs for a time in a mode that keeps the page cache out of one pass over its
+/// region only (`--mode fdatasync`, `--mode nocache`): it then wraps around and measures memory.
+#[cfg(test)]
+pub(crate) fn timed_over_one_pass_mode(t: &SuiteTest) -> bool {
+    t.runtime.is_some() && matches!(t.mode, Some(Mode::Fdatasync | Mode::Nocache))
+}
+
 /// Whether a test's `about`, where it names dd's flags (`oflag=direct,dsync`, `iflag=direct`,
 /// `conv=fdatasync`), names those of the mode the test runs in: the dsync lesson's said
 /// `oflag=direct,dsync` of a test that opened its device with O_DSYNC alone.
@@ -645,9 +652,7 @@ mod tests {
         let bad: Vec<String> = builtin()
             .iter()
             .flat_map(|s| s.tests.iter().map(move |t| (s, t)))
-            .filter(|(_, t)| {
-                t.runtime.is_some() && matches!(t.mode, Some(Mode::Fdatasync | Mode::Nocache))
-            })
+            .filter(|(_, t)| timed_over_one_pass_mode(t))
             .map(|(s, t)| format!("{}/{}", s.name, t.name))
             .collect();
         assert!(bad.is_empty(), "{bad:?}");

@@ -94,17 +94,7 @@ fn unsynced_writes(c: &Context) -> Option<Finding> {
     {
         return None;
     }
-    let disk = c.counters.sectors_written as f64 * 512.0;
-    let r = reached(c.traced(), target, disk, Way::Write);
-    let written = c.moved.write_bytes as f64;
-    if r.test >= written * 0.5 {
-        return None;
-    }
-    let mut e = Evidence::from([
-        ("device_write_bytes", r.test),
-        ("test_write_bytes", written),
-    ]);
-    others_evidence(&mut e, &r, "others_write_bytes");
+    let e = short_of_the_device(c, Way::Write)?;
     let why = match synced_at_end {
         false => {
             "the rest waited in the page cache, so the result measured memory, not the \
@@ -138,14 +128,7 @@ fn cached_reads(c: &Context) -> Option<Finding> {
     if !job.op.reads() || job.mode == Mode::Direct || c.moved.read_bytes == 0 {
         return None;
     }
-    let disk = c.counters.sectors_read as f64 * 512.0;
-    let r = reached(c.traced(), target, disk, Way::Read);
-    let read = c.moved.read_bytes as f64;
-    if r.test >= read * 0.5 {
-        return None;
-    }
-    let mut e = Evidence::from([("device_read_bytes", r.test), ("test_read_bytes", read)]);
-    others_evidence(&mut e, &r, "others_read_bytes");
+    let e = short_of_the_device(c, Way::Read)?;
     let why = match job.mode {
         Mode::Nocache => {
             "the rest came from the page cache, which --mode nocache empties \
@@ -172,14 +155,38 @@ fn cached_reads(c: &Context) -> Option<Finding> {
     )
 }
 
-/// Other processes' bytes there, as the trace saw them (and in how many windows).
-fn others_evidence(e: &mut Evidence, r: &Reached, key: &'static str) {
+/// The evidence where less than half of what the test moved `way` reached its device (or
+/// came from it): `device_write_bytes` and `test_write_bytes` (or `_read_`), and other
+/// processes' bytes there as the trace saw them (`others_write_bytes`, in `trace_windows`).
+fn short_of_the_device(c: &Context, way: Way) -> Option<Evidence> {
+    let (sectors, moved, [device, test, others]) = match way {
+        Way::Write => (
+            c.counters.sectors_written,
+            c.moved.write_bytes,
+            [
+                "device_write_bytes",
+                "test_write_bytes",
+                "others_write_bytes",
+            ],
+        ),
+        Way::Read => (
+            c.counters.sectors_read,
+            c.moved.read_bytes,
+            ["device_read_bytes", "test_read_bytes", "others_read_bytes"],
+        ),
+    };
+    let r = reached(c.traced(), c.name, sectors as f64 * 512.0, way);
+    if r.test >= moved as f64 * 0.5 {
+        return None;
+    }
+    let mut e = Evidence::from([(device, r.test), (test, moved as f64)]);
     if r.others > 0 {
-        e.insert(key, r.others);
+        e.insert(others, r.others);
         if let Some(n) = r.windows {
             e.insert("trace_windows", n);
         }
     }
+    Some(e)
 }
 
 /// Other processes' bytes on the device (`key`), left out of what reached it of the test's.
