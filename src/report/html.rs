@@ -241,12 +241,13 @@ pub fn compare(a: &SavedRun, b: &SavedRun, diffs: &[crate::runs::Diff]) -> Strin
     s.push_str("</table>\n");
     let mut noted = Vec::new();
     for d in diffs {
-        if let Some(n) = d.engine_note()
-            && !noted.contains(&d.name())
-        {
-            let _ = writeln!(s, "<p class=\"note\">{}: {}</p>", esc(&d.name()), esc(&n));
-            noted.push(d.name());
+        if noted.contains(&d.name()) {
+            continue;
         }
+        for n in d.notes() {
+            let _ = writeln!(s, "<p class=\"note\">{}: {}</p>", esc(&d.name()), esc(&n));
+        }
+        noted.push(d.name());
     }
     split_chart(
         &mut s,

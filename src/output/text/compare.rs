@@ -14,7 +14,7 @@ pub fn comparison(a_id: &str, b_id: &str, diffs: &[crate::runs::Diff]) -> String
         let name = d.name();
         if last.as_ref() != Some(&name) {
             let _ = writeln!(out, "{name}");
-            if let Some(n) = d.engine_note() {
+            for n in d.notes() {
                 let _ = writeln!(out, "  note: {n}");
             }
             last = Some(name);
