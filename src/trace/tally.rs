@@ -570,14 +570,14 @@ fn lineage(pid: u32) -> Option<(String, Vec<u32>)> {
 }
 
 /// A kernel worker's name without what /proc appends to it (`kworker/u8:2-loop3`: the
-/// workqueue of the work it ran last, when /proc was read). The trace says what a worker
+/// workqueue of the work it ran last, when /proc was read; `+loop5` while it runs it). The trace says what a worker
 /// served; a worker shared by two loop devices was named after the other one under this one's
 /// line ("below loop0: ... (kworker/u8:2-loop3)"), and `doctor --watch` named a loop device's
 /// reader of its file `kworker/u8:2-events_unbound`.
 fn worker_name(comm: &str) -> &str {
     match comm
         .strip_prefix("kworker/")
-        .and_then(|rest| rest.find('-'))
+        .and_then(|rest| rest.find(['-', '+']))
     {
         Some(i) => &comm[.."kworker/".len() + i],
         None => comm,
@@ -619,6 +619,7 @@ mod tests {
     fn a_kernel_worker_is_named_without_the_work_it_ran_last() {
         for (proc_name, named) in [
             ("kworker/u8:2-loop3", "kworker/u8:2"),
+            ("kworker/u8:4+loop5", "kworker/u8:4"),
             ("kworker/0:1H-kblockd", "kworker/0:1H"),
             ("kworker/u8:4-events_unbound", "kworker/u8:4"),
             ("kworker/u8:2", "kworker/u8:2"),
