@@ -95,41 +95,105 @@ pub struct Knee {
     pub why: String,
 }
 
+/// Each step between neighbouring points: its index, and how many times throughput (IOPS for
+/// depths, bytes per second for sizes) and mean latency grew over it.
+fn growths(param: Param, points: &[Point]) -> Vec<(usize, f64, f64)> {
+    points
+        .windows(2)
+        .enumerate()
+        .filter_map(|(i, w)| {
+            let (a, b) = (&w[0], &w[1]);
+            let ta = param.throughput(a);
+            (ta > 0.0 && a.mean_latency_ns > 0.0).then(|| {
+                (
+                    i,
+                    param.throughput(b) / ta,
+                    b.mean_latency_ns / a.mean_latency_ns,
+                )
+            })
+        })
+        .collect()
+}
+
+/// Latency grew by more than throughput over a step (5% of slack).
+fn latency_outgrew(gt: f64, gl: f64) -> bool {
+    gl > gt * 1.05
+}
+
+/// Throughput grew by more than latency over a step: the device kept up there.
+fn throughput_outgrew(gt: f64, gl: f64) -> bool {
+    gt > gl * 1.05
+}
+
 /// The knee: the last point before the first step where mean latency grew by a larger factor
-/// than throughput did (queue depth sweeps compare IOPS, block-size sweeps bytes per second).
-/// None when latency never outgrew throughput (the device kept up at every point).
+/// than throughput did (queue depth sweeps compare IOPS, block-size sweeps bytes per second),
+/// of the steps after the last one where throughput outgrew latency: past a knee the extra
+/// depth only waits, so a step where throughput grows again after one was a dip on the way
+/// (a sweep on a host-backed loop device went from 7271 to 12240 IOPS at QD1 to QD4 with
+/// latency 2.38x, then to 41995 at QD16 with latency 1.17x, and was said to have its knee at
+/// QD1). None when latency never outgrew throughput for good ([`no_knee_why`] says which).
 pub fn knee(param: Param, points: &[Point]) -> Option<Knee> {
-    for (i, w) in points.windows(2).enumerate() {
-        let (a, b) = (&w[0], &w[1]);
-        let (ta, tb) = (param.throughput(a), param.throughput(b));
-        if ta <= 0.0 || a.mean_latency_ns <= 0.0 {
-            continue;
-        }
-        let gt = tb / ta;
-        let gl = b.mean_latency_ns / a.mean_latency_ns;
-        if gl > gt * 1.05 {
-            let what = match param {
-                Param::Iodepth => "IOPS",
-                Param::Bs => "throughput",
-            };
-            return Some(Knee {
-                index: i,
-                value: a.value,
-                why: format!(
-                    "from {} to {}, {what} grew {gt:.2}x but latency {gl:.2}x: past {} the \
-                     extra {} only waits in the queue",
-                    param.label(a.value),
-                    param.label(b.value),
-                    param.label(a.value),
-                    match param {
-                        Param::Iodepth => "depth",
-                        Param::Bs => "size",
-                    }
-                ),
-            });
-        }
-    }
-    None
+    let steps = growths(param, points);
+    let after = steps
+        .iter()
+        .filter(|(_, gt, gl)| throughput_outgrew(*gt, *gl))
+        .map(|(i, _, _)| i + 1)
+        .max()
+        .unwrap_or(0);
+    let &(i, gt, gl) = steps
+        .iter()
+        .find(|(i, gt, gl)| *i >= after && latency_outgrew(*gt, *gl))?;
+    let (a, b) = (&points[i], &points[i + 1]);
+    let what = match param {
+        Param::Iodepth => "IOPS",
+        Param::Bs => "throughput",
+    };
+    Some(Knee {
+        index: i,
+        value: a.value,
+        why: format!(
+            "from {} to {}, {what} grew {gt:.2}x but latency {gl:.2}x: past {} the extra {} \
+             only waits in the queue",
+            param.label(a.value),
+            param.label(b.value),
+            param.label(a.value),
+            match param {
+                Param::Iodepth => "depth",
+                Param::Bs => "size",
+            }
+        ),
+    })
+}
+
+/// Why a sweep has no knee: latency never outgrew throughput, or it did on a step after which
+/// throughput grew again (a dip, said with both steps' figures).
+pub fn no_knee_why(param: Param, points: &[Point]) -> String {
+    let steps = growths(param, points);
+    let dip = steps.iter().find(|(_, gt, gl)| latency_outgrew(*gt, *gl));
+    let again = dip.and_then(|&(d, _, _)| {
+        steps
+            .iter()
+            .filter(|(i, gt, gl)| *i > d && throughput_outgrew(*gt, *gl))
+            .max_by(|x, y| x.1.total_cmp(&y.1))
+    });
+    let (Some(&(d, dt, dl)), Some(&(g, gt, gl))) = (dip, again) else {
+        return "latency never grew faster than throughput over this range".into();
+    };
+    let label = |i: usize| param.label(points[i].value);
+    let what = match param {
+        Param::Iodepth => "IOPS",
+        Param::Bs => "throughput",
+    };
+    format!(
+        "from {} to {} latency grew faster than {what} ({what} {dt:.2}x, latency {dl:.2}x), but \
+         {what} grew again after it ({gt:.2}x from {} to {}, latency {gl:.2}x): a dip on the \
+         way, not where the device stops keeping up; run the sweep again to see whether it \
+         stays",
+        label(d),
+        label(d + 1),
+        label(g),
+        label(g + 1),
+    )
 }
 
 /// The points and knee of one series of a sweep (a bs sweep has one series per op).
@@ -147,7 +211,7 @@ impl Series {
     pub fn knee_sentence(&self) -> String {
         match &self.knee {
             Some(k) => format!("Knee at {}: {}", self.param.label(k.value), k.why),
-            None => "No knee: latency never grew faster than throughput.".into(),
+            None => format!("No knee: {}.", no_knee_why(self.param, &self.points)),
         }
     }
 }
@@ -164,6 +228,38 @@ mod tests {
             mean_latency_ns: lat_us * 1e3,
             p99_ns: (lat_us * 2e3) as u64,
         }
+    }
+
+    /// A sweep on this VM's host-backed loop device: QD1 to QD4 grew IOPS 1.68x and latency
+    /// 2.38x, then QD16 and QD64 grew IOPS 3.43x and 2.83x at 1.17x and 1.41x latency. It said
+    /// "knee: from QD1 to QD4 ... past QD1 the extra depth only waits in the queue".
+    #[test]
+    fn a_dip_that_throughput_climbs_out_of_is_no_knee() {
+        let pts = [
+            p(1, 7271.0, 137.5),
+            p(4, 12240.0, 326.8),
+            p(16, 41995.0, 381.0),
+            p(64, 118789.0, 538.8),
+        ];
+        assert_eq!(knee(Param::Iodepth, &pts), None);
+        let why = no_knee_why(Param::Iodepth, &pts);
+        println!("{why}");
+        assert_eq!(
+            why,
+            "from QD1 to QD4 latency grew faster than IOPS (IOPS 1.68x, latency 2.38x), but IOPS \
+             grew again after it (3.43x from QD4 to QD16, latency 1.17x): a dip on the way, not \
+             where the device stops keeping up; run the sweep again to see whether it stays"
+        );
+        // The same dip, then a knee for good: the knee is the later one.
+        let mut more = pts.to_vec();
+        more.push(p(128, 120_000.0, 1066.0));
+        let k = knee(Param::Iodepth, &more).unwrap();
+        assert_eq!(k.value, 64, "{k:?}");
+        // Latency never outgrew IOPS: said as before.
+        assert_eq!(
+            no_knee_why(Param::Iodepth, &pts[1..]),
+            "latency never grew faster than throughput over this range"
+        );
     }
 
     #[test]

@@ -44,10 +44,8 @@ pub fn sweep(series: &[crate::analysis::sweep::Series]) -> String {
                 let _ = writeln!(out, "  knee: {}", k.why);
             }
             None => {
-                let _ = writeln!(
-                    out,
-                    "  no knee: latency never grew faster than throughput over this range"
-                );
+                let why = crate::analysis::sweep::no_knee_why(s.param, &s.points);
+                let _ = writeln!(out, "  no knee: {why}");
             }
         }
     }

@@ -306,7 +306,10 @@ pub(super) fn sweep_lines(
     }
     out.push(Line::from(match &s.knee {
         Some(k) => format!("knee at {}: {}", s.param.label(k.value), k.why),
-        None => "no knee: latency never grew faster than throughput over this range".into(),
+        None => format!(
+            "no knee: {}",
+            crate::analysis::sweep::no_knee_why(s.param, &s.points)
+        ),
     }));
     out
 }
