@@ -786,6 +786,7 @@ fn the_doctor_pane() {
             write_bytes_per_sec: 0.0,
             iops: 256.0,
             d2c_mean_us: Some(812.0),
+            backing_file_of: None,
         }],
     };
     a.on_doctor_top("sdb", Ok(top.clone()));

@@ -24,6 +24,35 @@ pub struct TopRow {
     /// Mean issue-to-completion time of its requests, microseconds (none timed: absent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub d2c_mean_us: Option<f64>,
+    /// Where `device` is the disk under a watched loop device, and the I/O was in that loop
+    /// device's backing file (the only part of that disk watched).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backing_file_of: Option<crate::trace::tally::FileOf>,
+}
+
+impl Interval {
+    /// A line for each disk whose rows are a loop device's backing file only: "vda: only in
+    /// loop0's backing file /srv/a.img (the loop device's reads and writes of it, and others'
+    /// of the file)".
+    pub fn file_notes(&self) -> Vec<String> {
+        let mut seen: Vec<(&str, &crate::trace::tally::FileOf)> = Vec::new();
+        for r in &self.rows {
+            if let Some(f) = &r.backing_file_of
+                && !seen.iter().any(|(d, g)| *d == r.device && *g == f)
+            {
+                seen.push((&r.device, f));
+            }
+        }
+        seen.into_iter()
+            .map(|(disk, f)| {
+                format!(
+                    "{disk}: only in {}'s backing file {} (the loop device's reads and writes \
+                     of it, and others' of the file)",
+                    f.loop_device, f.file
+                )
+            })
+            .collect()
+    }
 }
 
 /// One interval of the watch: its rows, and how the trace went.
@@ -76,6 +105,7 @@ pub fn watch_once(
                 write_bytes_per_sec: m.write_bytes as f64 / seconds,
                 iops: m.ios as f64 / seconds,
                 d2c_mean_us: (m.d2c_n > 0).then(|| m.d2c_ns as f64 / m.d2c_n as f64 / 1e3),
+                backing_file_of: r.file,
             }
         })
         .collect();
@@ -114,4 +144,46 @@ pub fn devices(root: &SysRoot, names: &[String]) -> Result<Vec<String>, crate::E
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `doctor --watch loop2` showed the disk under loop2's file (loop1) with three kernel
+    /// workers reading gigabytes a second, and nothing said that it was loop2's own file.
+    #[test]
+    fn a_disk_watched_in_a_loop_devices_file_only_says_so_once() {
+        let row = |device: &str, pid: u32, file: Option<&str>| TopRow {
+            device: device.into(),
+            pid,
+            comm: "kworker/u8:0".into(),
+            kernel: true,
+            read_bytes_per_sec: 1e9,
+            write_bytes_per_sec: 0.0,
+            iops: 1000.0,
+            d2c_mean_us: None,
+            backing_file_of: file.map(|f| crate::trace::tally::FileOf {
+                loop_device: "loop2".into(),
+                file: f.into(),
+            }),
+        };
+        let iv = Interval {
+            seconds: 1.0,
+            sampled: false,
+            lost: 0,
+            rows: vec![
+                row("loop1", 1, Some("/mnt/f")),
+                row("loop1", 2, Some("/mnt/f")),
+                row("loop2", 3, None),
+            ],
+        };
+        assert_eq!(
+            iv.file_notes(),
+            [
+                "loop1: only in loop2's backing file /mnt/f (the loop device's reads and writes of \
+              it, and others' of the file)"
+            ]
+        );
+    }
 }

@@ -72,6 +72,9 @@ pub fn top(iv: &crate::doctor::watch::Interval) -> String {
                 .unwrap_or_else(|| "-".into())
         );
     }
+    for n in iv.file_notes() {
+        let _ = writeln!(out, "{n}");
+    }
     out.push('\n');
     out
 }

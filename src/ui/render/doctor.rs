@@ -96,6 +96,9 @@ pub(super) fn doctor_top_lines<'a>(app: &App, look: Look, device: &str, text: &m
                         .unwrap_or_default()
                 )));
             }
+            for n in iv.file_notes() {
+                text.push(Line::from(Span::styled(n, look.dim())));
+            }
         }
     }
 }
