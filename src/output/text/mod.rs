@@ -158,6 +158,39 @@ mod tests {
         );
     }
 
+    /// Two readers: 1598.4 MB/s over the run beside "job 0 949.8 MB/s, job 1 799.2 MB/s", each
+    /// over its own time, which did not add up for a reader; each now says its time.
+    #[test]
+    fn each_stream_says_its_own_time() {
+        let suite = crate::suite::find("fedora-four")
+            .unwrap()
+            .expect("built in");
+        let mut result = fixed_result(1598.4e6);
+        result.streams = [(0, 949.8e6, 0.221), (1, 799.2e6, 0.262)]
+            .into_iter()
+            .map(|(job, rate, seconds)| crate::engine::result::Stream {
+                job,
+                offset: job as u64 * (200 << 20),
+                bytes: 200 << 20,
+                seconds,
+                bytes_per_sec: rate,
+            })
+            .collect();
+        let tests = [TestOutcome {
+            name: "two readers".into(),
+            about: None,
+            job: Default::default(),
+            result,
+            setting: None,
+        }];
+        let text = super::suite_table(&suite, "/dev/loop9", 1, &tests, false);
+        println!("{text}");
+        assert!(
+            text.contains("per stream: job 0 949.8 MB/s in 0.221 s, job 1 799.2 MB/s in 0.262 s"),
+            "{text}"
+        );
+    }
+
     /// A finding every test has word for word is said once, under the table; one that differs
     /// stays under its own row.
     #[test]

@@ -149,8 +149,17 @@ pub fn suite_table(
             let s: Vec<String> = r
                 .streams
                 .iter()
-                .map(|s| format!("job {} {:.1} MB/s", s.job, s.bytes_per_sec / 1e6))
+                .map(|s| {
+                    format!(
+                        "job {} {:.1} MB/s in {:.3} s",
+                        s.job,
+                        s.bytes_per_sec / 1e6,
+                        s.seconds
+                    )
+                })
                 .collect();
+            // Each over its own time: a stream that ended first ran faster than the total,
+            // which is over the run's.
             let _ = writeln!(out, "      per stream: {}", s.join(", "));
         }
         if let Some(d) = &r.device_bytes {
