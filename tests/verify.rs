@@ -221,6 +221,40 @@ fn capacity_of_a_device_over_a_too_small_tmpfs() {
     );
 }
 
+/// A healthy device of 100M, checked `--capacity sampled`: everything comes back. The last two
+/// of its blocks were written over each other, and it said "56 bad: 28672 bytes at offset
+/// 0x63f0000 (99.9M): corrupt" and exited 6.
+#[test]
+fn a_sampled_capacity_check_of_a_healthy_device_finds_nothing_bad() {
+    if !require(true, &["losetup"]) {
+        return;
+    }
+    let lo = Loop::new(100 * MIB, None, false);
+    let (doc, code) = blkscope_json(&[
+        "verify",
+        lo.dev(),
+        "--capacity",
+        "sampled",
+        "--confirm",
+        &lo.name,
+        "--json",
+    ]);
+    println!("{}", doc["verify"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["capacity"]["how"], "ok", "{doc}");
+    assert_eq!(
+        doc["verify"]["bad_ranges"]
+            .as_array()
+            .map_or(0, |a| a.len()),
+        0,
+        "{doc}"
+    );
+    assert!(
+        doc["verify"]["sectors_checked"].as_u64().unwrap() > 100_000,
+        "{doc}"
+    );
+}
+
 #[test]
 fn a_suite_with_verify_reads_back_every_write_test() {
     let dir = tempfile::tempdir().unwrap();

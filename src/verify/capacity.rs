@@ -57,15 +57,25 @@ pub(super) fn capacity_blocks(size: u64, mode: CapacityMode, g: u64) -> Vec<(u64
         CapacityMode::Sampled => {
             const N: u64 = 1024;
             let len = (64u64 << 10).min(size / g * g).max(g);
-            let mut v: Vec<(u64, u64)> = (0..N)
-                .map(|k| ((size as u128 * k as u128 / N as u128) as u64 / g * g, len))
-                .filter(|&(o, l)| o + l <= size)
+            let mut starts: Vec<u64> = (0..N)
+                .map(|k| (size as u128 * k as u128 / N as u128) as u64 / g * g)
+                .filter(|&o| o + len <= size)
                 .collect();
             if size >= len {
-                v.push(((size - len) / g * g, len));
+                starts.push((size - len) / g * g);
             }
-            v.dedup_by_key(|x| x.0);
-            v
+            starts.sort_unstable();
+            starts.dedup();
+            // A block ends where the next begins: one written over another's start would
+            // leave that one's sectors holding the later block's body, and read back as corrupt
+            // (the last two of a 100M device's overlapped by 28K: "56 bad, corrupt").
+            let ends = starts.iter().skip(1).copied().chain([size]);
+            starts
+                .iter()
+                .zip(ends)
+                .map(|(&o, next)| (o, len.min(next - o) / g * g))
+                .filter(|&(_, l)| l > 0)
+                .collect()
         }
     }
 }

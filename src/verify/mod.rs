@@ -244,6 +244,47 @@ mod tests {
         assert_eq!(cap.usable_bytes, 8 << 20);
         assert!(!rep.is_bad(), "{rep:?}");
         assert_eq!(rep.sectors_checked, (8 << 20) / 512);
+        // Sampled too: a healthy loop device of 100M came back with "56 bad: 28672 bytes at
+        // offset 0x63f0000: corrupt", the last two blocks written over each other.
+        for size in [8u64 << 20, 100 << 20, 126 << 20] {
+            let dev = Wrapping {
+                data: Mutex::new(vec![0; size as usize]),
+            };
+            let (cap, rep) = capacity(&dev, size, CapacityMode::Sampled, &how(&cancel));
+            println!("{size}: {cap:?}, {} checked", rep.sectors_checked);
+            assert_eq!(cap.how, CapacityHow::Ok, "{size}: {cap:?}");
+            assert!(!rep.is_bad(), "{size}: {rep:?}");
+        }
+    }
+
+    /// Sampled blocks lie one after another, never over each other, the last at the end.
+    #[test]
+    fn sampled_blocks_do_not_overlap() {
+        for size in [
+            4096,
+            8 << 20,
+            (100 << 20) + 512,
+            100 << 20,
+            126 << 20,
+            512 << 20,
+            (1 << 40) + 4096,
+        ] {
+            for g in [512, 4096] {
+                let b = capacity_blocks(size, CapacityMode::Sampled, g);
+                assert!(!b.is_empty(), "{size}");
+                for w in b.windows(2) {
+                    assert!(w[0].0 + w[0].1 <= w[1].0, "{size}/{g}: {w:?}");
+                }
+                let last = b[b.len() - 1];
+                assert!(last.0 + last.1 <= size, "{size}/{g}: {last:?}");
+                assert!(
+                    size - (last.0 + last.1) < g,
+                    "{size}/{g}: ends at the end: {last:?}"
+                );
+                assert!(b.iter().all(|&(o, l)| o % g == 0 && l % g == 0 && l > 0));
+                assert!(b.len() <= 1025, "{size}: {} blocks", b.len());
+            }
+        }
     }
 
     #[test]
