@@ -31,6 +31,14 @@ impl Param {
         }
     }
 
+    /// What [`Param::throughput`] is called in a sentence: IOPS, or throughput.
+    fn throughput_word(&self) -> &'static str {
+        match self {
+            Param::Iodepth => "IOPS",
+            Param::Bs => "throughput",
+        }
+    }
+
     /// The unit of [`Param::throughput`].
     pub fn throughput_unit(&self) -> &'static str {
         match self {
@@ -144,10 +152,7 @@ pub fn knee(param: Param, points: &[Point]) -> Option<Knee> {
         .iter()
         .find(|(i, gt, gl)| *i >= after && latency_outgrew(*gt, *gl))?;
     let (a, b) = (&points[i], &points[i + 1]);
-    let what = match param {
-        Param::Iodepth => "IOPS",
-        Param::Bs => "throughput",
-    };
+    let what = param.throughput_word();
     Some(Knee {
         index: i,
         value: a.value,
@@ -180,10 +185,7 @@ pub fn no_knee_why(param: Param, points: &[Point]) -> String {
         return "latency never grew faster than throughput over this range".into();
     };
     let label = |i: usize| param.label(points[i].value);
-    let what = match param {
-        Param::Iodepth => "IOPS",
-        Param::Bs => "throughput",
-    };
+    let what = param.throughput_word();
     format!(
         "from {} to {} latency grew faster than {what} ({what} {dt:.2}x, latency {dl:.2}x), but \
          {what} grew again after it ({gt:.2}x from {} to {}, latency {gl:.2}x): a dip on the \

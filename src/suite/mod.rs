@@ -614,6 +614,9 @@ pub(crate) fn timed_over_one_pass_mode(t: &SuiteTest) -> bool {
 #[cfg(test)]
 pub(crate) fn about_names_its_mode(t: &SuiteTest) -> Result<(), String> {
     let Some(about) = &t.about else { return Ok(()) };
+    if !about.contains("flag=") && !about.contains("conv=") {
+        return Ok(());
+    }
     let said: std::collections::BTreeSet<&str> = about
         .split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ':')
         .filter_map(|w| {
@@ -624,9 +627,6 @@ pub(crate) fn about_names_its_mode(t: &SuiteTest) -> Result<(), String> {
         .flat_map(|v| v.trim_end_matches([',', '.']).split(','))
         .filter(|f| ["direct", "dsync", "sync", "fdatasync"].contains(f))
         .collect();
-    if !about.contains("flag=") && !about.contains("conv=") {
-        return Ok(());
-    }
     let mode = t.mode.unwrap_or(Mode::Direct);
     let want: std::collections::BTreeSet<&str> = match mode {
         Mode::Buffered | Mode::Nocache => Default::default(),

@@ -570,10 +570,10 @@ fn lineage(pid: u32) -> Option<(String, Vec<u32>)> {
 }
 
 /// A kernel worker's name without what /proc appends to it (`kworker/u8:2-loop3`: the
-/// workqueue of the work it ran last, when /proc was read; `+loop5` while it runs it). The trace says what a worker
-/// served; a worker shared by two loop devices was named after the other one under this one's
-/// line ("below loop0: ... (kworker/u8:2-loop3)"), and `doctor --watch` named a loop device's
-/// reader of its file `kworker/u8:2-events_unbound`.
+/// workqueue of the work it ran last, when /proc was read; `+loop5` while it runs it). The
+/// trace says what a worker served; a worker shared by two loop devices was named after the
+/// other one under this one's line ("below loop0: ... (kworker/u8:2-loop3)"), and `doctor
+/// --watch` named a loop device's reader of its file `kworker/u8:2-events_unbound`.
 fn worker_name(comm: &str) -> &str {
     match comm
         .strip_prefix("kworker/")
