@@ -161,6 +161,12 @@ pub fn median_rate(bytes_per_sec: f64, spread: Option<&Spread>) -> f64 {
     spread.map_or(bytes_per_sec, |s| s.bytes_per_sec.median)
 }
 
+/// The IOPS a result stands for, as [`median_rate`]: the median over its repeats (of two, the
+/// mean of both, as the throughput's), or its one run's.
+pub fn median_iops(iops: f64, spread: Option<&Spread>) -> f64 {
+    spread.map_or(iops, |s| s.iops.median)
+}
+
 /// Min, median and max over repeats.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Spread {

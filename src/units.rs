@@ -31,10 +31,15 @@ pub fn fmt_size(bytes: u64) -> String {
 }
 
 /// Bytes as exactly as a command line takes them, in the largest binary unit that divides
-/// them (`1G`, `512M`, `4k`, else the number): what dd, fio and blkscope's own options read back
-/// as the same number.
+/// them (`2T`, `1G`, `512M`, `4k`, else the number): what dd, fio and blkscope's own options
+/// read back as the same number.
 pub fn exact_size(b: u64) -> String {
-    for (unit, m) in [("G", 1u64 << 30), ("M", 1 << 20), ("k", 1 << 10)] {
+    for (unit, m) in [
+        ("T", 1u64 << 40),
+        ("G", 1 << 30),
+        ("M", 1 << 20),
+        ("k", 1 << 10),
+    ] {
         if b >= m && b.is_multiple_of(m) {
             return format!("{}{unit}", b / m);
         }
@@ -184,6 +189,8 @@ mod tests {
             (1 << 20) + 4096,
             3 << 30,
             (1 << 30) + 1,
+            999 << 40,
+            (1 << 40) + (1 << 30),
         ] {
             let s = exact_size(b);
             let back = parse_size(&s).unwrap();
@@ -192,6 +199,8 @@ mod tests {
         }
         assert_eq!(exact_size(512 << 20), "512M");
         assert_eq!(exact_size(1_073_741_824), "1G");
+        assert_eq!(exact_size(999 << 40), "999T");
+        assert_eq!(exact_size((1 << 40) + (1 << 30)), "1025G");
     }
 
     #[test]

@@ -370,7 +370,7 @@ impl Figures {
         Figures {
             name: name.to_string(),
             mb_s: r.median_rate() / 1e6,
-            iops: spread.map(|s| s.iops.median).unwrap_or(r.iops),
+            iops: crate::result::median_iops(r.iops, spread),
             p50_us: r.latency_ns.p50 as f64 / 1e3,
             p99_us: r.latency_ns.p99 as f64 / 1e3,
             spread: spread.map(|s| s.relative_spread),

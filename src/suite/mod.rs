@@ -221,10 +221,14 @@ impl SuiteTest {
 #[serde(deny_unknown_fields)]
 pub struct Suite {
     pub name: String,
+    /// The suite's name where a file gives none.
+    #[serde(default)]
     pub title: String,
     /// The article it comes from.
     #[serde(default)]
     pub source: Option<String>,
+    /// What the suite is for; may be left out of a user's file.
+    #[serde(default)]
     pub about: String,
     /// What the article found.
     #[serde(default)]
@@ -452,6 +456,9 @@ pub fn parse(text: &str, file: &Path) -> Result<Suite, SuiteError> {
                 t.name
             )));
         }
+    }
+    if s.title.is_empty() {
+        s.title.clone_from(&s.name);
     }
     s.origin = file.display().to_string();
     Ok(s)
@@ -737,6 +744,17 @@ mod tests {
         assert_eq!(e.line, Some(6), "{e}");
         let e = parse("name = \"x\"\ntitle = \"t\"\nabout = \"a\"\ntest = []\n", f).unwrap_err();
         assert!(e.reason.contains("at least one"), "{e}");
+    }
+
+    #[test]
+    fn a_users_suite_needs_a_name_and_its_tests_only() {
+        let s = parse(
+            "name = \"mine\"\n[[test]]\nname = \"r\"\nop = \"read\"\nbs = \"1M\"\nsize = \"64M\"\n",
+            Path::new("mine.toml"),
+        )
+        .unwrap();
+        println!("{s:?}");
+        assert_eq!((s.title.as_str(), s.about.as_str()), ("mine", ""));
     }
 
     #[test]

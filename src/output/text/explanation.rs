@@ -74,7 +74,9 @@ pub fn explanation(e: &crate::suite::Explanation, target: &str) -> String {
         if let Some(src) = &s.source {
             let _ = writeln!(out, "From: {src}");
         }
-        let _ = writeln!(out, "{}", s.about);
+        if !s.about.is_empty() {
+            let _ = writeln!(out, "{}", s.about);
+        }
         if let Some(f) = &s.found {
             let _ = writeln!(out, "What the article found: {f}");
         }
@@ -114,4 +116,29 @@ pub fn explanation(e: &crate::suite::Explanation, target: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_suite_without_an_about_prints_no_blank_line_for_it() {
+        let suite = crate::suite::parse(
+            "name = \"mine\"\n[[test]]\nname = \"r\"\nop = \"read\"\nbs = \"1M\"\nsize = \"64M\"\n",
+            std::path::Path::new("mine.toml"),
+        )
+        .unwrap();
+        let e = crate::suite::Explanation {
+            suite: Some(suite),
+            in_suite: true,
+            tests: Vec::new(),
+        };
+        let text = explanation(&e, "/dev/sdX");
+        println!("{text}");
+        assert!(
+            text.starts_with("mine: mine\nEach test runs 3 times.\n"),
+            "{text}"
+        );
+    }
 }

@@ -228,4 +228,27 @@ mod tests {
             "{one}"
         );
     }
+
+    /// Two runs of 1334.9 and 2070.4 MB/s: the row said the median throughput (their mean,
+    /// 1702.7) beside the slower run's IOPS (1273), where the saved run's report said 1624.
+    #[test]
+    fn a_row_of_repeats_says_the_median_iops_beside_the_median_throughput() {
+        let suite = crate::suite::find("hdparm-t").unwrap().expect("built in");
+        let mut runs = [1334.9e6, 2070.4e6].map(fixed_result).to_vec();
+        for r in &mut runs {
+            r.iops = r.bytes_per_sec / (1 << 20) as f64;
+        }
+        let tests = [TestOutcome {
+            name: "seq-read".into(),
+            about: None,
+            job: Default::default(),
+            result: crate::result::with_repeats(runs),
+            setting: None,
+        }];
+        let text = super::suite_table(&suite, "/dev/loop9", 2, &tests, false);
+        println!("{text}");
+        let row = text.lines().find(|l| l.contains("seq-read")).unwrap();
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(&cells[1..4], ["1702.7", "(1334.9-2070.4)", "1624"], "{row}");
+    }
 }

@@ -47,7 +47,7 @@ pub fn setting_table(suite: &str, target: &str, tests: &[crate::session::TestOut
                 out,
                 "  {:<32} {:>9.0} {:>10} {:>10}",
                 t.name,
-                t.result.iops,
+                crate::result::median_iops(t.result.iops, t.result.spread.as_ref()),
                 fmt_ns(t.result.latency_ns.p50 as f64),
                 fmt_ns(t.result.latency_ns.p99 as f64)
             );
@@ -86,7 +86,7 @@ pub fn setting_table(suite: &str, target: &str, tests: &[crate::session::TestOut
                 .map(|t| {
                     format!(
                         "{:.0} / {}",
-                        t.result.iops,
+                        crate::result::median_iops(t.result.iops, t.result.spread.as_ref()),
                         fmt_ns(t.result.latency_ns.p99 as f64)
                     )
                 })
@@ -141,7 +141,7 @@ pub fn suite_table(
             t.name,
             med / 1e6,
             format!("({lo:.1}-{hi:.1})"),
-            r.iops,
+            crate::result::median_iops(r.iops, r.spread.as_ref()),
             fmt_ns(r.latency_ns.p99 as f64),
             spread
         );

@@ -757,7 +757,9 @@ impl App {
         };
         let mut lines = Vec::new();
         if let Some(s) = self.selected_suite() {
-            lines.push(s.about.clone());
+            if !s.about.is_empty() {
+                lines.push(s.about.clone());
+            }
             if let Some(f) = &s.found {
                 lines.push(format!("What the article found: {f}"));
             }
