@@ -157,14 +157,16 @@ pub fn knee(param: Param, points: &[Point]) -> Option<Knee> {
         index: i,
         value: a.value,
         why: format!(
-            "from {} to {}, {what} grew {gt:.2}x but latency {gl:.2}x: past {} the extra {} \
-             only waits in the queue",
+            "from {} to {}, {what} grew {gt:.2}x but latency {gl:.2}x: past {} {}",
             param.label(a.value),
             param.label(b.value),
             param.label(a.value),
             match param {
-                Param::Iodepth => "depth",
-                Param::Bs => "size",
+                Param::Iodepth => "the extra depth only waits in the queue",
+                // Each I/O of a larger block moves more: its time grows with its size once
+                // the target moves no more bytes a second, queue or none (QD1).
+                Param::Bs =>
+                    "a larger block mostly takes longer to move: the throughput is near its limit",
             }
         ),
     })
@@ -294,8 +296,17 @@ mod tests {
         })
         .collect();
         let k = knee(Param::Bs, &bs).unwrap();
+        println!("{}", k.why);
         assert!(
             k.why.contains("from 64K to 1M") && k.why.contains("past 64K"),
+            "{}",
+            k.why
+        );
+        // No queue in a QD1 size sweep: a larger block's time is its transfer's.
+        assert!(
+            k.why.ends_with(
+                "a larger block mostly takes longer to move: the throughput is near its limit"
+            ) && !k.why.contains("queue"),
             "{}",
             k.why
         );
