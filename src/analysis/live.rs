@@ -23,11 +23,15 @@ pub struct SoFar {
     history: Vec<(f64, u64)>,
     /// The intervals without a completion so far.
     stalls: Stalls,
+    /// What was known before the first I/O ([`super::known_before`]): said from the first
+    /// sample on, as the result says it.
+    known: Vec<Finding>,
 }
 
 impl SoFar {
-    /// Reads the counters of the devices under `target`, just before its first I/O.
-    pub fn begin(root: &SysRoot, target: &OpenTarget) -> Self {
+    /// Reads the counters of the devices under `target`, just before its first I/O; `known`:
+    /// the findings already known then.
+    pub fn begin(root: &SysRoot, target: &OpenTarget, known: Vec<Finding>) -> Self {
         let stats_off = target
             .watch
             .iter()
@@ -41,12 +45,14 @@ impl SoFar {
             stats_off,
             history: Vec::new(),
             stalls: Stalls::default(),
+            known,
         }
     }
 
     /// Says what the test's figures mean at sample `s`, the test having `moved` so far, as
-    /// the result will: the diskstats findings and the other processes the trace saw (by
-    /// [`SoFar::by_counters`]), and a stall of its I/Os (by the samples so far).
+    /// the result will: what was known before it began, the diskstats findings and the other
+    /// processes the trace saw (by [`SoFar::by_counters`]), and a stall of its I/Os (by the
+    /// samples so far).
     pub fn findings(
         &mut self,
         root: &SysRoot,
@@ -60,6 +66,7 @@ impl SoFar {
         let mut found = self.by_counters(root, job, target, s, moved, trace);
         let device = target.info.device.as_deref().unwrap_or("");
         found.extend(self.stalls.finding(job, device));
+        found.extend(self.known.iter().cloned());
         findings::order(&mut found);
         found
     }

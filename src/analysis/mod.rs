@@ -233,6 +233,26 @@ pub(crate) fn activity(
     }
 }
 
+/// Findings known before the test's first I/O, which stand from its first sample to its
+/// result: memory under the target (it changes what every other figure means) and reads of
+/// regions never written (`unwritten`, from [`unwritten_before`]).
+pub fn known_before(
+    job: &Job,
+    path: &str,
+    target: &OpenTarget,
+    unwritten: Option<&Unwritten>,
+) -> Vec<Finding> {
+    let info = &target.info;
+    let block = info.device.as_deref().filter(|_| info.kind == "block");
+    let cache_below = target
+        .cache_below
+        .as_ref()
+        .map(|c| findings::device::cache_below(block, c));
+    let never_written =
+        unwritten.and_then(|u| findings::unwritten::finding(job, path, &target.store, u));
+    cache_below.into_iter().chain(never_written).collect()
+}
+
 /// Findings from how the test ran rather than from the diskstats, in the order they are said:
 /// memory under the target first (it changes what every other figure means), partial file
 /// system blocks, io-wq wakeups, then reads of blocks that held nothing.
@@ -256,20 +276,15 @@ fn how_it_ran(
         halt_poll_ns: findings::halt_poll_ns(root),
         busy_polled: m.busy_polled,
     };
-    let never_written =
-        unwritten.and_then(|u| findings::unwritten::finding(job, path, &target.store, u));
+    let known = known_before(job, path, target, unwritten);
+    let never_written = known.iter().any(|f| f.kind == Kind::NeverWritten);
     // Where the store could not say, what the reads brought back: zeros. Not on a scratch file
     // laid out with the zeros the user asked for (`--data zero`, which has its own warning).
     let laid_out_zeros = job.data == Data::Zero && info.test_file.is_some();
-    let zeros_read = (never_written.is_none() && !laid_out_zeros).then(|| {
+    let zeros_read = (!never_written && !laid_out_zeros).then(|| {
         let file = info.kind == "file";
         findings::unwritten::zeros_finding(job, path, &device, file, target.plan.total, &run.zeros)
     });
-    let block = info.device.as_deref().filter(|_| info.kind == "block");
-    let cache_below = target
-        .cache_below
-        .as_ref()
-        .map(|c| findings::device::cache_below(block, c));
     // The device holding a file: how many requests it had in flight (none when its statistics
     // are off).
     let aqu_sz = so_far
@@ -285,12 +300,11 @@ fn how_it_ran(
             .map(|b| (b.written, m.write_bytes));
         findings::partial_fs_block(job, fs, &device, aqu_sz, written)
     });
-    cache_below
+    known
         .into_iter()
         .chain(partial_block)
         .chain(findings::io_worker_wakeups(job, issue, &device))
         .chain(findings::stall::Stalls::of(&m.samples).finding(job, &device))
-        .chain(never_written)
         .chain(zeros_read.flatten())
         .collect()
 }

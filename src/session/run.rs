@@ -74,7 +74,10 @@ pub(super) fn run_once(
         Some(Err(why)) => Some(why.clone()),
         Some(Ok(_)) => None,
     };
-    let mut so_far = live_findings.then(|| SoFar::begin(root, &target));
+    let mut so_far = live_findings.then(|| {
+        let known = analysis::known_before(job, &spec.path, &target, unwritten.as_ref());
+        SoFar::begin(root, &target, known)
+    });
     let mut on_sample = on_sample;
     // Each live sample with the trace so far, and what the analysis makes of the test so far
     // by the same trace.
