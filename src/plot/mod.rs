@@ -29,8 +29,8 @@ pub fn sweeps(run: &SavedRun) -> Vec<Series> {
     sweeps_in(&tests)
 }
 
-/// [`sweeps`] over (job, result) pairs, in the order the tests ran (a saved run's, or the
-/// tests a host sent back).
+/// [`sweeps`] over (job, result) pairs (a saved run's, or the tests a host sent back), each
+/// series in the order of its swept value.
 pub fn sweeps_in(tests: &[(&crate::engine::Job, &crate::runs::SavedResult)]) -> Vec<Series> {
     let mut out = Vec::new();
     let mut ops: Vec<crate::engine::Op> = Vec::new();
@@ -61,7 +61,7 @@ pub fn sweeps_in(tests: &[(&crate::engine::Job, &crate::runs::SavedResult)]) -> 
         if values.windows(2).any(|w| w[0] == w[1]) {
             continue;
         }
-        let points: Vec<Point> = tests
+        let mut points: Vec<Point> = tests
             .iter()
             .map(|(j, r)| Point {
                 value: param.of(j),
@@ -71,6 +71,8 @@ pub fn sweeps_in(tests: &[(&crate::engine::Job, &crate::runs::SavedResult)]) -> 
                 p99_ns: r.latency_ns.p99,
             })
             .collect();
+        // As the value grows, whatever order a user's suite ran them in.
+        points.sort_by_key(|p| p.value);
         let knee = crate::analysis::sweep::knee(param, &points);
         out.push(Series {
             op: op.as_str().to_string(),
@@ -132,5 +134,29 @@ mod tests {
         let both = [job(Op::Read, 4096, 1), job(Op::Read, 1 << 20, 8)];
         let pairs: Vec<_> = both.iter().map(|j| (j, &r)).collect();
         assert!(super::sweeps_in(&pairs).is_empty(), "two things vary");
+        // A user's suite that ran its depths out of order: the series goes up, and its knee
+        // is at a point where latency outgrew IOPS going up (run order would put it at QD16).
+        let at = |iops: f64, mean_us: f64| {
+            let mut r = result(iops);
+            r.latency_ns.mean = mean_us * 1e3;
+            r
+        };
+        // QD1 to QD4: IOPS 1.2x, latency 4x; QD4 to QD16: IOPS 1.08x, latency 4x.
+        let (r1, r4, r16) = (
+            at(10_000.0, 100.0),
+            at(12_000.0, 400.0),
+            at(13_000.0, 1600.0),
+        );
+        let (j16, j1, j4) = (
+            job(Op::Randread, 4096, 16),
+            job(Op::Randread, 4096, 1),
+            job(Op::Randread, 4096, 4),
+        );
+        let pairs = [(&j16, &r16), (&j1, &r1), (&j4, &r4)];
+        let s = super::sweeps_in(&pairs);
+        let values: Vec<u64> = s[0].points.iter().map(|p| p.value).collect();
+        println!("{values:?} knee {:?}", s[0].knee);
+        assert_eq!(values, [1, 4, 16]);
+        assert_eq!(s[0].knee.as_ref().map(|k| k.value), Some(1));
     }
 }

@@ -5,7 +5,8 @@
 use crate::analysis::sweep::{Param, Point, Series, knee};
 use crate::engine::{EngineKind, Job};
 
-/// The series of a sweep's tests, grouped by op, in the order they ran.
+/// The series of a sweep's tests, grouped by op, each in the order of its swept value (a
+/// knee is where latency outgrows throughput as the value grows).
 pub fn analyze(param: Param, tests: &[super::TestOutcome]) -> Vec<Series> {
     let mut out: Vec<Series> = Vec::new();
     for t in tests {
@@ -22,6 +23,7 @@ pub fn analyze(param: Param, tests: &[super::TestOutcome]) -> Vec<Series> {
         }
     }
     for s in out.iter_mut() {
+        s.points.sort_by_key(|p| p.value);
         s.knee = knee(param, &s.points);
     }
     out
@@ -163,6 +165,10 @@ pub fn parse_list(param: Param, s: &str) -> Result<Vec<u64>, String> {
             return Err(format!("{name} is in the list twice: give each point once"));
         }
     }
+    // Run from the smallest up, as the series reads (`--bs 64k,4k` ran 64K first and called
+    // the step down to 4K a knee).
+    let mut v = v;
+    v.sort_unstable();
     Ok(v)
 }
 
@@ -232,6 +238,11 @@ mod tests {
     fn lists() {
         assert_eq!(parse_list(Param::Iodepth, "1,2, 4"), Ok(vec![1, 2, 4]));
         assert_eq!(parse_list(Param::Bs, "4k,1M"), Ok(vec![4096, 1 << 20]));
+        assert_eq!(
+            parse_list(Param::Bs, "1M,4k,64k"),
+            Ok(vec![4096, 64 << 10, 1 << 20])
+        );
+        assert_eq!(parse_list(Param::Iodepth, "32,1,4"), Ok(vec![1, 4, 32]));
         assert!(parse_list(Param::Iodepth, "1").is_err());
         assert!(parse_list(Param::Iodepth, "1,x").is_err());
         // It ran QD1 twice.
