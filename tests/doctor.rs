@@ -259,6 +259,45 @@ fn loop_devices_over_the_page_cache_and_not() {
     }
 }
 
+/// A partition has no queue of its own: the doctor said of a loop device's partition
+/// "writes are acknowledged from the drive's cache" and "echo mq-deadline >
+/// /sys/block/loopNp1/queue/scheduler", a file that is not there. Its disk's settings, named
+/// by its disk.
+#[test]
+fn a_partitions_queue_settings_are_its_disks() {
+    if !require(true, &["losetup", "sfdisk"]) {
+        return;
+    }
+    let lo = Loop::new(64 * MIB, None, true);
+    sfdisk(lo.dev(), "label: gpt\n,32M\n");
+    let p1 = lo.wait_part(1);
+    let (v, _) = doctor(&[], &["doctor", &p1, "--json"]);
+    let d = &v["devices"][0];
+    let f = finding_of(d, "write_cache").unwrap_or_else(|| panic!("{d}"));
+    let m = f["message"].as_str().unwrap();
+    println!("{m}");
+    assert!(
+        m.starts_with(&format!("{} is a loop device over ", lo.name)) && !m.contains("drive"),
+        "{f}"
+    );
+    // A partition of a rotational disk with scheduler none (a fixture tree): the file to
+    // write is the disk's.
+    let (v, _) = doctor(
+        &[],
+        &["--root", &root("misaligned"), "doctor", "sdf1", "--json"],
+    );
+    let d = &v["devices"][0];
+    let f = finding_of(d, "scheduler").unwrap_or_else(|| panic!("{d}"));
+    println!("{}", f["message"]);
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("echo mq-deadline > /sys/block/sdf/queue/scheduler"),
+        "{f}"
+    );
+}
+
 /// A child a test started, killed and reaped when the test ends, also when it fails.
 struct Kill<'a>(&'a mut std::process::Child);
 
