@@ -253,9 +253,9 @@ pub fn known_before(
     cache_below.into_iter().chain(never_written).collect()
 }
 
-/// Findings from how the test ran rather than from the diskstats, in the order they are said:
-/// memory under the target first (it changes what every other figure means), partial file
-/// system blocks, io-wq wakeups, then reads of blocks that held nothing.
+/// Findings from how the test ran rather than from the diskstats: what was known before it
+/// ([`known_before`]), partial file system blocks, io-wq wakeups, a stall, then blocks read
+/// back as zeros where the store could not say they were never written.
 fn how_it_ran(
     root: &SysRoot,
     job: &Job,
