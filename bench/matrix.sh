@@ -8,7 +8,9 @@
 # writes at QD1 with 1 and 2, 4K random reads at QD8, 32 and 128 and at QD16 with 2 jobs, 16K
 # random reads, 64K and 1M sequential reads, 1M writes, mixed random I/O. On a zram device
 # filled with random data and on a loop device with direct I/O over a filled file in a temporary
-# directory; both are this script's own and removed on exit. brd and null_blk rows need a kernel
+# directory; both are this script's own and removed on exit. DEVICES=shmloop adds a loop device
+# with direct I/O over a filled file on a tmpfs of its own: the loop driver without the host's
+# disk under it, whose rows swing far less from run to run. brd and null_blk rows need a kernel
 # that has them (this VM's has not: tests/guest boots one that has). Needs root, fio, python3.
 # Per device about 11 minutes at the defaults (t/io_uring's screen adds about 2).
 #
@@ -39,6 +41,15 @@ if [[ ,$DEVICES, == *,loop,* ]]; then
   fallocate -l 1G "$work/loop.img"
   bench_loop ldev "$work/loop.img" --direct-io=on
   devs+=("$ldev")
+fi
+if [[ ,$DEVICES, == *,shmloop,* ]]; then
+  # The loop driver's own path (its worker, direct I/O to the file) without a disk below: the
+  # file is memory's, so the rows move with the code and not with the host's disk.
+  bench_tmpfs shm 1100M
+  fallocate -l 1G "$shm/loop.img"
+  bench_loop sdev "$shm/loop.img" --direct-io=on
+  echo "shmloop: $sdev, direct I/O over $shm/loop.img on tmpfs" >&2
+  devs+=("$sdev")
 fi
 for d in "${devs[@]}"; do
   bench_fill "$d"
