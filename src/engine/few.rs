@@ -8,9 +8,17 @@
 //! device is not known before it runs, so the job tries both, [`TURNS`] turns in alternation,
 //! and keeps the faster: within [`LEVEL`], the one with less of its thread's CPU per I/O.
 
-/// Rings this deep or deeper try: at QD16 (where the rule waits for eight) the two ways were
-/// level and the trial cost its CPU for nothing (docs/architecture.md).
-pub const TRIED_FROM: usize = 32;
+/// Rings deeper than the shallow ones (which wait for one) try. At QD16 the two ways were level
+/// on a loop device over this VM's disk, where the trial then costs its CPU for nothing; over
+/// a file in memory a few was 1.6x the rule's rate (docs/architecture.md).
+pub const TRIED_FROM: usize = super::wait::SHALLOW + 1;
+
+/// Whether a ring of `depth` tries: direct I/O (`direct`) that the device completes itself,
+/// not a ring whose job polls, whose I/O goes to io-wq or that a kernel thread submits
+/// (`waits_another_way`).
+pub fn tried(depth: usize, direct: bool, waits_another_way: bool) -> bool {
+    depth >= TRIED_FROM && direct && !waits_another_way
+}
 
 /// The trial begins this long after the ring settled: a run's first tenth of a second can be
 /// slower on both ways alike, which makes them look level.
@@ -112,6 +120,31 @@ impl Trial {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// QD16 tries (the rule waits for 7 of 16 there, and over a file in memory 4K random reads
+    /// ran 198-214K IOPS that way against 229-310K waking for a few); a shallow ring, which
+    /// waits for one, does not; nor a ring whose I/O goes to io-wq or is polled.
+    #[test]
+    fn rings_deeper_than_the_shallow_ones_try() {
+        let tries: Vec<(usize, bool)> = [1, 8, 9, 16, 32, 128]
+            .into_iter()
+            .map(|d| (d, tried(d, true, false)))
+            .collect();
+        println!("{tries:?}");
+        assert_eq!(
+            tries,
+            [
+                (1, false),
+                (8, false),
+                (9, true),
+                (16, true),
+                (32, true),
+                (128, true)
+            ]
+        );
+        assert!(!tried(16, false, false), "buffered");
+        assert!(!tried(16, true, true), "polled, SQPOLL or io-wq");
+    }
 
     /// A trial of QD32 run to its end: each turn of `TURN_NS`, the share's turns completing
     /// `share.0` I/Os at `share.1` ns of CPU each, the few's `few.0` at `few.1`; rounds of 8.

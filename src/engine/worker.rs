@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::few::{TRIED_FROM, Trial};
+use super::few::Trial;
 use super::io_threads::{io_worker_threads, sq_poller_workers};
 use super::job::{Data, EngineKind, Op};
 use super::pattern::{Pattern, Shuffle, body_pattern, shuffle_key, stamp};
@@ -683,13 +683,12 @@ impl Waits {
 }
 
 /// Whether the job tries waking for a few completions (`engine/few.rs`): a ring of at least
-/// [`TRIED_FROM`] of direct I/O that the device completes itself (not handed to io-wq, not
+/// `few::TRIED_FROM` of direct I/O that the device completes itself (not handed to io-wq, not
 /// polled, SQPOLL or IOPOLL).
 fn tries_waking_for_few(cx: &Ctx, polling: bool, depth: usize) -> bool {
     let spec = cx.spec;
-    depth >= TRIED_FROM
-        && spec.direct
-        && !(polling || spec.sqpoll || spec.hipri || cx.rec.out.to_workers)
+    let waits_another_way = polling || spec.sqpoll || spec.hipri || cx.rec.out.to_workers;
+    super::few::tried(depth, spec.direct, waits_another_way)
 }
 
 /// Polls the ring for completions, submitting what is queued on the first call, until `want`
