@@ -1695,11 +1695,17 @@ fn a_shell_that_reaps_its_ended_reader_during_the_test_is_not_named() {
         // A process whose dd reads 128M and ends before the test begins, and which reaps it only
         // during the test: /proc/PID/io then adds the dd's bytes to the shell's counters, as
         // if the shell had read them during the test.
-        // (perl: a shell reaps a child that ends while it waits for another.)
+        // (perl: a shell reaps a child that ends while it waits for another.) It reaps a second
+        // after the test is about to start (`go`), not at a set time from its own start: a dd
+        // slowed by a busy machine past that time was reaped before it was seen ended.
+        let go = tempfile::NamedTempFile::new().unwrap().into_temp_path();
+        std::fs::remove_file(&go).unwrap();
         let shell = Neighbour::sh(&format!(
             "exec perl -e 'if (fork() == 0) {{ exec qw(dd if={} of=/dev/null bs=1M count=128 \
-             iflag=direct status=none) }} sleep 1.5; wait; sleep 60'",
-            lo.dev()
+             iflag=direct status=none) }} select(undef, undef, undef, 0.02) until -e \"{}\"; \
+             sleep 1; wait; sleep 60'",
+            lo.dev(),
+            go.display()
         ));
         let pid = shell.pid();
         wait_until(
@@ -1707,6 +1713,7 @@ fn a_shell_that_reaps_its_ended_reader_during_the_test_is_not_named() {
             "the shell's dd to end (a zombie, not yet reaped)",
             || ended_children(pid) > 0,
         );
+        std::fs::write(&go, "").unwrap();
         let mut args = vec!["run", lo.dev(), "--op", "write", "--bs", "1M", "--runtime"];
         args.extend(["3s", "--confirm", &lo.name, "--no-save", "--json"]);
         if !traced {
