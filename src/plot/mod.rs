@@ -134,8 +134,8 @@ mod tests {
         let both = [job(Op::Read, 4096, 1), job(Op::Read, 1 << 20, 8)];
         let pairs: Vec<_> = both.iter().map(|j| (j, &r)).collect();
         assert!(super::sweeps_in(&pairs).is_empty(), "two things vary");
-        // A user's suite that ran its depths out of order: the series goes up, and its knee
-        // is at a point where latency outgrew IOPS going up (run order would put it at QD16).
+        // A user's suite that ran its depths out of order (QD16 first): the series goes up,
+        // and its knee is where latency outgrew IOPS going up.
         let at = |iops: f64, mean_us: f64| {
             let mut r = result(iops);
             r.latency_ns.mean = mean_us * 1e3;

@@ -221,7 +221,7 @@ impl SuiteTest {
 #[serde(deny_unknown_fields)]
 pub struct Suite {
     pub name: String,
-    /// The suite's name where a file gives none.
+    /// What the suite is called in lists; its name where a file gives none.
     #[serde(default)]
     pub title: String,
     /// The article it comes from.
