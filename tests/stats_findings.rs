@@ -765,34 +765,17 @@ fn reads_of_holes_in_a_loop_devices_backing_file_are_a_finding_until_it_is_fille
     );
     // Known before the first I/O, it is said live from the first sample on, word for word as
     // the result says it (the live view said nothing of it while a test read 10 GB/s of holes).
-    let live = blkscope(&[
-        "run",
-        lo.dev(),
-        "--op",
-        "read",
-        "--bs",
-        "1M",
-        "--runtime",
-        "300ms",
-        "--no-save",
-        "--ndjson",
-    ]);
-    let text = String::from_utf8_lossy(&live.stdout);
-    let docs: Vec<serde_json::Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    let first = docs
-        .iter()
-        .find(|d| d["type"] == "sample")
-        .expect("a sample");
+    let mut live = read[..6].to_vec();
+    live.extend(["--runtime", "300ms", "--no-save", "--ndjson"]);
+    let (samples, doc) = ndjson(&String::from_utf8_lossy(&blkscope(&live).stdout));
+    let first = samples.first().expect("a sample");
     println!("first sample's findings: {}", first["findings"]);
     let said = first["findings"]
         .as_array()
         .and_then(|f| f.iter().find(|x| x["kind"] == "never_written"))
         .expect("never_written in the first sample");
-    let result = finding_of(&docs.last().unwrap()["results"][0], "never_written")
-        .expect("never_written in the result");
+    let result =
+        finding_of(&doc["results"][0], "never_written").expect("never_written in the result");
     assert_eq!(said["message"], result["message"], "{said} / {result}");
     fill(lo.dev(), &lo.name, "32M");
     assert_eq!(never_written(&read), None);

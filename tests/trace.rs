@@ -1012,20 +1012,6 @@ fn midway(dev: &str, test: &[&str], neighbour: &[&str]) -> Midway {
     }
 }
 
-/// The samples of a `run --ndjson` and its final document.
-fn ndjson(text: &str) -> (Vec<serde_json::Value>, serde_json::Value) {
-    let docs: Vec<serde_json::Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    let samples = docs
-        .iter()
-        .filter(|v| v["type"] == "sample")
-        .cloned()
-        .collect();
-    (samples, docs.last().cloned().unwrap_or_default())
-}
-
 /// The kinds of a live sample's findings.
 fn live_kinds(s: &serde_json::Value) -> Vec<String> {
     s["findings"]

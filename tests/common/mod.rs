@@ -943,3 +943,17 @@ pub fn bpf_fds() -> Vec<String> {
         .filter(|l| l.contains("bpf"))
         .collect()
 }
+
+/// The samples of a `run --ndjson` and its final document.
+pub fn ndjson(text: &str) -> (Vec<serde_json::Value>, serde_json::Value) {
+    let docs: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let samples = docs
+        .iter()
+        .filter(|v| v["type"] == "sample")
+        .cloned()
+        .collect();
+    (samples, docs.last().cloned().unwrap_or_default())
+}
