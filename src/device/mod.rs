@@ -246,6 +246,11 @@ impl DeviceTree {
         self.devices.iter().find(|d| d.name == name)
     }
 
+    /// The whole device of a partition (its disk, whose queue and SMART it has), else `d`.
+    pub fn whole<'a>(&'a self, d: &'a Device) -> &'a Device {
+        d.parent.as_deref().and_then(|p| self.get(p)).unwrap_or(d)
+    }
+
     pub fn by_maj_min(&self, maj_min: &str) -> Option<&Device> {
         self.devices.iter().find(|d| d.maj_min == maj_min)
     }

@@ -28,11 +28,7 @@ pub enum Store {
 impl Store {
     /// The store of a block device target.
     pub fn of_device(root: &SysRoot, tree: &DeviceTree, dev: &Device) -> Store {
-        let whole = dev
-            .parent
-            .as_deref()
-            .and_then(|p| tree.get(p))
-            .unwrap_or(dev);
+        let whole = tree.whole(dev);
         let start = dev.start_sector.unwrap_or(0) * 512;
         match whole.kind {
             Kind::Zram if dev.parent.is_none() => Store::Zram {

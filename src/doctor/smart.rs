@@ -18,10 +18,7 @@ fn unavailable(why: String) -> Vec<Finding> {
 /// The SMART findings of a device: runs smartctl for a disk (a partition's disk), says why
 /// there is no SMART for a virtual device.
 pub fn examine(root: &SysRoot, tree: &DeviceTree, d: &Device, smartctl: &str) -> Vec<Finding> {
-    let disk = match &d.parent {
-        Some(p) => tree.get(p).unwrap_or(d),
-        None => d,
-    };
+    let disk = tree.whole(d);
     let virtual_kind = match disk.kind {
         Kind::Loop => Some("a loop device"),
         Kind::Zram => Some("a zram device (compressed RAM)"),

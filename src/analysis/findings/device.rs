@@ -31,7 +31,7 @@ pub fn examine(c: &Context) -> Vec<Finding> {
     }
     // A partition has no queue of its own: these are its disk's settings, and its disk's
     // sysfs files are where to change them.
-    let queue = queue_of(c);
+    let queue = c.tree.whole(d);
     out.extend(write_cache(queue));
     out.extend(scheduler(queue));
     queue_limits(queue, &mut out);
@@ -40,16 +40,6 @@ pub fn examine(c: &Context) -> Vec<Finding> {
     out.extend(in_use(c));
     out.extend(kernel_errors(c));
     out
-}
-
-/// The device whose request queue serves `c.device`: a partition's disk, else the device.
-fn queue_of<'a>(c: &Context<'a>) -> &'a Device {
-    let d = c.device;
-    d.parent
-        .as_deref()
-        .filter(|_| d.kind == DeviceKind::Part)
-        .and_then(|p| c.tree.get(p))
-        .unwrap_or(d)
 }
 
 /// A device's finding: its kind, how much it matters, the figures (as JSON) and the words.
